@@ -1,0 +1,229 @@
+"""Hybrid autopilot control law (paper Sec. 4-5, Eq. 16-19 and 24).
+
+Angular DOFs are closed-loop:
+
+    tau_4:6 = k_p J2_inv(eta2) wrap(eta2d - eta2)
+            + (k_d + delta_k_d) J2_inv(eta2) (eta2d_dot - J2(eta2) nu2)
+            - m_hydro(eta2d)
+
+where m_hydro is the restoring moment of weight and buoyancy
+(:mod:`brov2_hybrid.hydrostatics`): the feed-forward cancels it at the desired attitude
+(the paper's r_B x J1^-1(eta2d) F_B, Eq. 18 and 20, with F_B the force that opposes
+buoyancy). The proportional term acts on the angle error and the derivative term on
+the rate error (Eq. A5). Every angle error is wrapped to (-pi, pi], so a yaw error
+from 350 deg to 10 deg is +20 deg.
+
+Linear DOFs are open loop: tau_1:3 = linear_scale * u_1:3 * tau_max_1:3.
+The command sent to the vehicle is u = clip(tau / tau_max, -1, 1).
+Frames: body FRD, inertial NED; eta2 = (roll, pitch, yaw) [rad]; nu2 = (p, q, r) [rad/s].
+"""
+import collections
+from dataclasses import dataclass
+
+import numpy as np
+
+from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
+from brov2_hybrid.gains import pd_gains, trim_linear_drag
+from brov2_hybrid.hydrostatics import restoring_moment
+from brov2_hybrid.kinematics import J2, J2_inv, wrap_angle
+
+
+def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
+    """Eq. 18/24: body torque (K, M, N) [N m] from the attitude and rate errors.
+
+    Parameters
+    ----------
+    eta2d, eta2 : array_like (3,)
+        Desired and actual attitude (roll, pitch, yaw) [rad], NED/FRD.
+    eta2d_dot : array_like (3,)
+        Estimated desired Euler-angle rates [rad/s].
+    nu2 : array_like (3,)
+        Body angular rates (p, q, r) [rad/s], FRD.
+    kp, kd_total : array_like (3,)
+        Proportional and total derivative gains per axis.
+    feedforward_moment : array_like (3,)
+        Torque added to cancel the hydrostatic moment at eta2d [N m].
+    """
+    eta2 = as_vector(eta2, 3, "eta2")
+    error = wrap_angle(as_vector(eta2d, 3, "eta2d") - eta2)
+    eta2_dot = J2(eta2) @ as_vector(nu2, 3, "nu2")
+    rate_error = as_vector(eta2d_dot, 3, "eta2d_dot") - eta2_dot
+    J2i = J2_inv(eta2)
+    return kp * (J2i @ error) + kd_total * (J2i @ rate_error) + feedforward_moment
+
+
+def normalize(tau, tau_max):
+    """u = clip(tau / tau_max, -1, 1) and the per-DOF saturation flags.
+
+    Returns
+    -------
+    u : ndarray (6,)
+    saturated : ndarray of bool (6,)
+        True where |tau| exceeded tau_max and was clipped.
+    """
+    ratio = as_vector(tau, 6, "tau") / as_vector(tau_max, 6, "tau_max")
+    return np.clip(ratio, -1.0, 1.0), np.abs(ratio) > 1.0
+
+
+class DesiredRateEstimator(object):
+    """Moving-average estimate of d(eta2d)/dt from timestamped samples, no lookahead.
+
+    Over the last ``window`` finite differences the dt-weighted mean rate is
+    sum(wrapped differences) / (t_last - t_first): samples may arrive irregularly.
+    Samples with a time not after the last one replace it (a re-sent setpoint).
+    """
+
+    def __init__(self, window):
+        self._samples = collections.deque()
+        self.window = 1
+        self.set_window(window)
+
+    def set_window(self, window):
+        """Set the number of finite differences averaged (>= 1)."""
+        window = int(window)
+        if window < 1:
+            raise Brov2Error("rate_window: expected an integer >= 1, got %r" % window)
+        self.window = window
+        while len(self._samples) > window + 1:
+            self._samples.popleft()
+
+    def reset(self):
+        """Forget every sample (e.g. after the input was lost)."""
+        self._samples.clear()
+
+    def update(self, t_s, eta2d):
+        """Add a desired attitude sample taken at time ``t_s`` [s]."""
+        t_s = as_finite(t_s, "t_s")
+        eta2d = as_vector(eta2d, 3, "eta2d")
+        if self._samples and t_s <= self._samples[-1][0]:
+            self._samples.pop()
+        self._samples.append((t_s, eta2d))
+        if len(self._samples) > self.window + 1:
+            self._samples.popleft()
+
+    def rate(self):
+        """Estimated desired rates (3,) [rad/s]; zeros until two samples exist."""
+        if len(self._samples) < 2:
+            return np.zeros(3)
+        total = np.zeros(3)
+        previous = self._samples[0][1]
+        for _, value in list(self._samples)[1:]:
+            total += wrap_angle(value - previous)
+            previous = value
+        return total / (self._samples[-1][0] - self._samples[0][0])
+
+
+@dataclass
+class ControlOutput:
+    """One control tick's result: tau_body_frd (6,) [N, N m], u (6,), saturated (6,)."""
+
+    tau_body_frd: np.ndarray
+    u: np.ndarray
+    saturated: np.ndarray
+
+
+class HybridController(object):
+    """The hybrid autopilot: closed-loop roll/pitch/yaw, open-loop surge/sway/heave.
+
+    Parameters
+    ----------
+    vehicle : brov2_hybrid.params.VehicleParams
+    settings : brov2_hybrid.params.ControllerParams
+    tau_max : array_like (6,)
+        Normalisation of the command (Sec. 2.2.2) [N, N m].
+    """
+
+    def __init__(self, vehicle, settings, tau_max):
+        self.vehicle = vehicle
+        self.tau_max = as_vector(tau_max, 6, "tau_max")
+        self.total_inertia = vehicle.total_mass[3:]
+        self.b_check = trim_linear_drag(vehicle.linear_drag[3:], vehicle.quadratic_drag[3:],
+                                        settings.trim_rate_max_rad_s, settings.trim_samples)
+        self.gains = pd_gains(settings.omega_d_rad_s, self.total_inertia, self.b_check, settings.kappa)
+        self.closed_loop_enabled = np.array(settings.closed_loop_enabled, dtype=bool)
+        self.feedforward_enabled = bool(settings.feedforward_enabled)
+        self.linear_scale = float(settings.linear_scale)
+        self.rate_estimator = DesiredRateEstimator(settings.rate_window)
+
+    def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
+                  feedforward_enabled=None, linear_scale=None, rate_window=None):
+        """Change settings (None keeps a value); validated before anything changes.
+
+        Returns
+        -------
+        changes : list of str
+            One human-readable line per setting that changed, for the log.
+        """
+        omega = self.gains.omega_d_rad_s if omega_d_rad_s is None else as_positive(omega_d_rad_s, "omega_d_rad_s")
+        kap = self.gains.kappa if kappa is None else as_finite(kappa, "kappa")
+        new_gains = pd_gains(omega, self.total_inertia, self.b_check, kap)
+        enabled = self.closed_loop_enabled if closed_loop_enabled is None else np.array(closed_loop_enabled, dtype=bool)
+        if enabled.shape != (3,):
+            raise Brov2Error("closed_loop_enabled: expected 3 booleans (roll, pitch, yaw)")
+        scale = self.linear_scale if linear_scale is None else as_finite(linear_scale, "linear_scale")
+        if not 0.0 <= scale <= 1.0:
+            raise Brov2Error("linear_scale: expected a value in [0, 1], got %r" % scale)
+        window = self.rate_estimator.window if rate_window is None else int(rate_window)
+        if window < 1:
+            raise Brov2Error("rate_window: expected an integer >= 1, got %r" % rate_window)
+        ff = self.feedforward_enabled if feedforward_enabled is None else bool(feedforward_enabled)
+
+        changes = []
+        old = self.gains
+        if new_gains.omega_d_rad_s != old.omega_d_rad_s or new_gains.kappa != old.kappa:
+            changes.append("omega_d %.3f -> %.3f rad/s, kappa %.2f -> %.2f: kp %s, kd+dkd %s"
+                           % (old.omega_d_rad_s, omega, old.kappa, kap,
+                              np.round(new_gains.kp, 3).tolist(), np.round(new_gains.kd_total, 3).tolist()))
+        if not np.array_equal(enabled, self.closed_loop_enabled):
+            changes.append("closed loop (roll, pitch, yaw) %s -> %s" % (self.closed_loop_enabled.tolist(), enabled.tolist()))
+        if ff != self.feedforward_enabled:
+            changes.append("buoyancy feed-forward %s -> %s" % (self.feedforward_enabled, ff))
+        if scale != self.linear_scale:
+            changes.append("linear scale %.3f -> %.3f" % (self.linear_scale, scale))
+        if window != self.rate_estimator.window:
+            changes.append("rate window %d -> %d samples" % (self.rate_estimator.window, window))
+        self.gains = new_gains
+        self.closed_loop_enabled = enabled
+        self.feedforward_enabled = ff
+        self.linear_scale = scale
+        self.rate_estimator.set_window(window)
+        return changes
+
+    def update_desired(self, t_s, eta2d):
+        """Feed a new desired attitude sample to the rate estimator."""
+        self.rate_estimator.update(t_s, eta2d)
+
+    def feedforward_moment(self, eta2d):
+        """Torque cancelling the hydrostatic moment at eta2d (zeros when disabled)."""
+        if not self.feedforward_enabled:
+            return np.zeros(3)
+        return -restoring_moment(eta2d, self.vehicle)
+
+    def compute(self, eta2d, u_linear, eta2, nu2, eta2d_dot=None):
+        """One control tick.
+
+        Parameters
+        ----------
+        eta2d : array_like (3,)
+            Desired attitude [rad].
+        u_linear : array_like (3,)
+            Open-loop surge, sway, heave commands in [-1, 1].
+        eta2, nu2 : array_like (3,)
+            Measured attitude [rad] and body rates [rad/s].
+        eta2d_dot : array_like (3,), optional
+            Desired rates; default: the moving-average estimate.
+
+        Returns
+        -------
+        ControlOutput
+        """
+        u_lin = as_vector(u_linear, 3, "u_linear")
+        if np.any(np.abs(u_lin) > 1.0):
+            raise Brov2Error("u_linear: expected values in [-1, 1], got %s" % u_lin.tolist())
+        rate_d = self.rate_estimator.rate() if eta2d_dot is None else eta2d_dot
+        g = self.gains
+        torque = attitude_torque(eta2d, rate_d, eta2, nu2, g.kp, g.kd_total, self.feedforward_moment(eta2d))
+        tau = np.concatenate([self.linear_scale * u_lin * self.tau_max[:3],
+                              np.where(self.closed_loop_enabled, torque, 0.0)])
+        u, saturated = normalize(tau, self.tau_max)
+        return ControlOutput(tau_body_frd=tau, u=u, saturated=saturated)

@@ -1,0 +1,110 @@
+"""PD gains from the desired closed-loop natural frequency (paper App. B, Eq. 23-24).
+
+Per angular DOF, with total inertia I + M_A and characteristic linear drag B-check:
+
+    k_p = omega_d^2 (I + M_A)             (Eq. A17)
+    k_d = 2 omega_d (I + M_A) - B-check   (Eq. A18, critical damping of Eq. A13)
+    delta_k_d = kappa / omega_d^2         (Eq. 23; kappa = 20 in the paper)
+
+B-check comes from :func:`trim_linear_drag`: the slope of the least-squares line
+through the origin fitted to the drag B_L v + B_NL v|v| over 0..v_max (Sec. 5.1).
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
+
+
+@dataclass(frozen=True)
+class PDGains:
+    """Gains in force for (roll, pitch, yaw).
+
+    Attributes
+    ----------
+    omega_d_rad_s, kappa : float
+    kp : ndarray (3,)        [N m / rad]
+    kd : ndarray (3,)        [N m s / rad], Eq. A18 alone (may be negative)
+    delta_kd : ndarray (3,)  [N m s / rad], kappa / omega_d^2
+    """
+
+    omega_d_rad_s: float
+    kappa: float
+    kp: np.ndarray
+    kd: np.ndarray
+    delta_kd: np.ndarray
+
+    @property
+    def kd_total(self):
+        """k_d + delta_k_d, the derivative gain the control law applies (Eq. 24)."""
+        return self.kd + self.delta_kd
+
+
+def pd_gains(omega_d_rad_s, total_inertia, b_check, kappa):
+    """Return :class:`PDGains` for the angular DOFs.
+
+    Parameters
+    ----------
+    omega_d_rad_s : float
+        Desired closed-loop natural frequency, > 0 [rad/s].
+    total_inertia : array_like (3,)
+        I + M_A for roll, pitch, yaw [kg m^2].
+    b_check : array_like (3,)
+        Characteristic linear drag [N m s / rad].
+    kappa : float
+        Extra-damping constant, >= 0 [N m s rad].
+    """
+    w = as_positive(omega_d_rad_s, "omega_d_rad_s")
+    inertia = as_vector(total_inertia, 3, "total_inertia")
+    if np.any(inertia <= 0):
+        raise Brov2Error("total_inertia: expected every entry > 0, got %s" % inertia.tolist())
+    b = as_vector(b_check, 3, "b_check")
+    k = as_finite(kappa, "kappa")
+    if k < 0:
+        raise Brov2Error("kappa: expected a value >= 0, got %r" % kappa)
+    return PDGains(
+        omega_d_rad_s=w,
+        kappa=k,
+        kp=w * w * inertia,
+        kd=2.0 * w * inertia - b,
+        delta_kd=np.full(3, k / (w * w)),
+    )
+
+
+def trim_linear_drag(linear_drag, quadratic_drag, v_max, n_samples=200):
+    """Slope of the least-squares line through the origin of D(v) = B_L v + B_NL v|v|.
+
+    Fitted on ``n_samples`` evenly spaced velocities over [0, v_max]:
+    B-check = sum(v D(v)) / sum(v^2). Works element-wise on arrays of DOFs.
+    For yaw (B_L = 0, B_NL = 2.42) over 0..3.28 rad/s (200 samples) this is 5.968 ~ 5.97 N m s/rad, the
+    paper's value (Sec. 5.1; the paper does not state its velocity range).
+    """
+    b_l = np.atleast_1d(np.asarray(linear_drag, dtype=float))
+    b_nl = np.atleast_1d(np.asarray(quadratic_drag, dtype=float))
+    v_top = np.atleast_1d(np.asarray(v_max, dtype=float))
+    for name, arr in (("linear_drag", b_l), ("quadratic_drag", b_nl), ("v_max", v_top)):
+        if not np.all(np.isfinite(arr)):
+            raise Brov2Error("%s: expected finite numbers, got %s" % (name, arr.tolist()))
+    if np.any(v_top <= 0):
+        raise Brov2Error("v_max: expected values > 0, got %s" % v_top.tolist())
+    if int(n_samples) < 2:
+        raise Brov2Error("n_samples: expected >= 2, got %r" % n_samples)
+    s = np.linspace(0.0, 1.0, int(n_samples))
+    # With v = v_max s: sum(v D)/sum(v^2) = B_L + B_NL v_max sum(s^3)/sum(s^2).
+    ratio = np.sum(s ** 3) / np.sum(s ** 2)
+    slope = b_l + b_nl * v_top * ratio
+    return float(slope[0]) if slope.size == 1 else slope
+
+
+def lti_closed_loop(gains, total_inertia, b_check, axis=2, with_delta_kd=True):
+    """Numerator and denominator of Eq. 22 for one axis (default yaw), highest power first.
+
+    Psi/Psi_d = (k_p + s k_d) / (s^2 (I + M_A) + s (B-check + k_d) + k_p). With
+    ``with_delta_kd`` the derivative gain is k_d + delta_k_d as the control law applies
+    it (Eq. 24); without, the plain k_d of the paper's LTI curves (Fig. 13 dashed).
+    """
+    kp = float(gains.kp[axis])
+    kd = float(gains.kd_total[axis] if with_delta_kd else gains.kd[axis])
+    inertia = float(np.asarray(total_inertia)[axis])
+    b = float(np.asarray(b_check)[axis])
+    return np.array([kd, kp]), np.array([inertia, b + kd, kp])

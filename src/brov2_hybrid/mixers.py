@@ -1,0 +1,78 @@
+"""ArduSub manual-control mixers: u in [-1, 1]^6 -> eight motor PWMs [us].
+
+* :func:`mix_stock` is Algorithm 1 (stock ``motor_command()``): two groups (vertical:
+  heave, roll, pitch; horizontal: surge, sway, yaw) each scaled by
+  max(1, max_i |xi_i|). ArduSub compares magnitudes; the paper's line 6 drops the abs,
+  we use the magnitude.
+* :func:`mix_quantitative` is Algorithm 2 (the paper's ``motor_command_new()``):
+  m = T-dagger diag(tau_max) u (Eq. 9), then the thrust table gives m*.
+
+Input order of u: (surge, sway, heave, roll, pitch, yaw), heave positive down (FRD).
+"""
+import numpy as np
+
+from brov2_hybrid.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
+from brov2_hybrid.errors import Brov2Error, as_matrix, as_vector
+
+# ArduSub's fixed motor-output convention (Algorithm 1 line 19, Algorithm 2 line 17).
+NEUTRAL_US = 1500.0
+HALF_RANGE_US = 400.0
+
+
+def _group(T_hat_t, u, dofs):
+    xi = T_hat_t[:, dofs] @ u[list(dofs)]
+    return xi / max(1.0, float(np.max(np.abs(xi))))
+
+
+def stock_normalized(u, T_hat):
+    """Algorithm 1 lines 1-18: m* in [-1, 1] (8,) from u (6,) and T-hat (6x8)."""
+    u = as_vector(u, 6, "u")
+    T_hat_t = as_matrix(T_hat, (6, 8), "T_hat").T
+    return np.clip(_group(T_hat_t, u, VERTICAL_DOFS) + _group(T_hat_t, u, HORIZONTAL_DOFS), -1.0, 1.0)
+
+
+def mix_stock(u, T_hat):
+    """Algorithm 1: eight PWMs [us] from u (6,) with the heuristic matrix T-hat (6x8)."""
+    return NEUTRAL_US + HALF_RANGE_US * stock_normalized(u, T_hat)
+
+
+def thruster_forces(u, T_pinv, tau_max):
+    """Eq. 9: requested thruster forces m = T-dagger diag(tau_max) u [N], shape (8,)."""
+    u = as_vector(u, 6, "u")
+    return as_matrix(T_pinv, (8, 6), "T_pinv") @ (as_vector(tau_max, 6, "tau_max") * u)
+
+
+def mix_quantitative(u, T_pinv, tau_max, table):
+    """Algorithm 2: eight PWMs [us] from u (6,) through Eq. 9 and the thrust table."""
+    return table.pwm_from_force(thruster_forces(u, T_pinv, tau_max))
+
+
+class Mixer(object):
+    """A mixer bound to its matrices: ``mixer.pwm(u)`` / ``mixer.normalized(u)``.
+
+    Parameters
+    ----------
+    kind : {'quantitative', 'stock'}
+        Algorithm 2 (the paper's modified firmware) or Algorithm 1 (stock ArduSub).
+    """
+
+    KINDS = ("quantitative", "stock")
+
+    def __init__(self, kind, T_pinv, tau_max, table, T_hat):
+        if kind not in self.KINDS:
+            raise Brov2Error("mixer: expected one of %s, got %r" % (self.KINDS, kind))
+        self.kind = kind
+        self.T_pinv = as_matrix(T_pinv, (8, 6), "T_pinv")
+        self.tau_max = as_vector(tau_max, 6, "tau_max")
+        self.table = table
+        self.T_hat = as_matrix(T_hat, (6, 8), "T_hat")
+
+    def normalized(self, u):
+        """m* in [-1, 1], shape (8,)."""
+        if self.kind == "stock":
+            return stock_normalized(u, self.T_hat)
+        return self.table.normalized_from_force(thruster_forces(u, self.T_pinv, self.tau_max))
+
+    def pwm(self, u):
+        """Motor PWMs [us], shape (8,)."""
+        return self.table.pwm_from_normalized(self.normalized(u))

@@ -1,0 +1,166 @@
+"""T200 thrust table: PWM <-> thrust lookup of Algorithm 2 and the simulator.
+
+The paper's lookup has 81 points, PWM 1100..1900 us in 10 us steps, normalised
+PWM* = (PWM - 1500) / 400 and thrust t in newtons (force_kgf * g). The table is read
+from Blue Robotics' bench CSV (columns ``pwm_us`` and ``force_kgf``) and resampled by
+linear interpolation.
+
+Both directions are linear interpolation on the table:
+
+* :meth:`ThrustTable.force_from_pwm` (simulator: motor PWM -> thrust [N]);
+* :meth:`ThrustTable.normalized_from_force` (mixer, Algorithm 2 lines 4-16: thrust
+  [N] -> m* in [-1, 1]). Forces beyond the table give m* = +-1. The dead band has many
+  PWMs with zero thrust: zero force maps to PWM 1500 exactly, a positive force is
+  interpolated on the branch above the dead band (from its last zero point) and a
+  negative force on the branch below it, so the thruster never waits inside the dead band.
+"""
+import csv
+
+import numpy as np
+
+from brov2_hybrid.errors import Brov2Error, InputDataError, as_positive
+
+KGF_TO_N = 9.80665  # standard gravity, the definition of the kilogram-force
+
+
+def read_t200_csv(path):
+    """Read ``pwm_us`` and ``force_kgf`` columns of a T200 bench CSV.
+
+    Returns
+    -------
+    pwm_us, force_kgf : ndarray
+        Sorted by PWM.
+
+    Raises
+    ------
+    InputDataError
+        Naming the file, line and column of the first bad value.
+    """
+    try:
+        handle = open(path, newline="")
+    except OSError as exc:
+        raise InputDataError("%s: cannot open thrust table (%s)" % (path, exc))
+    with handle:
+        reader = csv.DictReader(handle)
+        fields = reader.fieldnames or []
+        for col in ("pwm_us", "force_kgf"):
+            if col not in fields:
+                raise InputDataError("%s:1: missing column '%s' (have %s)" % (path, col, fields))
+        pwm, force = [], []
+        for row in reader:
+            line = reader.line_num
+            for col, out in (("pwm_us", pwm), ("force_kgf", force)):
+                try:
+                    value = float(row[col])
+                except (TypeError, ValueError):
+                    raise InputDataError("%s:%d: column '%s': expected a number, got %r" % (path, line, col, row[col]))
+                if not np.isfinite(value):
+                    raise InputDataError("%s:%d: column '%s': expected a finite number, got %r" % (path, line, col, row[col]))
+                out.append(value)
+    if len(pwm) < 3:
+        raise InputDataError("%s: expected at least 3 rows, got %d" % (path, len(pwm)))
+    pwm, force = np.array(pwm), np.array(force)
+    order = np.argsort(pwm)
+    pwm, force = pwm[order], force[order]
+    if np.any(np.diff(pwm) <= 0):
+        raise InputDataError("%s: duplicate PWM values" % path)
+    return pwm, force
+
+
+class ThrustTable(object):
+    """Monotone thrust curve of one thruster: PWM [us] <-> thrust [N].
+
+    Parameters
+    ----------
+    pwm_us : array_like, shape (n,)
+        Strictly increasing PWMs.
+    force_n : array_like, shape (n,)
+        Thrust at each PWM [N]; non-decreasing, negative below and positive above the
+        dead band, zero at ``neutral_us``.
+    neutral_us, half_range_us : float
+        PWM* = (PWM - neutral_us) / half_range_us.
+    """
+
+    def __init__(self, pwm_us, force_n, neutral_us=1500.0, half_range_us=400.0):
+        pwm = np.array(pwm_us, dtype=float)
+        force = np.array(force_n, dtype=float)
+        if pwm.ndim != 1 or pwm.shape != force.shape or pwm.size < 3:
+            raise Brov2Error("thrust table: expected two equal-length 1-D arrays of >= 3 points")
+        if not (np.all(np.isfinite(pwm)) and np.all(np.isfinite(force))):
+            raise Brov2Error("thrust table: expected finite values")
+        if np.any(np.diff(pwm) <= 0):
+            raise Brov2Error("thrust table: PWM must be strictly increasing")
+        if np.any(np.diff(force) < 0):
+            raise Brov2Error("thrust table: thrust must not decrease with PWM")
+        self.neutral_us = float(neutral_us)
+        self.half_range_us = as_positive(half_range_us, "half_range_us")
+        if not pwm[0] < self.neutral_us < pwm[-1]:
+            raise Brov2Error("thrust table: neutral PWM %g outside the table" % self.neutral_us)
+        if not (force[0] < 0.0 < force[-1]):
+            raise Brov2Error("thrust table: expected reverse thrust at the low end and forward at the high end")
+        if np.interp(self.neutral_us, pwm, force) != 0.0:
+            raise Brov2Error("thrust table: expected zero thrust at the neutral PWM %g" % self.neutral_us)
+        self.pwm_us = pwm
+        self.force_n = force
+        self.pwm_star = (pwm - self.neutral_us) / self.half_range_us
+        # Branches for the inverse map, each strictly increasing in force: the points
+        # with positive (negative) thrust plus the dead-band edge next to them, at 0 N.
+        pos, neg = force > 0.0, force < 0.0
+        edge_hi = np.where(~pos)[0][-1]  # last PWM without forward thrust
+        edge_lo = np.where(~neg)[0][0]   # first PWM without reverse thrust
+        self._pos_force = np.concatenate([[0.0], force[pos]])
+        self._pos_star = np.concatenate([[self.pwm_star[edge_hi]], self.pwm_star[pos]])
+        self._neg_force = np.concatenate([force[neg], [0.0]])
+        self._neg_star = np.concatenate([self.pwm_star[neg], [self.pwm_star[edge_lo]]])
+        self.max_forward_n = float(force[-1])
+        self.max_reverse_n = float(-force[0])
+
+    @classmethod
+    def from_csv(cls, path, pwm_min_us=1100, pwm_max_us=1900, pwm_step_us=10,
+                 neutral_us=1500, half_range_us=400):
+        """Load a T200 CSV and resample it on the paper's grid (default 81 points)."""
+        pwm_raw, force_kgf = read_t200_csv(path)
+        grid = np.arange(pwm_min_us, pwm_max_us + 0.5 * pwm_step_us, pwm_step_us, dtype=float)
+        if grid[0] < pwm_raw[0] or grid[-1] > pwm_raw[-1]:
+            raise InputDataError("%s: table covers %g..%g us, grid needs %g..%g us"
+                                 % (path, pwm_raw[0], pwm_raw[-1], grid[0], grid[-1]))
+        force = np.interp(grid, pwm_raw, force_kgf) * KGF_TO_N
+        return cls(grid, force, neutral_us, half_range_us)
+
+    @classmethod
+    def from_params(cls, thruster_params):
+        """Build the table described by a :class:`~brov2_hybrid.params.ThrusterParams`."""
+        p = thruster_params
+        return cls.from_csv(p.csv_file, p.pwm_min_us, p.pwm_max_us, p.pwm_step_us,
+                            p.pwm_neutral_us, p.pwm_half_range_us)
+
+    @property
+    def symmetric_limit_n(self):
+        """min(max forward, max reverse) thrust [N]: reachable in both directions."""
+        return min(self.max_forward_n, self.max_reverse_n)
+
+    def force_from_pwm(self, pwm_us):
+        """Thrust [N] for PWM(s) [us]; PWMs beyond the table give its end values."""
+        return np.interp(pwm_us, self.pwm_us, self.force_n)
+
+    def normalized_from_force(self, force_n):
+        """Algorithm 2 lookup: thrust [N] -> m* in [-1, 1] (array in, array out).
+
+        Zero force gives exactly 0 (PWM 1500); forces beyond the table give +-1.
+        """
+        f = np.asarray(force_n, dtype=float)
+        star = np.where(
+            f > 0.0,
+            np.interp(f, self._pos_force, self._pos_star, right=1.0),
+            np.interp(f, self._neg_force, self._neg_star, left=-1.0),
+        )
+        star = np.where(f == 0.0, 0.0, star)
+        return np.clip(star, -1.0, 1.0)
+
+    def pwm_from_force(self, force_n):
+        """Thrust [N] -> PWM [us] through :meth:`normalized_from_force`."""
+        return self.neutral_us + self.half_range_us * self.normalized_from_force(force_n)
+
+    def pwm_from_normalized(self, m_star):
+        """m* in [-1, 1] -> PWM [us] (Algorithm 2 line 17)."""
+        return self.neutral_us + self.half_range_us * np.clip(m_star, -1.0, 1.0)
