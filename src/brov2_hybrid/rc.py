@@ -1,0 +1,71 @@
+"""ArduSub RC input channels <-> normalised command u (REFERENCE.md section 9).
+
+ArduSub reads pilot input on RC channels 1-6 = pitch, roll, throttle, yaw, forward,
+lateral (PWM 1100..1900 us, neutral 1500). Directions: roll + = right side down,
+pitch + = nose up, yaw + = clockwise from above, forward + = ahead, lateral + = right,
+throttle + = up. Our u is (surge, sway, heave, roll, pitch, yaw) in FRD, so every DOF
+maps with sign +1 except heave (throttle = -heave). The mapping lives in
+``params/thrusters.yaml`` (``rc_input``); :func:`load_rc_map` reads it.
+
+Channel PWMs are whole microseconds, so u passes through a 1/400 quantisation on its
+way to the vehicle, as it does through MAVROS and ArduSub.
+"""
+from dataclasses import dataclass
+
+import numpy as np
+
+from brov2_hybrid import paths
+from brov2_hybrid.errors import Brov2Error, ParameterError, as_vector
+from brov2_hybrid.params import DEFAULT_THRUSTER_FILE, _Section, load_yaml
+
+
+@dataclass(frozen=True)
+class RCMap:
+    """Which RC channel (1-based) carries each DOF of u, and with which sign."""
+
+    channels: tuple          # (6,) channel numbers for surge, sway, heave, roll, pitch, yaw
+    signs: np.ndarray        # (6,) +1 or -1
+    neutral_us: float = 1500.0
+    half_range_us: float = 400.0
+
+    def pwm_from_u(self, u):
+        """u (6,) in [-1, 1] -> {channel: PWM us (int)} for the six channels."""
+        u = np.clip(as_vector(u, 6, "u"), -1.0, 1.0)
+        pwm = np.rint(self.neutral_us + self.half_range_us * self.signs * u).astype(int)
+        return {ch: int(p) for ch, p in zip(self.channels, pwm)}
+
+    def channel_array_from_u(self, u, n_channels=8, fill=0):
+        """u (6,) -> list of ``n_channels`` PWMs indexed from channel 1; others = ``fill``."""
+        out = [fill] * n_channels
+        for ch, pwm in self.pwm_from_u(u).items():
+            out[ch - 1] = pwm
+        return out
+
+    def u_from_pwm(self, channel_pwm):
+        """{channel: PWM us} or a sequence indexed from channel 1 -> u (6,) in [-1, 1].
+
+        Missing channels and PWM 0 / 65535 (MAVLink "release" / "no change") read as neutral.
+        """
+        get = channel_pwm.get if isinstance(channel_pwm, dict) else (
+            lambda ch, default: channel_pwm[ch - 1] if ch - 1 < len(channel_pwm) else default)
+        u = np.zeros(6)
+        for k, ch in enumerate(self.channels):
+            pwm = get(ch, 0)
+            if pwm in (0, 65535, None):
+                continue
+            u[k] = self.signs[k] * (float(pwm) - self.neutral_us) / self.half_range_us
+        return np.clip(u, -1.0, 1.0)
+
+
+def load_rc_map(path=None):
+    """Read the ``rc_input`` section of ``params/thrusters.yaml``."""
+    path = path or paths.params_path(DEFAULT_THRUSTER_FILE)
+    s = _Section(load_yaml(path), path, "rc_input")
+    channels = s.raw("channels")
+    if not (isinstance(channels, list) and len(channels) == 6
+            and all(isinstance(c, int) and 1 <= c <= 18 for c in channels) and len(set(channels)) == 6):
+        raise ParameterError("%s:rc_input.channels: expected 6 distinct channel numbers 1..18" % path)
+    signs = s.vector("signs", 6)
+    if not np.all(np.isin(signs, (-1.0, 1.0))):
+        raise ParameterError("%s:rc_input.signs: expected each sign to be 1 or -1" % path)
+    return RCMap(tuple(channels), signs, float(s.positive("pwm_neutral_us")), float(s.positive("pwm_half_range_us")))
