@@ -71,7 +71,9 @@ def tau_max_from_limit(T, directions, force_limit_n):
     thrusters for surge, sway and yaw; vertical thrusters for heave, roll and pitch),
     i.e. every thruster of the group pushes at +-f_max in the sense that helps DOF j.
     With f_max = 49.95 N this gives the paper's [141.29, 141.29, 199.81] N and
-    [43.56, 23.98, 37.72] N m.
+    [43.56, 23.98, 37.72] N m. The rule ignores coupling into the other group: the
+    horizontal thrusters sit 0.085 m below the CG, so full surge also pitches and full
+    sway also rolls the vehicle (4 * 0.085/sqrt2 * f_max = 12.0 N m at 49.95 N).
 
     Parameters
     ----------

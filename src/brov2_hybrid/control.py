@@ -24,8 +24,8 @@ import numpy as np
 
 from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
 from brov2_hybrid.gains import pd_gains, trim_linear_drag
-from brov2_hybrid.hydrostatics import restoring_moment
-from brov2_hybrid.kinematics import J2, J2_inv, wrap_angle
+from brov2_hybrid.hydrostatics import _restoring_wrench
+from brov2_hybrid.kinematics import _J2, _J2_inv, wrap_angle
 
 
 def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
@@ -44,11 +44,17 @@ def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_momen
     feedforward_moment : array_like (3,)
         Torque added to cancel the hydrostatic moment at eta2d [N m].
     """
-    eta2 = as_vector(eta2, 3, "eta2")
-    error = wrap_angle(as_vector(eta2d, 3, "eta2d") - eta2)
-    eta2_dot = J2(eta2) @ as_vector(nu2, 3, "nu2")
-    rate_error = as_vector(eta2d_dot, 3, "eta2d_dot") - eta2_dot
-    J2i = J2_inv(eta2)
+    return _attitude_torque(as_vector(eta2d, 3, "eta2d"), as_vector(eta2d_dot, 3, "eta2d_dot"),
+                            as_vector(eta2, 3, "eta2"), as_vector(nu2, 3, "nu2"),
+                            kp, kd_total, feedforward_moment)
+
+
+def _attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
+    """Kernel of :func:`attitude_torque` on validated float arrays."""
+    phi, theta = float(eta2[0]), float(eta2[1])
+    error = wrap_angle(eta2d - eta2)
+    rate_error = eta2d_dot - _J2(phi, theta) @ nu2
+    J2i = _J2_inv(phi, theta)
     return kp * (J2i @ error) + kd_total * (J2i @ rate_error) + feedforward_moment
 
 
@@ -61,8 +67,12 @@ def normalize(tau, tau_max):
     saturated : ndarray of bool (6,)
         True where |tau| exceeded tau_max and was clipped.
     """
-    ratio = as_vector(tau, 6, "tau") / as_vector(tau_max, 6, "tau_max")
-    return np.clip(ratio, -1.0, 1.0), np.abs(ratio) > 1.0
+    return _normalize(as_vector(tau, 6, "tau"), as_vector(tau_max, 6, "tau_max"))
+
+
+def _normalize(tau, tau_max):
+    ratio = tau / tau_max
+    return np.minimum(np.maximum(ratio, -1.0), 1.0), np.abs(ratio) > 1.0
 
 
 class DesiredRateEstimator(object):
@@ -74,7 +84,9 @@ class DesiredRateEstimator(object):
     """
 
     def __init__(self, window):
-        self._samples = collections.deque()
+        self._times = collections.deque()
+        self._values = collections.deque()
+        self._diffs = collections.deque()  # wrapped differences between neighbours
         self.window = 1
         self.set_window(window)
 
@@ -84,33 +96,40 @@ class DesiredRateEstimator(object):
         if window < 1:
             raise Brov2Error("rate_window: expected an integer >= 1, got %r" % window)
         self.window = window
-        while len(self._samples) > window + 1:
-            self._samples.popleft()
+        self._trim()
+
+    def _trim(self):
+        while len(self._times) > self.window + 1:
+            self._times.popleft()
+            self._values.popleft()
+            self._diffs.popleft()
 
     def reset(self):
         """Forget every sample (e.g. after the input was lost)."""
-        self._samples.clear()
+        self._times.clear()
+        self._values.clear()
+        self._diffs.clear()
 
     def update(self, t_s, eta2d):
         """Add a desired attitude sample taken at time ``t_s`` [s]."""
         t_s = as_finite(t_s, "t_s")
         eta2d = as_vector(eta2d, 3, "eta2d")
-        if self._samples and t_s <= self._samples[-1][0]:
-            self._samples.pop()
-        self._samples.append((t_s, eta2d))
-        if len(self._samples) > self.window + 1:
-            self._samples.popleft()
+        if self._times and t_s <= self._times[-1]:
+            self._times.pop()
+            self._values.pop()
+            if self._diffs:
+                self._diffs.pop()
+        if self._values:
+            self._diffs.append(wrap_angle(eta2d - self._values[-1]))
+        self._times.append(t_s)
+        self._values.append(eta2d)
+        self._trim()
 
     def rate(self):
         """Estimated desired rates (3,) [rad/s]; zeros until two samples exist."""
-        if len(self._samples) < 2:
+        if not self._diffs:
             return np.zeros(3)
-        total = np.zeros(3)
-        previous = self._samples[0][1]
-        for _, value in list(self._samples)[1:]:
-            total += wrap_angle(value - previous)
-            previous = value
-        return total / (self._samples[-1][0] - self._samples[0][0])
+        return sum(self._diffs) / (self._times[-1] - self._times[0])
 
 
 @dataclass
@@ -144,6 +163,9 @@ class HybridController(object):
         self.feedforward_enabled = bool(settings.feedforward_enabled)
         self.linear_scale = float(settings.linear_scale)
         self.rate_estimator = DesiredRateEstimator(settings.rate_window)
+        # W r_G - B r_B, the lever of the hydrostatic moment (see hydrostatics).
+        self._net_weight_n = vehicle.weight_n - vehicle.buoyancy_n
+        self._lever = (vehicle.weight_n * vehicle.r_cg_m - vehicle.buoyancy_n * vehicle.r_cb_m).tolist()
 
     def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
                   feedforward_enabled=None, linear_scale=None, rate_window=None):
@@ -197,7 +219,8 @@ class HybridController(object):
         """Torque cancelling the hydrostatic moment at eta2d (zeros when disabled)."""
         if not self.feedforward_enabled:
             return np.zeros(3)
-        return -restoring_moment(eta2d, self.vehicle)
+        eta2d = as_vector(eta2d, 3, "eta2d")
+        return -_restoring_wrench(float(eta2d[0]), float(eta2d[1]), self._net_weight_n, self._lever)[3:]
 
     def compute(self, eta2d, u_linear, eta2, nu2, eta2d_dot=None):
         """One control tick.
@@ -217,13 +240,35 @@ class HybridController(object):
         -------
         ControlOutput
         """
+        eta2d = as_vector(eta2d, 3, "eta2d")
         u_lin = as_vector(u_linear, 3, "u_linear")
-        if np.any(np.abs(u_lin) > 1.0):
+        if np.abs(u_lin).max() > 1.0:
             raise Brov2Error("u_linear: expected values in [-1, 1], got %s" % u_lin.tolist())
-        rate_d = self.rate_estimator.rate() if eta2d_dot is None else eta2d_dot
+        eta2 = as_vector(eta2, 3, "eta2")
+        nu2 = as_vector(nu2, 3, "nu2")
+        rate_d = self.rate_estimator.rate() if eta2d_dot is None else as_vector(eta2d_dot, 3, "eta2d_dot")
         g = self.gains
-        torque = attitude_torque(eta2d, rate_d, eta2, nu2, g.kp, g.kd_total, self.feedforward_moment(eta2d))
-        tau = np.concatenate([self.linear_scale * u_lin * self.tau_max[:3],
-                              np.where(self.closed_loop_enabled, torque, 0.0)])
-        u, saturated = normalize(tau, self.tau_max)
+        torque = _attitude_torque(eta2d, rate_d, eta2, nu2, g.kp, self._kd_total, self.feedforward_moment(eta2d))
+        tau = np.concatenate([self.linear_scale * u_lin * self.tau_max[:3], torque * self._enabled_mask])
+        u, saturated = _normalize(tau, self.tau_max)
         return ControlOutput(tau_body_frd=tau, u=u, saturated=saturated)
+
+    @property
+    def gains(self):
+        """The :class:`~brov2_hybrid.gains.PDGains` in force."""
+        return self._gains
+
+    @gains.setter
+    def gains(self, value):
+        self._gains = value
+        self._kd_total = value.kd_total
+
+    @property
+    def closed_loop_enabled(self):
+        """Per-axis closed-loop enable (roll, pitch, yaw), bool array (3,)."""
+        return self._enabled
+
+    @closed_loop_enabled.setter
+    def closed_loop_enabled(self, value):
+        self._enabled = np.array(value, dtype=bool)
+        self._enabled_mask = self._enabled.astype(float)

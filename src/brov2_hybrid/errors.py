@@ -43,7 +43,7 @@ def as_vector(x, n, name):
         raise Brov2Error("%s: expected %d numbers, got %r (%s)" % (name, n, x, exc))
     if arr.shape != (n,):
         raise Brov2Error("%s: expected shape (%d,), got %s" % (name, n, arr.shape))
-    if not np.all(np.isfinite(arr)):
+    if not np.isfinite(arr).all():
         raise Brov2Error("%s: expected finite numbers, got %s" % (name, arr.tolist()))
     return arr
 

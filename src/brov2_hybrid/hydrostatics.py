@@ -9,16 +9,26 @@ negative of this moment at the desired attitude.
 import numpy as np
 
 from brov2_hybrid.errors import as_vector
-from brov2_hybrid.kinematics import J1
+from brov2_hybrid.kinematics import down_axis_in_body
 
 
 def restoring_wrench(eta2, weight_n, buoyancy_n, r_cg_m, r_cb_m):
-    """Body-frame wrench (6,) [N, N m] of gravity and buoyancy at attitude eta2 [rad]."""
-    down_body = J1(eta2)[2, :]  # R^T [0, 0, 1]: the NED down axis in body coordinates
-    f_g = weight_n * down_body
-    f_b = -buoyancy_n * down_body
-    moment = np.cross(as_vector(r_cg_m, 3, "r_cg_m"), f_g) + np.cross(as_vector(r_cb_m, 3, "r_cb_m"), f_b)
-    return np.concatenate([f_g + f_b, moment])
+    """Body-frame wrench (6,) [N, N m] of gravity and buoyancy at attitude eta2 [rad].
+
+    With d = R^T [0, 0, 1] (NED down in body axes): force (W - B) d and moment
+    r_G x W d + r_B x (-B d) = (W r_G - B r_B) x d.
+    """
+    phi, theta, _ = as_vector(eta2, 3, "eta2")
+    lever = (weight_n * as_vector(r_cg_m, 3, "r_cg_m") - buoyancy_n * as_vector(r_cb_m, 3, "r_cb_m")).tolist()
+    return _restoring_wrench(phi, theta, weight_n - buoyancy_n, lever)
+
+
+def _restoring_wrench(phi, theta, net_weight_n, lever):
+    """Kernel of :func:`restoring_wrench`: lever = W r_G - B r_B [N m], validated."""
+    dx, dy, dz = down_axis_in_body(phi, theta)
+    cx, cy, cz = lever
+    return np.array([net_weight_n * dx, net_weight_n * dy, net_weight_n * dz,
+                     cy * dz - cz * dy, cz * dx - cx * dz, cx * dy - cy * dx])
 
 
 def restoring_moment(eta2, params):

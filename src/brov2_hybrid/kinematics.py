@@ -25,9 +25,14 @@ GIMBAL_LOCK_COS = 1e-3
 
 def wrap_angle(angle_rad):
     """Wrap angle(s) to (-pi, pi] [rad]; works on floats and arrays."""
-    wrapped = np.mod(np.asarray(angle_rad, dtype=float) + math.pi, 2.0 * math.pi) - math.pi
-    wrapped = np.where(wrapped == -math.pi, math.pi, wrapped)
+    wrapped = math.pi - np.mod(math.pi - np.asarray(angle_rad, dtype=float), 2.0 * math.pi)
     return float(wrapped) if np.ndim(wrapped) == 0 else wrapped
+
+
+def down_axis_in_body(phi, theta):
+    """Third row of J1: the NED down axis in body FRD coordinates, R^T [0, 0, 1]."""
+    cth = math.cos(theta)
+    return -math.sin(theta), cth * math.sin(phi), cth * math.cos(phi)
 
 
 def J1(eta2):
@@ -52,6 +57,11 @@ def J2(eta2):
         Within gimbal lock (|cos theta| < GIMBAL_LOCK_COS), where J2 is singular.
     """
     phi, theta, _ = as_vector(eta2, 3, "eta2")
+    return _J2(phi, theta)
+
+
+def _J2(phi, theta):
+    """J2 from already-validated roll and pitch [rad]."""
     cth = math.cos(theta)
     if abs(cth) < GIMBAL_LOCK_COS:
         raise Brov2Error("eta2: pitch %.4f rad is at gimbal lock (+-pi/2); J2 is singular" % theta)
@@ -69,6 +79,11 @@ def J2_inv(eta2):
     Defined at every attitude (it is J2's inverse wherever J2 exists).
     """
     phi, theta, _ = as_vector(eta2, 3, "eta2")
+    return _J2_inv(phi, theta)
+
+
+def _J2_inv(phi, theta):
+    """J2_inv from already-validated roll and pitch [rad]."""
     cphi, sphi = math.cos(phi), math.sin(phi)
     cth, sth = math.cos(theta), math.sin(theta)
     return np.array([

@@ -42,6 +42,11 @@ def thruster_forces(u, T_pinv, tau_max):
     return as_matrix(T_pinv, (8, 6), "T_pinv") @ (as_vector(tau_max, 6, "tau_max") * u)
 
 
+def _thruster_forces(u, T_pinv, tau_max):
+    """Kernel of :func:`thruster_forces` on validated arrays."""
+    return T_pinv @ (tau_max * u)
+
+
 def mix_quantitative(u, T_pinv, tau_max, table):
     """Algorithm 2: eight PWMs [us] from u (6,) through Eq. 9 and the thrust table."""
     return table.pwm_from_force(thruster_forces(u, T_pinv, tau_max))
@@ -71,7 +76,7 @@ class Mixer(object):
         """m* in [-1, 1], shape (8,)."""
         if self.kind == "stock":
             return stock_normalized(u, self.T_hat)
-        return self.table.normalized_from_force(thruster_forces(u, self.T_pinv, self.tau_max))
+        return self.table.normalized_from_force(_thruster_forces(as_vector(u, 6, "u"), self.T_pinv, self.tau_max))
 
     def pwm(self, u):
         """Motor PWMs [us], shape (8,)."""

@@ -108,10 +108,12 @@ class ThrustTable(object):
         pos, neg = force > 0.0, force < 0.0
         edge_hi = np.where(~pos)[0][-1]  # last PWM without forward thrust
         edge_lo = np.where(~neg)[0][0]   # first PWM without reverse thrust
-        self._pos_force = np.concatenate([[0.0], force[pos]])
-        self._pos_star = np.concatenate([[self.pwm_star[edge_hi]], self.pwm_star[pos]])
-        self._neg_force = np.concatenate([force[neg], [0.0]])
-        self._neg_star = np.concatenate([self.pwm_star[neg], [self.pwm_star[edge_lo]]])
+        # One lookup array: reverse branch up to (0 N, dead-band low edge), then forward
+        # branch from (0 N, dead-band high edge). np.interp takes the forward segment
+        # for f > 0 and the reverse one for f < 0; f == 0 is set to m* = 0 explicitly.
+        self._inv_force = np.concatenate([force[neg], [0.0, 0.0], force[pos]])
+        self._inv_star = np.concatenate([self.pwm_star[neg], [self.pwm_star[edge_lo], self.pwm_star[edge_hi]],
+                                         self.pwm_star[pos]])
         self.max_forward_n = float(force[-1])
         self.max_reverse_n = float(-force[0])
 
@@ -149,13 +151,11 @@ class ThrustTable(object):
         Zero force gives exactly 0 (PWM 1500); forces beyond the table give +-1.
         """
         f = np.asarray(force_n, dtype=float)
-        star = np.where(
-            f > 0.0,
-            np.interp(f, self._pos_force, self._pos_star, right=1.0),
-            np.interp(f, self._neg_force, self._neg_star, left=-1.0),
-        )
-        star = np.where(f == 0.0, 0.0, star)
-        return np.clip(star, -1.0, 1.0)
+        star = np.interp(f, self._inv_force, self._inv_star, left=-1.0, right=1.0)
+        if star.ndim == 0:
+            return 0.0 if f == 0.0 else float(star)
+        star[f == 0.0] = 0.0
+        return star
 
     def pwm_from_force(self, force_n):
         """Thrust [N] -> PWM [us] through :meth:`normalized_from_force`."""

@@ -1,0 +1,227 @@
+"""Experiment settings read from ``params/analysis.yaml`` (one dataclass per section).
+
+Every key is checked on load; a missing key or a non-physical value raises
+:class:`~brov2_hybrid.errors.ParameterError` naming the file and the key. Angles are
+converted from the file's degrees to radians here, once.
+"""
+import math
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from brov2_hybrid import paths
+from brov2_hybrid.errors import ParameterError
+from brov2_hybrid.mixers import Mixer
+from brov2_hybrid.params import _Section, load_yaml
+
+DEFAULT_ANALYSIS_FILE = "analysis.yaml"
+MODELS = ("updated", "stock")
+
+
+@dataclass(frozen=True)
+class LoopSettings:
+    """In-process closed loop: rates [Hz], delays [s], mixer and vehicle model."""
+
+    control_rate_hz: float = 50.0
+    desired_rate_hz: float = 50.0
+    mixer: str = "quantitative"
+    model: str = "updated"
+    telemetry_rate_hz: float = 50.0
+    telemetry_delay_s: float = 0.0
+    command_delay_s: float = 0.0
+    initial_depth_m: float = 5.0
+    mode_label: str = "inprocess"
+    latency_name: str = ""
+
+    @property
+    def loop_latency_s(self):
+        """Worst-case age of the attitude behind a motor command: telemetry period + delays [s]."""
+        return 1.0 / self.telemetry_rate_hz + self.telemetry_delay_s + self.command_delay_s
+
+    def latency_label(self):
+        """Human-readable latency, e.g. 'telemetry 50 Hz + 10 ms, command 10 ms (<= 40 ms)'."""
+        return ("telemetry %g Hz + %g ms, command %g ms (loop <= %.0f ms)"
+                % (self.telemetry_rate_hz, 1e3 * self.telemetry_delay_s,
+                   1e3 * self.command_delay_s, 1e3 * self.loop_latency_s))
+
+    def with_latency(self, case):
+        """Copy with the telemetry rate and delays of a :class:`LatencyCase`."""
+        return replace(self, telemetry_rate_hz=case.telemetry_rate_hz,
+                       telemetry_delay_s=case.telemetry_delay_s,
+                       command_delay_s=case.command_delay_s, latency_name=case.name)
+
+
+@dataclass(frozen=True)
+class LatencyCase:
+    name: str
+    telemetry_rate_hz: float
+    telemetry_delay_s: float
+    command_delay_s: float
+
+
+@dataclass(frozen=True)
+class StepSettings:
+    step_time_s: float
+    step_rad: float
+    duration_s: float
+    settle_band: float
+    omega_d_rad_s: tuple
+    plot_omega_d_rad_s: tuple
+
+
+@dataclass(frozen=True)
+class BodeSettings:
+    amplitude_rad: float
+    freqs_hz: tuple
+    omega_d_rad_s: tuple
+    transient_periods: float
+    min_transient_s: float
+    analysed_periods: float
+
+
+@dataclass(frozen=True)
+class DiveSettings:
+    csv_file: str
+    omega_d_rad_s: tuple
+
+
+@dataclass(frozen=True)
+class CompareSettings:
+    omega_d_rad_s: tuple
+    duration_s: float
+    error_window_s: float
+    error_floor_rad: float
+
+
+@dataclass(frozen=True)
+class SysidSettings:
+    torques_nm: tuple
+    duration_s: float
+    steady_window_s: tuple
+    inertia_bounds_kg_m2: tuple
+    settle_tolerance: float
+    settle_window_s: float
+
+
+@dataclass(frozen=True)
+class AnalysisSettings:
+    """All sections of ``params/analysis.yaml``."""
+
+    loop: LoopSettings
+    step: StepSettings
+    bode: BodeSettings
+    dive: DiveSettings
+    latency_cases: tuple
+    paper_jump_omega_d_rad_s: float
+    compare: CompareSettings
+    sysid: SysidSettings
+    gains_omega_d_rad_s: tuple
+    trim_rate_max_rad_s: tuple
+    source: str = ""
+
+
+def grid(start, stop, step):
+    """Inclusive grid start..stop in ``step`` increments, rounded to 1e-9 (no float drift)."""
+    n = int(math.floor((stop - start) / step + 1e-9)) + 1
+    return tuple(float(round(start + k * step, 9)) for k in range(n))
+
+
+def _positive_list(s, key):
+    raw = s.raw(key)
+    if not (isinstance(raw, list) and raw):
+        raise ParameterError("%s: expected a non-empty list" % s._key(key))
+    values = s.vector(key, len(raw))
+    if np.any(values <= 0):
+        raise ParameterError("%s: expected every entry > 0, got %s" % (s._key(key), values.tolist()))
+    return tuple(float(v) for v in values)
+
+
+def _nonnegative(s, key):
+    value = s.finite(key)
+    if value < 0:
+        raise ParameterError("%s: expected a value >= 0, got %r" % (s._key(key), value))
+    return value
+
+
+def _choice(s, key, choices):
+    value = s.raw(key)
+    if value not in choices:
+        raise ParameterError("%s: expected one of %s, got %r" % (s._key(key), list(choices), value))
+    return value
+
+
+def _latency_case(entry, path, index):
+    where = "%s:latency.cases[%d]" % (path, index)
+    if not isinstance(entry, dict):
+        raise ParameterError("%s: expected a mapping" % where)
+    s = _Section(entry, where, None)
+    case = LatencyCase(name=str(s.raw("name")), telemetry_rate_hz=s.positive("telemetry_rate_hz"),
+                       telemetry_delay_s=_nonnegative(s, "telemetry_delay_s"),
+                       command_delay_s=_nonnegative(s, "command_delay_s"))
+    return case
+
+
+def load_analysis_settings(path=None):
+    """Read ``params/analysis.yaml`` (or ``path``) into :class:`AnalysisSettings`."""
+    path = path or paths.params_path(DEFAULT_ANALYSIS_FILE)
+    data = load_yaml(path)
+    lp = _Section(data, path, "loop")
+    loop = LoopSettings(
+        control_rate_hz=lp.positive("control_rate_hz"), desired_rate_hz=lp.positive("desired_rate_hz"),
+        mixer=_choice(lp, "mixer", Mixer.KINDS), model=_choice(lp, "model", MODELS),
+        telemetry_rate_hz=lp.positive("telemetry_rate_hz"),
+        telemetry_delay_s=_nonnegative(lp, "telemetry_delay_s"),
+        command_delay_s=_nonnegative(lp, "command_delay_s"),
+        initial_depth_m=lp.finite("initial_depth_m"), mode_label=str(lp.raw("mode_label")),
+        latency_name="default")
+    st = _Section(data, path, "step")
+    band = st.positive("settle_band")
+    if band >= 1.0:
+        raise ParameterError("%s:step.settle_band: expected a fraction < 1, got %r" % (path, band))
+    step = StepSettings(
+        step_time_s=_nonnegative(st, "step_time_s"), step_rad=math.radians(st.finite("step_deg")),
+        duration_s=st.positive("duration_s"), settle_band=band,
+        omega_d_rad_s=grid(st.positive("omega_d_min_rad_s"), st.positive("omega_d_max_rad_s"),
+                           st.positive("omega_d_step_rad_s")),
+        plot_omega_d_rad_s=_positive_list(st, "plot_omega_d_rad_s"))
+    bd = _Section(data, path, "bode")
+    bode = BodeSettings(
+        amplitude_rad=math.radians(bd.positive("amplitude_deg")),
+        freqs_hz=grid(bd.positive("freq_min_hz"), bd.positive("freq_max_hz"), bd.positive("freq_step_hz")),
+        omega_d_rad_s=_positive_list(bd, "omega_d_rad_s"),
+        transient_periods=_nonnegative(bd, "transient_periods"),
+        min_transient_s=_nonnegative(bd, "min_transient_s"),
+        analysed_periods=bd.positive("analysed_periods"))
+    dv = _Section(data, path, "dive")
+    dive = DiveSettings(csv_file=str(dv.raw("csv_file")), omega_d_rad_s=_positive_list(dv, "omega_d_rad_s"))
+    la = _Section(data, path, "latency")
+    cases = la.raw("cases")
+    if not (isinstance(cases, list) and cases):
+        raise ParameterError("%s:latency.cases: expected a non-empty list" % path)
+    cm = _Section(data, path, "compare_models")
+    compare = CompareSettings(
+        omega_d_rad_s=_positive_list(cm, "omega_d_rad_s"), duration_s=cm.positive("duration_s"),
+        error_window_s=cm.positive("error_window_s"),
+        error_floor_rad=math.radians(cm.positive("error_floor_deg")))
+    sy = _Section(data, path, "sysid")
+    window = sy.vector("steady_window_s", 2)
+    bounds = sy.vector("inertia_bounds_kg_m2", 2)
+    duration = sy.positive("duration_s")
+    if not 0.0 <= window[0] < window[1] <= duration:
+        raise ParameterError("%s:sysid.steady_window_s: expected 0 <= start < end <= duration_s" % path)
+    if not 0.0 < bounds[0] < bounds[1]:
+        raise ParameterError("%s:sysid.inertia_bounds_kg_m2: expected 0 < low < high" % path)
+    sysid = SysidSettings(
+        torques_nm=_positive_list(sy, "torques_nm"), duration_s=duration,
+        steady_window_s=tuple(window), inertia_bounds_kg_m2=tuple(bounds),
+        settle_tolerance=sy.positive("settle_tolerance"), settle_window_s=sy.positive("settle_window_s"))
+    gn = _Section(data, path, "gains")
+    tr = _Section(data, path, "trim")
+    return AnalysisSettings(
+        loop=loop, step=step, bode=bode, dive=dive,
+        latency_cases=tuple(_latency_case(c, path, i) for i, c in enumerate(cases)),
+        paper_jump_omega_d_rad_s=la.positive("paper_jump_omega_d_rad_s"),
+        compare=compare, sysid=sysid, gains_omega_d_rad_s=_positive_list(gn, "omega_d_rad_s"),
+        trim_rate_max_rad_s=grid(tr.positive("rate_max_min_rad_s"), tr.positive("rate_max_max_rad_s"),
+                                 tr.positive("rate_max_step_rad_s")),
+        source=path)

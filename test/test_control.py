@@ -1,0 +1,135 @@
+"""Control law (Eq. 18/24), feed-forward, rate estimate and normalisation."""
+import math
+
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from brov2_hybrid.control import DesiredRateEstimator, HybridController, attitude_torque, normalize
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.hydrostatics import restoring_moment
+
+
+@pytest.fixture
+def controller(setup, controller_params):
+    return HybridController(setup.vehicle, controller_params, setup.tau_max)
+
+
+small = st.floats(-0.6, 0.6, allow_nan=False)
+
+
+@settings(max_examples=50, deadline=None)
+@given(small, small, st.floats(-math.pi, math.pi))
+def test_feedforward_cancels_hydrostatic_moment_at_rest(setup, controller_params, phi, theta, psi):
+    """eta2 = eta2d at rest: tau_4:6 + restoring moment = 0 exactly (Eq. 20)."""
+    c = HybridController(setup.vehicle, controller_params, setup.tau_max)
+    eta2 = [phi, theta, psi]
+    out = c.compute(eta2, [0, 0, 0], eta2, [0, 0, 0], eta2d_dot=np.zeros(3))
+    np.testing.assert_allclose(out.tau_body_frd[3:] + restoring_moment(eta2, setup.vehicle), 0, atol=1e-12)
+
+
+def test_feedforward_magnitude_for_roll(setup, controller):
+    """At 30 deg roll the righting moment is B * 0.02 * sin(30) = 1.148 N m."""
+    eta2 = [math.radians(30), 0, 0]
+    out = controller.compute(eta2, [0, 0, 0], eta2, [0, 0, 0], eta2d_dot=np.zeros(3))
+    assert out.tau_body_frd[3] == pytest.approx(114.8 * 0.02 * 0.5)
+
+
+def test_positive_yaw_error_gives_positive_N(controller):
+    out = controller.compute([0, 0, 0.2], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3))
+    assert out.tau_body_frd[5] == pytest.approx(controller.gains.kp[2] * 0.2)
+    assert out.tau_body_frd[5] > 0
+
+
+def test_yaw_error_wraps(controller):
+    """From 350 deg to 10 deg is +20 deg, not -340 deg."""
+    out = controller.compute([0, 0, math.radians(10)], [0, 0, 0], [0, 0, math.radians(350)], [0, 0, 0],
+                             eta2d_dot=np.zeros(3))
+    assert out.tau_body_frd[5] == pytest.approx(controller.gains.kp[2] * math.radians(20))
+
+
+def test_derivative_acts_on_rate_error(controller):
+    """Turning at r = 0.5 rad/s toward a still target: N = -(kd + dkd) * 0.5."""
+    out = controller.compute([0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0.5], eta2d_dot=np.zeros(3))
+    assert out.tau_body_frd[5] == pytest.approx(-controller.gains.kd_total[2] * 0.5)
+
+
+def test_linear_pass_through_and_normalization(setup, controller):
+    out = controller.compute([0, 0, 0], [0.5, -0.25, 1.0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3))
+    np.testing.assert_allclose(out.tau_body_frd[:3], np.array([0.5, -0.25, 1.0]) * setup.tau_max[:3])
+    np.testing.assert_allclose(out.u[:3], [0.5, -0.25, 1.0])
+
+
+def test_saturation_is_flagged(controller):
+    """kp_yaw * 3 rad = 10.08 * 3 = 30.2 N m < 37.7; turning away at 1 rad/s adds 2.97."""
+    out = controller.compute([0, 0, 3.0], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3))
+    assert out.u[5] == pytest.approx(30.24 / 37.722, rel=1e-3) and not out.saturated.any()
+    out = controller.compute([0, 0, 3.0], [0, 0, 0], [0, 0, 0], [0, 0, -3.0], eta2d_dot=np.zeros(3))
+    assert out.u[5] == 1.0 and out.saturated[5] and not out.saturated[:5].any()
+
+
+def test_disabled_axis_gives_zero_torque(controller):
+    controller.configure(closed_loop_enabled=[True, True, False])
+    out = controller.compute([0, 0, 1.0], [0, 0, 0], [0, 0, 0], [0, 0, 0])
+    assert out.tau_body_frd[5] == 0.0
+
+
+def test_configure_changes_gains_and_reports(controller):
+    changes = controller.configure(omega_d_rad_s=4.0)
+    assert controller.gains.kp[2] == pytest.approx(16 * 1.12)
+    assert len(changes) == 1 and "omega_d 3.000 -> 4.000" in changes[0]
+    with pytest.raises(Brov2Error, match="omega_d_rad_s"):
+        controller.configure(omega_d_rad_s=0.0)
+    assert controller.gains.omega_d_rad_s == 4.0  # unchanged by the rejected call
+
+
+def test_rate_estimator_moving_average():
+    est = DesiredRateEstimator(window=4)
+    for k in range(10):
+        est.update(0.1 * k, [0.0, 0.0, 0.2 * 0.1 * k])
+    np.testing.assert_allclose(est.rate(), [0, 0, 0.2])
+
+
+def test_rate_estimator_wraps_and_handles_irregular_times():
+    est = DesiredRateEstimator(window=3)
+    est.update(0.0, [0, 0, math.radians(350)])
+    est.update(0.5, [0, 0, math.radians(355)])
+    est.update(2.0, [0, 0, math.radians(10)])
+    np.testing.assert_allclose(est.rate()[2], math.radians(20) / 2.0)
+
+
+def test_rate_estimator_no_lookahead_and_repeats():
+    est = DesiredRateEstimator(window=5)
+    assert np.all(est.rate() == 0)
+    est.update(1.0, [0, 0, 1.0])
+    est.update(1.0, [0, 0, 2.0])  # same stamp replaces
+    assert np.all(est.rate() == 0)
+
+
+@pytest.mark.parametrize("arg", ["eta2d", "eta2", "nu2"])
+def test_rejects_nan(controller, arg):
+    kwargs = dict(eta2d=[0, 0, 0], u_linear=[0, 0, 0], eta2=[0, 0, 0], nu2=[0, 0, 0])
+    kwargs[arg] = [0, float("nan"), 0]
+    with pytest.raises(Brov2Error, match=arg):
+        controller.compute(**kwargs)
+
+
+def test_rejects_linear_out_of_range(controller):
+    with pytest.raises(Brov2Error, match=r"u_linear: expected values in \[-1, 1\]"):
+        controller.compute([0, 0, 0], [1.5, 0, 0], [0, 0, 0], [0, 0, 0])
+
+
+def test_attitude_torque_matches_paper_form():
+    """Roll 0.3, pitch 0.2: torque = kp J2inv e + kd J2inv (rate error) + ff, by hand."""
+    eta2 = np.array([0.3, 0.2, 0.0])
+    e = np.array([0.1, -0.05, 0.2])
+    J2inv = np.array([[1, 0, -math.sin(0.2)],
+                      [0, math.cos(0.3), math.sin(0.3) * math.cos(0.2)],
+                      [0, -math.sin(0.3), math.cos(0.3) * math.cos(0.2)]])
+    tau = attitude_torque(eta2 + e, np.zeros(3), eta2, np.zeros(3), np.array([2., 3., 4.]), np.zeros(3), np.zeros(3))
+    np.testing.assert_allclose(tau, np.array([2., 3., 4.]) * (J2inv @ e))
+
+
+def test_normalize_rejects_wrong_shape(setup):
+    with pytest.raises(Brov2Error, match=r"tau: expected shape \(6,\)"):
+        normalize(np.zeros(3), setup.tau_max)

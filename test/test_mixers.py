@@ -1,0 +1,83 @@
+"""Algorithm 1 (stock ArduSub) and Algorithm 2 (quantitative) mixers."""
+import numpy as np
+import pytest
+from hypothesis import given, settings, strategies as st
+
+from brov2_hybrid import mixers
+from brov2_hybrid.errors import Brov2Error
+
+unit = st.floats(-1.0, 1.0, allow_nan=False)
+
+
+@pytest.mark.parametrize("kind", ["quantitative", "stock"])
+def test_zero_command_is_neutral(setup, kind):
+    np.testing.assert_array_equal(setup.mixer(kind).pwm(np.zeros(6)), 1500.0)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(unit, min_size=6, max_size=6))
+def test_algorithm2_round_trip(setup, u):
+    """T force(PWM(u)) = diag(tau_max) u while no thruster saturates (Eq. 9 inverted)."""
+    u = 0.3 * np.array(u)  # small enough that no thruster leaves the table
+    m = mixers.thruster_forces(u, setup.T_pinv, setup.tau_max)
+    assert np.all(m < setup.table.max_forward_n) and np.all(-m < setup.table.max_reverse_n)
+    forces = setup.table.force_from_pwm(setup.mixer().pwm(u))
+    np.testing.assert_allclose(setup.T @ forces, setup.tau_max * u, atol=1e-6)
+
+
+def test_algorithm2_saturated_thrusters_clip(setup):
+    pwm = setup.mixer().pwm([1, 0, 1, 1, 0, 1])
+    assert pwm.min() >= 1100 and pwm.max() <= 1900
+    assert np.any(pwm == 1900) or np.any(pwm == 1100)
+
+
+def test_algorithm2_pure_yaw_uses_horizontal_thrusters(setup):
+    """Yaw at u=0.5: 0.5 * 37.72 N m * T-dagger yaw column = +-24.97 N on thrusters 1-4."""
+    m = mixers.thruster_forces([0, 0, 0, 0, 0, 0.5], setup.T_pinv, setup.tau_max)
+    np.testing.assert_allclose(m[:4], 0.5 * 37.722 * 1.3242 * np.array([1, -1, -1, 1]), rtol=1e-3)
+    np.testing.assert_allclose(m[4:], 0.0, atol=1e-9)
+
+
+def test_algorithm1_linear_below_saturation(setup):
+    u = np.array([0.2, -0.1, 0.15, 0.05, -0.1, 0.3])
+    m1 = mixers.stock_normalized(u, setup.T_hat)
+    m2 = mixers.stock_normalized(0.5 * u, setup.T_hat)
+    np.testing.assert_allclose(m2, 0.5 * m1, atol=1e-12)
+    np.testing.assert_allclose(m1, setup.T_hat.T @ u, atol=1e-12)
+
+
+def test_algorithm1_group_scaling_yaw_and_surge(setup):
+    """Yaw 1 with surge 1: xi2 = (0, -2, 0, 2) on thrusters 1-4, so the whole horizontal
+    group is divided by 2: motor 1 gets (-1 + 1)/2 = 0 and motor 2 (-1 - 1)/2 = -1."""
+    m = mixers.stock_normalized([1, 0, 0, 0, 0, 1], setup.T_hat)
+    np.testing.assert_allclose(m, [0, -1, 0, 1, 0, 0, 0, 0], atol=1e-12)
+    # A stock mixer cannot deliver the requested surge: net surge is half of u=1 alone.
+    surge_alone = setup.T_hat[0] @ mixers.stock_normalized([1, 0, 0, 0, 0, 0], setup.T_hat)
+    assert setup.T_hat[0] @ m == pytest.approx(0.5 * surge_alone)
+
+
+def test_algorithm1_uses_magnitude_for_negative_peaks(setup):
+    """The group max compares |xi| (ArduSub), not the signed xi of the paper's line 6."""
+    m = mixers.stock_normalized([-1, 0, 0, 0, 0, -1], setup.T_hat)
+    assert np.max(np.abs(m)) == pytest.approx(1.0)
+    np.testing.assert_allclose(m, -mixers.stock_normalized([1, 0, 0, 0, 0, 1], setup.T_hat))
+
+
+def test_algorithm1_saturates_to_pwm_limits(setup):
+    pwm = mixers.mix_stock([0, 0, 1, 1, 1, 0], setup.T_hat)
+    assert pwm.max() <= 1900 and pwm.min() >= 1100
+
+
+@pytest.mark.parametrize("u, match", [
+    (np.zeros(5), r"expected shape \(6,\)"),
+    ([0, 0, 0, np.nan, 0, 0], "finite"),
+])
+def test_mixers_reject_bad_u(setup, u, match):
+    for kind in ("quantitative", "stock"):
+        with pytest.raises(Brov2Error, match=match):
+            setup.mixer(kind).pwm(u)
+
+
+def test_unknown_mixer_kind(setup):
+    with pytest.raises(Brov2Error, match="expected one of"):
+        setup.mixer("fancy")
