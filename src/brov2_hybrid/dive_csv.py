@@ -24,7 +24,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brov2_hybrid.errors import InputDataError
+from brov2_hybrid.errors import InputDataError, open_csv
 
 ANGLE_AXES = ("roll", "pitch", "yaw")
 LINEAR_COLUMNS = ("surge", "sway", "heave")
@@ -70,11 +70,7 @@ def _angle_columns(fields, path):
 
 def load_dive_csv(path):
     """Read and validate a dive CSV (see module docstring); return a :class:`Dive`."""
-    try:
-        handle = open(path, newline="")
-    except OSError as exc:
-        raise InputDataError("%s: cannot open dive CSV (%s)" % (path, exc))
-    with handle:
+    with open_csv(path, "dive CSV") as handle:
         reader = csv.DictReader(handle)
         fields = [f.strip() for f in (reader.fieldnames or [])]
         if not fields:

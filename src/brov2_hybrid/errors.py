@@ -86,3 +86,11 @@ def as_nonnegative_vector(x, n, name):
     if np.any(arr < 0.0):
         raise Brov2Error("%s: expected every entry >= 0, got %s" % (name, arr.tolist()))
     return arr
+
+
+def open_csv(path, what):
+    """Open ``path`` for csv reading; raise InputDataError naming ``what`` if it cannot."""
+    try:
+        return open(path, newline="")
+    except OSError as exc:
+        raise InputDataError("%s: cannot open %s (%s)" % (path, what, exc))

@@ -10,7 +10,7 @@ import os
 
 import numpy as np
 
-from brov2_hybrid.errors import InputDataError
+from brov2_hybrid.errors import InputDataError, open_csv
 
 LOG_COLUMNS = (
     ["time_s"]
@@ -82,11 +82,7 @@ def _fmt(value):
 
 def read_log(path):
     """Read a log CSV into a dict of numpy arrays (``mode`` stays a list of str)."""
-    try:
-        handle = open(path, newline="")
-    except OSError as exc:
-        raise InputDataError("%s: cannot open log (%s)" % (path, exc))
-    with handle:
+    with open_csv(path, "log") as handle:
         reader = csv.DictReader(handle)
         missing = [c for c in LOG_COLUMNS if c not in (reader.fieldnames or [])]
         if missing:

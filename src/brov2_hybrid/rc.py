@@ -15,7 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid import paths
-from brov2_hybrid.errors import Brov2Error, ParameterError, as_vector
+from brov2_hybrid.errors import ParameterError, as_vector
 from brov2_hybrid.params import DEFAULT_THRUSTER_FILE, _Section, load_yaml
 
 

@@ -18,7 +18,7 @@ import csv
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, InputDataError, as_positive
+from brov2_hybrid.errors import Brov2Error, InputDataError, as_positive, open_csv
 
 KGF_TO_N = 9.80665  # standard gravity, the definition of the kilogram-force
 
@@ -36,11 +36,7 @@ def read_t200_csv(path):
     InputDataError
         Naming the file, line and column of the first bad value.
     """
-    try:
-        handle = open(path, newline="")
-    except OSError as exc:
-        raise InputDataError("%s: cannot open thrust table (%s)" % (path, exc))
-    with handle:
+    with open_csv(path, "thrust table") as handle:
         reader = csv.DictReader(handle)
         fields = reader.fieldnames or []
         for col in ("pwm_us", "force_kgf"):

@@ -1,0 +1,262 @@
+"""Fast in-process closed loop: the ROS pipeline's pieces without ROS or sockets.
+
+One control tick (default 50 Hz) does what the nodes do, with the same core objects:
+
+    dive rows -> HybridController.update_desired (each new row, its own time stamp)
+    latest attitude telemetry -> HybridController.compute -> u
+    u -> RC channel PWMs (integers, brov2_hybrid.rc) -> u as ArduSub reads it
+      -> VehicleSetup.mixer(kind).pwm (Algorithm 2 default, Algorithm 1 option)
+      -> motor PWMs (integers, as ArduSub outputs them) -> VehicleModel.set_motor_pwm
+
+and the vehicle model integrates its own fixed steps (1/400 s) between events.
+
+Loop latency (REFERENCE.md 8) is modelled with two :class:`~brov2_hybrid.delay.DelayLine`:
+attitude telemetry is sampled at ``telemetry_rate_hz`` and reaches the control law
+``telemetry_delay_s`` later; a motor command reaches the motors ``command_delay_s``
+after its tick. Delays are rounded to whole physics steps.
+
+Each tick writes one row of :data:`brov2_hybrid.logfile.LOG_COLUMNS` (returned as
+arrays, optionally written as a CSV with :class:`~brov2_hybrid.logfile.LogWriter`).
+The attitude and rates in a row are the vehicle's true state at the tick (what the
+response really was); the control law saw the delayed telemetry. Angles rad, NED/FRD.
+"""
+import math
+from dataclasses import replace
+
+import numpy as np
+
+from brov2_hybrid.control import HybridController
+from brov2_hybrid.dive_csv import Dive
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriter
+from brov2_hybrid.model import load_setup
+from brov2_hybrid.params import load_controller_params
+from brov2_hybrid.rc import load_rc_map
+from brov2_hybrid.analysis.settings import LoopSettings
+
+_COL = {name: k for k, name in enumerate(NUMERIC_COLUMNS)}
+_DESIRED = [_COL["%s_d_rad" % a] for a in ("roll", "pitch", "yaw")]
+_ACTUAL = [_COL["%s_rad" % a] for a in ("roll", "pitch", "yaw")]
+_RATES = [_COL[c] for c in ("p_rad_s", "q_rad_s", "r_rad_s")]
+_LINEAR = [_COL[c] for c in ("surge_cmd", "sway_cmd", "heave_cmd")]
+_TAU = [_COL[c] for c in ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")]
+_U = [_COL["u_%s" % d] for d in ("surge", "sway", "heave", "roll", "pitch", "yaw")]
+_RC = [_COL["rc%d_us" % i] for i in range(1, 7)]
+_PWM = [_COL["pwm%d_us" % i] for i in range(1, 9)]
+
+
+def _vehicle_model_module():
+    # Imported on first use so that the settings, metrics and LTI tools work on their own.
+    from brov2_hybrid import vehicle_model
+    return vehicle_model
+
+
+def _delay_module():
+    from brov2_hybrid import delay
+    return delay
+
+
+class LoopResult(object):
+    """Per-tick log of one run: ``log`` is a dict of arrays keyed like :data:`LOG_COLUMNS`.
+
+    Same layout as :func:`brov2_hybrid.logfile.read_log`, so every metric works on a
+    ROS log and an in-process run alike. ``settings`` is the :class:`LoopSettings` used,
+    ``wall_s`` the computing time of the run.
+    """
+
+    def __init__(self, log, settings, omega_d_rad_s, wall_s=0.0, log_path=None):
+        self.log = log
+        self.settings = settings
+        self.omega_d_rad_s = omega_d_rad_s
+        self.wall_s = wall_s
+        self.log_path = log_path
+
+    @property
+    def t_s(self):
+        return self.log["time_s"]
+
+    @property
+    def duration_s(self):
+        return float(self.t_s[-1] - self.t_s[0]) if len(self.t_s) else 0.0
+
+    def column(self, name):
+        return self.log[name]
+
+
+class ClosedLoop(object):
+    """The hybrid autopilot and the vehicle model in one process.
+
+    Parameters
+    ----------
+    settings : LoopSettings, optional
+        Rates, latency, mixer and model (default: ``params/analysis.yaml`` values).
+    setup : brov2_hybrid.model.VehicleSetup, optional
+    controller_params : brov2_hybrid.params.ControllerParams, optional
+    sim_options : brov2_hybrid.vehicle_model.SimOptions, optional
+        Simulator options (default: ``load_sim_options()``); ``settings.model`` wins
+        over ``sim_options.model``.
+    """
+
+    def __init__(self, settings=None, setup=None, controller_params=None, sim_options=None, rc_map=None):
+        self.settings = settings or LoopSettings()
+        self.setup = setup or load_setup()
+        self.controller_params = controller_params or load_controller_params()
+        self.rc_map = rc_map or load_rc_map()
+        self.mixer = self.setup.mixer(self.settings.mixer)
+        vm = _vehicle_model_module()
+        options = sim_options if sim_options is not None else vm.load_sim_options()
+        self.sim_options = replace(options, model=self.settings.model)
+        self.vehicle = vm.VehicleModel(self.setup, self.sim_options)
+        self.dt_s = float(self.sim_options.dt_s)
+        self.steps_per_tick = self._steps(1.0 / self.settings.control_rate_hz, "control period", exact=True)
+        self.steps_per_sample = self._steps(1.0 / self.settings.telemetry_rate_hz, "telemetry period", exact=True)
+        self.telemetry_delay_steps = self._steps(self.settings.telemetry_delay_s, "telemetry delay")
+        self.command_delay_steps = self._steps(self.settings.command_delay_s, "command delay")
+
+    def _steps(self, duration_s, name, exact=False):
+        n = duration_s / self.dt_s
+        k = int(round(n))
+        if exact and (k < 1 or abs(n - k) > 1e-6):
+            raise Brov2Error("%s: expected a whole number (>= 1) of physics steps of %g s, got %g s"
+                             % (name, self.dt_s, duration_s))
+        return k
+
+    def new_controller(self, omega_d_rad_s=None):
+        c = HybridController(self.setup.vehicle, self.controller_params, self.setup.tau_max)
+        if omega_d_rad_s is not None:
+            c.configure(omega_d_rad_s=omega_d_rad_s)
+        return c
+
+    def run(self, dive, duration_s=None, omega_d_rad_s=None, log_path=None, initial_eta=None):
+        """Fly ``dive`` (a :class:`~brov2_hybrid.dive_csv.Dive`) and return a :class:`LoopResult`.
+
+        Parameters
+        ----------
+        duration_s : float, optional
+            Run length [s] from the dive's first time (default: the dive's duration).
+        omega_d_rad_s : float, optional
+            Controller setting (default: ``params/controller.yaml``).
+        log_path : str, optional
+            Also write the rows to this CSV (never overwritten: a suffix is added).
+        initial_eta : array_like (6,), optional
+            Start pose (default: at ``initial_depth_m``, attitude of the dive's first row).
+        """
+        import time as _time
+        wall0 = _time.perf_counter()
+        if not isinstance(dive, Dive):
+            raise Brov2Error("dive: expected a brov2_hybrid.dive_csv.Dive, got %r" % type(dive).__name__)
+        t0 = float(dive.t_s[0])
+        duration = dive.duration_s if duration_s is None else float(duration_s)
+        if duration <= 0.0:
+            raise Brov2Error("duration_s: expected > 0, got %r" % duration)
+        controller = self.new_controller(omega_d_rad_s)
+        delay = _delay_module()
+        telemetry = delay.DelayLine(self.telemetry_delay_steps * self.dt_s)
+        commands = delay.DelayLine(self.command_delay_steps * self.dt_s)
+        vehicle = self.vehicle
+        if initial_eta is None:
+            initial_eta = np.concatenate([[0.0, 0.0, self.settings.initial_depth_m], dive.eta2d_rad[0]])
+        vehicle.reset(eta=np.asarray(initial_eta, dtype=float), nu=np.zeros(6), t_s=0.0)
+        neutral = np.full(8, self.mixer.table.neutral_us)
+        vehicle.set_motor_pwm(neutral)
+
+        n_ticks = int(math.floor(duration / (self.steps_per_tick * self.dt_s) + 1e-9)) + 1
+        rows = np.zeros((n_ticks, len(NUMERIC_COLUMNS)))
+        rows[:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
+        dt = self.dt_s
+        half = 0.5 * dt  # times are whole steps: half a step of slack absorbs rounding
+        n_rows = len(dive.t_s)
+        next_row = 0
+        dive_t = dive.t_s - t0
+        eta2d = dive.eta2d_rad[0]
+        u_lin = dive.u_linear[0]
+        pending = []  # physics steps at which a delayed command becomes due
+        step, tick, next_sample = 0, 0, 0
+        rc_map, mixer = self.rc_map, self.mixer
+        while tick < n_ticks:
+            t = step * dt
+            if step == next_sample:
+                telemetry.push(t, vehicle.measured_attitude())
+                next_sample += self.steps_per_sample
+            if step == tick * self.steps_per_tick:
+                while next_row < n_rows and dive_t[next_row] <= t + half:
+                    controller.update_desired(dive_t[next_row], dive.eta2d_rad[next_row])
+                    eta2d, u_lin = dive.eta2d_rad[next_row], dive.u_linear[next_row]
+                    next_row += 1
+                seen = telemetry.get(t + half)
+                if seen is None:  # no attitude yet: neutral, as the nodes do
+                    tau, u = np.zeros(6), np.zeros(6)
+                else:
+                    out = controller.compute(eta2d, u_lin, seen[0], seen[1])
+                    tau, u = out.tau_body_frd, out.u
+                rc = rc_map.pwm_from_u(u)
+                u_fw = rc_map.u_from_pwm(rc)
+                pwm = np.rint(mixer.pwm(u_fw))
+                commands.push(t, pwm)
+                pending.append(step + self.command_delay_steps)
+                row = rows[tick]
+                row[0] = t
+                row[_DESIRED] = eta2d
+                row[_ACTUAL] = vehicle.eta[3:6]
+                row[_RATES] = vehicle.nu[3:6]
+                row[_LINEAR] = u_lin
+                row[_TAU] = tau
+                row[_U] = u
+                row[_RC] = [rc[ch] for ch in range(1, 7)]
+                row[_PWM] = pwm
+                row[_COL["depth_m"]] = vehicle.depth_m()
+                tick += 1
+            if pending and pending[0] <= step:
+                while pending and pending[0] <= step:
+                    pending.pop(0)
+                vehicle.set_motor_pwm(commands.get(t + half))
+            if tick >= n_ticks:
+                break
+            events = [next_sample, tick * self.steps_per_tick]
+            if pending:
+                events.append(pending[0])
+            nxt = min(events)
+            vehicle.step(nxt - step)
+            step = nxt
+
+        log = {name: rows[:, k] for k, name in enumerate(NUMERIC_COLUMNS)}
+        log["mode"] = [self.settings.mode_label] * n_ticks
+        written = None
+        if log_path:
+            written = write_log(log_path, log)
+        return LoopResult(log, self.settings, controller.gains.omega_d_rad_s,
+                          _time.perf_counter() - wall0, written)
+
+
+def write_log(path, log):
+    """Write a log dict (as returned in :class:`LoopResult`) with LogWriter; return the path used."""
+    n = len(log["time_s"])
+    with LogWriter(path) as writer:
+        for k in range(n):
+            writer.write({c: (log[c][k]) for c in LOG_COLUMNS})
+        return writer.path
+
+
+def step_dive(step_rad, step_time_s, duration_s, rate_hz, axis=2):
+    """A dive that holds 0 and steps ``axis`` (default yaw) to ``step_rad`` at ``step_time_s``."""
+    t = np.arange(0.0, duration_s + 0.5 / rate_hz, 1.0 / rate_hz)
+    eta = np.zeros((t.size, 3))
+    eta[t >= step_time_s - 1e-9, axis] = step_rad
+    return Dive(t_s=t, eta2d_rad=eta, u_linear=np.zeros((t.size, 3)), source="step")
+
+
+def sine_dive(amplitude_rad, freq_hz, duration_s, rate_hz, axis=2):
+    """A dive with ``axis`` (default yaw) = amplitude sin(2 pi f t), sampled at ``rate_hz``."""
+    t = np.arange(0.0, duration_s + 0.5 / rate_hz, 1.0 / rate_hz)
+    eta = np.zeros((t.size, 3))
+    eta[:, axis] = amplitude_rad * np.sin(2.0 * math.pi * freq_hz * t)
+    return Dive(t_s=t, eta2d_rad=eta, u_linear=np.zeros((t.size, 3)), source="sine %g Hz" % freq_hz)
+
+
+def dive_from_log(log):
+    """The desired attitude and linear commands of a log, as a Dive (times from 0)."""
+    t = np.asarray(log["time_s"], dtype=float)
+    eta = np.column_stack([log["%s_d_rad" % a] for a in ("roll", "pitch", "yaw")])
+    lin = np.column_stack([log[c] for c in ("surge_cmd", "sway_cmd", "heave_cmd")])
+    keep = np.concatenate([[True], np.diff(t) > 0])
+    return Dive(t_s=t[keep] - t[0], eta2d_rad=eta[keep], u_linear=np.clip(lin[keep], -1.0, 1.0), source="log")
