@@ -3,6 +3,11 @@ import os
 import sys
 
 import pytest
+from hypothesis import settings
+
+# Seeded property tests: the same examples on every run and machine, no example database.
+settings.register_profile("brov2", derandomize=True, database=None, deadline=None)
+settings.load_profile("brov2")
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 

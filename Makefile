@@ -1,0 +1,43 @@
+# brov2_hybrid: entry points. Everything installs itself: `make run` and
+# `make test` work on a fresh Debian 12 machine (root, or sudo).
+SHELL := /bin/bash
+ARGS ?=
+
+.DEFAULT_GOAL := help
+.PHONY: help setup test run bench reproduce lint clean distclean
+
+help:
+	@echo "make setup      install ROS 1 / venv / catkin workspace (idempotent)"
+	@echo "make test       setup, then pytest + rostest + catkin_lint + vermin; last line 'N passed, N failed'"
+	@echo "make run        a dive with the hybrid autopilot (ARGS='name:=value ...' for roslaunch)"
+	@echo "make bench      benchmarks (python -m brov2_hybrid.bench)"
+	@echo "make reproduce  rerun the paper's experiments"
+	@echo "make lint       catkin_lint and vermin only"
+	@echo "make clean      remove the workspace (.ws) and test output; distclean also removes .venv"
+
+setup:
+	@bash scripts/setup.sh
+
+test:
+	@bash scripts/setup.sh || { echo "make test: setup failed, no tests run"; echo "0 passed, 1 failed"; exit 1; }
+	@bash scripts/run_tests.sh
+
+run:
+	@bash scripts/run_dive.sh $(ARGS)
+
+bench:
+	@bash scripts/bench.sh $(ARGS)
+
+reproduce:
+	@bash scripts/reproduce.sh $(ARGS)
+
+lint:
+	@bash scripts/setup.sh
+	@bash scripts/run_tests.sh --only catkin_lint --only vermin
+
+clean:
+	rm -rf .ws out build devel logs .pytest_cache .hypothesis
+	find . -path ./.venv -prune -o -path ./.git -prune -o -name __pycache__ -type d -print0 | xargs -0 rm -rf
+
+distclean: clean
+	rm -rf .venv

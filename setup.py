@@ -1,0 +1,20 @@
+"""Python package setup for catkin (catkin_python_setup); do not run it by hand."""
+import os
+
+from setuptools import setup
+from catkin_pkg.python_setup import generate_distutils_setup
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+# The core package and its subpackages; a subpackage not written yet is left out
+# so that the workspace still builds while the code is being written.
+_PACKAGES = ['brov2_hybrid', 'brov2_hybrid.sim', 'brov2_hybrid.analysis']
+
+setup_args = generate_distutils_setup(
+    packages=[
+        name for name in _PACKAGES
+        if os.path.isfile(os.path.join(_HERE, 'src', *name.split('.'), '__init__.py'))
+    ],
+    package_dir={'': 'src'},
+)
+
+setup(**setup_args)
