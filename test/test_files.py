@@ -59,6 +59,15 @@ def test_log_never_overwrites_and_round_trips(tmp_path):
     assert len(log["time_s"]) == 2 and log["mode"] == ["ACTIVE", "ACTIVE"]
 
 
+def test_log_keeps_epoch_times_to_the_microsecond(tmp_path):
+    row = {c: 0.0 for c in LOG_COLUMNS}
+    row["mode"] = "ACTIVE"
+    row["time_s"] = 1763769600.123456
+    with LogWriter(str(tmp_path / "log.csv")) as w:
+        w.write(row)
+    assert read_log(w.path)["time_s"][0] == 1763769600.123456
+
+
 def test_log_rejects_incomplete_rows(tmp_path):
     with LogWriter(str(tmp_path / "log.csv")) as w:
         with pytest.raises(InputDataError, match="missing columns"):

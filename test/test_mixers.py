@@ -25,6 +25,14 @@ def test_algorithm2_round_trip(setup, u):
     np.testing.assert_allclose(setup.T @ forces, setup.tau_max * u, atol=1e-6)
 
 
+def test_algorithm2_unused_thrusters_stay_neutral(setup):
+    """Pure yaw leaves the vertical thrusters at exactly 1500 (T-dagger's 1e-15 N of
+    rounding noise must not be pushed out of the dead band)."""
+    pwm = setup.mixer().pwm([0, 0, 0, 0, 0, 0.3])
+    np.testing.assert_array_equal(pwm[4:], 1500.0)
+    assert np.all(pwm[:4] != 1500.0)
+
+
 def test_algorithm2_saturated_thrusters_clip(setup):
     pwm = setup.mixer().pwm([1, 0, 1, 1, 0, 1])
     assert pwm.min() >= 1100 and pwm.max() <= 1900

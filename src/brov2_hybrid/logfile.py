@@ -75,9 +75,10 @@ class LogWriter(object):
 
 
 def _fmt(value):
+    """Shortest text that reads back to the same float (keeps epoch times to the us)."""
     if isinstance(value, str):
         return value
-    return "%.9g" % float(value)
+    return repr(float(value))
 
 
 def read_log(path):

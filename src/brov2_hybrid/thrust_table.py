@@ -21,6 +21,9 @@ import numpy as np
 from brov2_hybrid.errors import Brov2Error, InputDataError, as_positive, open_csv
 
 KGF_TO_N = 9.80665  # standard gravity, the definition of the kilogram-force
+#: Requested forces smaller than this [N] are zero: T-dagger leaves ~1e-15 N of
+#: floating-point noise on thrusters a DOF does not use, which must not leave the dead band.
+ZERO_FORCE_TOLERANCE_N = 1e-9
 
 
 def read_t200_csv(path):
@@ -144,13 +147,15 @@ class ThrustTable(object):
     def normalized_from_force(self, force_n):
         """Algorithm 2 lookup: thrust [N] -> m* in [-1, 1] (array in, array out).
 
-        Zero force gives exactly 0 (PWM 1500); forces beyond the table give +-1.
+        |force| <= ZERO_FORCE_TOLERANCE_N gives exactly 0 (PWM 1500); forces beyond the
+        table give +-1.
         """
         f = np.asarray(force_n, dtype=float)
         star = np.interp(f, self._inv_force, self._inv_star, left=-1.0, right=1.0)
+        zero = np.abs(f) <= ZERO_FORCE_TOLERANCE_N
         if star.ndim == 0:
-            return 0.0 if f == 0.0 else float(star)
-        star[f == 0.0] = 0.0
+            return 0.0 if zero else float(star)
+        star[zero] = 0.0
         return star
 
     def pwm_from_force(self, force_n):
