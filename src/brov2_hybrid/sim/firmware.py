@@ -1,0 +1,354 @@
+"""Simulated ArduSub firmware: arming, flight mode, RC input and overrides, failsafe, mixer.
+
+Behaviour follows ArduSub (REFERENCE.md sections 5 and 9):
+
+* RC_CHANNELS_OVERRIDE is accepted only from system id SYSID_MYGCS. Per channel
+  (1-8): 0 releases the override, 65535 leaves the channel unchanged; channels 9-18:
+  0 and 65535 both mean "unchanged" (ArduPilot's GCS_MAVLINK::handle_rc_channels_override).
+  An override older than RC_OVERRIDE_TIME seconds is dropped (-1: never; 0: overrides
+  disabled). Without an override a channel reads neutral (there is no RC receiver).
+* Pilot-input failsafe: armed with no accepted override for FS_PILOT_TIMEOUT seconds
+  -> STATUSTEXT "Lost manual control", controls to neutral and, with FS_PILOT_INPUT = 2,
+  disarm (1 = warn only, 0 = off). The timer restarts when the vehicle is armed.
+* Modes: MANUAL (19) is implemented; every other mode is refused (this simulator has
+  no attitude or depth controller). Motors run only when armed AND in MANUAL; otherwise
+  every motor gets the neutral PWM.
+* MANUAL: RC channels -> u through :mod:`brov2_hybrid.rc` (ArduSub's channel map and
+  directions), u -> eight PWMs through the selected mixer (Algorithm 2 by default,
+  Algorithm 1 with MOT_MIXER = 1), rounded to whole microseconds as servo outputs are.
+* Command transport delay: pilot input reaches the mixer ``command_delay_s`` after it
+  arrives (a :class:`~brov2_hybrid.delay.DelayLine` of the RC input state).
+
+All times are simulated seconds. No sockets here: :mod:`brov2_hybrid.sim.mavlink_vehicle`
+turns MAVLink messages into calls on :class:`Firmware`.
+"""
+import logging
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from brov2_hybrid.delay import DelayLine
+from brov2_hybrid.rc import load_rc_map
+
+LOG = logging.getLogger(__name__)
+
+#: ArduSub custom modes (control_mode_t).
+MODES = {"STABILIZE": 0, "ACRO": 1, "ALT_HOLD": 2, "AUTO": 3, "GUIDED": 4, "CIRCLE": 7,
+         "SURFACE": 9, "POSHOLD": 16, "MANUAL": 19, "MOTOR_DETECT": 20, "SURFTRAK": 21}
+MODE_NAMES = {number: name for name, number in MODES.items()}
+MANUAL = MODES["MANUAL"]
+SUPPORTED_MODES = (MANUAL,)
+
+N_RC_CHANNELS = 18
+N_MOTORS = 8
+CHAN_RELEASE = 0
+CHAN_NOCHANGE = 65535
+
+MIXER_KINDS = ("quantitative", "stock")  # MOT_MIXER 0, 1
+
+# MAV_SEVERITY
+SEVERITY_CRITICAL = 2
+SEVERITY_WARNING = 4
+SEVERITY_INFO = 6
+
+
+@dataclass
+class ParamDef:
+    """One firmware parameter: value, MAV_PARAM_TYPE, limits, and whether it is settable."""
+
+    name: str
+    value: float
+    param_type: int
+    minimum: float
+    maximum: float
+    integer: bool = False
+    read_only: bool = False
+
+
+# MAV_PARAM_TYPE
+PARAM_INT8 = 2
+PARAM_INT16 = 4
+PARAM_REAL32 = 9
+
+
+class ParamTable(object):
+    """Ordered firmware parameters with validation and change callbacks."""
+
+    def __init__(self):
+        self._defs = []
+        self._index = {}
+        self._callbacks = {}
+
+    def add(self, definition, on_change=None):
+        self._index[definition.name] = len(self._defs)
+        self._defs.append(definition)
+        if on_change is not None:
+            self._callbacks[definition.name] = on_change
+
+    def __len__(self):
+        return len(self._defs)
+
+    def __contains__(self, name):
+        return name in self._index
+
+    def names(self):
+        return [d.name for d in self._defs]
+
+    def get(self, name):
+        return self._defs[self._index[name]].value
+
+    def definition(self, name):
+        return self._defs[self._index[name]]
+
+    def by_index(self, index):
+        """(definition, index) for 0 <= index < len, else None."""
+        if 0 <= index < len(self._defs):
+            return self._defs[index], index
+        return None
+
+    def index(self, name):
+        return self._index[name]
+
+    def set(self, name, value):
+        """Set a parameter; returns (accepted, message). Unknown name raises KeyError."""
+        d = self._defs[self._index[name]]
+        if d.read_only:
+            return False, "%s is read-only" % name
+        try:
+            value = float(value)
+        except (TypeError, ValueError):
+            return False, "%s: not a number" % name
+        if not math.isfinite(value):
+            return False, "%s: not a finite number" % name
+        if d.integer:
+            if value != round(value):
+                return False, "%s: expected an integer, got %g" % (name, value)
+            value = float(round(value))
+        if not d.minimum <= value <= d.maximum:
+            return False, "%s: %g outside %g..%g" % (name, value, d.minimum, d.maximum)
+        callback = self._callbacks.get(name)
+        if callback is not None:
+            problem = callback(value)
+            if problem:
+                return False, problem
+        d.value = value
+        return True, ""
+
+
+class Firmware(object):
+    """State machine of the simulated ArduSub.
+
+    Parameters
+    ----------
+    setup : VehicleSetup
+        Provides both mixers (``setup.mixer(kind)``) and the PWM limits.
+    config : FirmwareConfig
+    rc_map : RCMap, optional
+        Defaults to :func:`brov2_hybrid.rc.load_rc_map`.
+    """
+
+    def __init__(self, setup, config, rc_map=None):
+        self.setup = setup
+        self.config = config
+        self.rc_map = rc_map if rc_map is not None else load_rc_map()
+        self.mixers = {kind: setup.mixer(kind) for kind in MIXER_KINDS}
+        thrusters = setup.thrusters
+        self.pwm_min_us = int(thrusters.pwm_min_us)
+        self.pwm_max_us = int(thrusters.pwm_max_us)
+        self.neutral_us = int(thrusters.pwm_neutral_us)
+        self.params = ParamTable()
+        self.params.add(ParamDef("SYSID_MYGCS", float(config.sysid_mygcs), PARAM_INT16, 1, 255, integer=True))
+        self.params.add(ParamDef("RC_OVERRIDE_TIME", float(config.rc_override_time_s), PARAM_REAL32, -1, 120),
+                        on_change=self._check_override_time)
+        self.params.add(ParamDef("FS_PILOT_INPUT", float(config.fs_pilot_input), PARAM_INT8, 0, 2, integer=True))
+        self.params.add(ParamDef("FS_PILOT_TIMEOUT", float(config.fs_pilot_timeout_s), PARAM_REAL32, 0.1, 60.0))
+        self.params.add(ParamDef("MOT_MIXER", float(MIXER_KINDS.index(config.mixer)), PARAM_INT8, 0, 1, integer=True),
+                        on_change=self._on_mixer)
+        self.params.add(ParamDef("SIM_CMD_DELAY", float(config.command_delay_s), PARAM_REAL32, 0.0, 5.0),
+                        on_change=self._on_command_delay)
+        self.mixer_kind = config.mixer
+        self.armed = False
+        self.mode = MANUAL
+        self.failsafe_pilot_input = False
+        self.armed_at_s = None
+        self._live_values = [0] * N_RC_CHANNELS   # override PWMs as received (0 = none)
+        self._live_stamps = [None] * N_RC_CHANNELS
+        self._command_line = DelayLine(config.command_delay_s)
+        self._no_input = (tuple(self._live_values), tuple(self._live_stamps))
+        self._messages = []                      # (severity, text) to broadcast
+        self._cache_key = None
+        self._cache_pwm = None
+        self.motor_pwm_us = [self.neutral_us] * N_MOTORS
+        self.counters = {"override_accepted": 0, "override_rejected_sysid": 0,
+                         "override_disabled": 0, "pilot_failsafe": 0}
+
+    # ------------------------------------------------------------------ parameters
+    def _check_override_time(self, value):
+        if value < 0 and value != -1:
+            return "RC_OVERRIDE_TIME: expected -1 (never) or >= 0, got %g" % value
+        return None
+
+    def _on_mixer(self, value):
+        self.mixer_kind = MIXER_KINDS[int(value)]
+        self._cache_key = None
+        LOG.info("mixer: %s", self.mixer_kind)
+        return None
+
+    def _on_command_delay(self, value):
+        self._command_line.delay_s = value
+        return None
+
+    @property
+    def sysid_mygcs(self):
+        return int(self.params.get("SYSID_MYGCS"))
+
+    @property
+    def command_delay_s(self):
+        return self._command_line.delay_s
+
+    # ------------------------------------------------------------------ messages
+    def _say(self, severity, text):
+        LOG.info("STATUSTEXT: %s", text)
+        self._messages.append((severity, text))
+
+    def pop_messages(self):
+        """STATUSTEXTs (severity, text) raised since the last call."""
+        messages, self._messages = self._messages, []
+        return messages
+
+    # ------------------------------------------------------------------ inputs
+    def handle_rc_override(self, t_s, sysid, channels):
+        """RC_CHANNELS_OVERRIDE from ``sysid``: ``channels`` are the 8 or 18 raw values.
+
+        Returns True when accepted (sender is SYSID_MYGCS and overrides are enabled).
+        """
+        if sysid != self.sysid_mygcs:
+            self.counters["override_rejected_sysid"] += 1
+            return False
+        if self.params.get("RC_OVERRIDE_TIME") == 0:
+            self.counters["override_disabled"] += 1
+            return False
+        for i, value in enumerate(list(channels)[:N_RC_CHANNELS]):
+            value = int(value)
+            if value == CHAN_NOCHANGE:
+                continue
+            if i >= 8 and value == CHAN_RELEASE:
+                continue  # channels 9-18: 0 also means "no change"
+            self._live_values[i] = value
+            self._live_stamps[i] = t_s if value != CHAN_RELEASE else None
+        self._command_line.push(t_s, (tuple(self._live_values), tuple(self._live_stamps)))
+        self.counters["override_accepted"] += 1
+        return True
+
+    def _neutral_controls(self, t_s):
+        self._live_values = [0] * N_RC_CHANNELS
+        self._live_stamps = [None] * N_RC_CHANNELS
+        self._command_line.clear()
+        self._command_line.push(t_s, (tuple(self._live_values), tuple(self._live_stamps)))
+
+    def set_armed(self, t_s, arm):
+        """Arm or disarm; returns True (always possible in this simulator)."""
+        arm = bool(arm)
+        if arm and not self.armed:
+            self.armed_at_s = t_s
+            self.failsafe_pilot_input = False
+            self._say(SEVERITY_INFO, "Arming motors")
+        elif not arm and self.armed:
+            self._say(SEVERITY_INFO, "Disarming motors")
+        self.armed = arm
+        return True
+
+    def set_mode(self, custom_mode):
+        """Switch flight mode; returns (accepted, text)."""
+        name = MODE_NAMES.get(int(custom_mode), "mode %d" % int(custom_mode))
+        if int(custom_mode) not in SUPPORTED_MODES:
+            text = "Mode %s not supported by brov2_sitl (MANUAL only)" % name
+            self._say(SEVERITY_WARNING, text)
+            return False, text
+        self.mode = int(custom_mode)
+        return True, "Mode %s" % name
+
+    # ------------------------------------------------------------------ outputs
+    def _input_state(self, t_s):
+        """(values, stamps, firmware time) of the RC input as the firmware sees it now."""
+        state = self._command_line.get(t_s)
+        if state is None:
+            state = self._no_input
+        return state[0], state[1], t_s - self._command_line.delay_s
+
+    def rc_channels(self, t_s):
+        """The 18 RC input PWMs the firmware uses at ``t_s`` (overrides, else neutral)."""
+        values, stamps, t_fw = self._input_state(t_s)
+        timeout = self.params.get("RC_OVERRIDE_TIME")
+        out = []
+        for value, stamp in zip(values, stamps):
+            live = value > 0 and stamp is not None and (timeout < 0 or t_fw - stamp < timeout)
+            out.append(value if live else self.neutral_us)
+        return out
+
+    def u(self, t_s):
+        """Normalised pilot command u (6,) from the RC channels (brov2_hybrid.rc)."""
+        return self.rc_map.u_from_pwm(self.rc_channels(t_s))
+
+    def _last_pilot_input_s(self, t_s):
+        values, stamps, t_fw = self._input_state(t_s)
+        known = [s for s in stamps if s is not None]
+        # Seen by the firmware command_delay_s after arrival.
+        return (max(known) + self._command_line.delay_s) if known else None
+
+    def update(self, t_s):
+        """Run the firmware loop at ``t_s``: failsafe, then motors. Returns the 8 PWMs."""
+        self._check_pilot_failsafe(t_s)
+        if self.armed and self.mode == MANUAL:
+            channels = self.rc_channels(t_s)
+            key = (self.mixer_kind, tuple(channels))
+            if key != self._cache_key:
+                u = self.rc_map.u_from_pwm(channels)
+                pwm = np.rint(self.mixers[self.mixer_kind].pwm(u))
+                pwm = np.clip(pwm, self.pwm_min_us, self.pwm_max_us)
+                self._cache_key, self._cache_pwm = key, [int(p) for p in pwm]
+            self.motor_pwm_us = list(self._cache_pwm)
+        else:
+            self.motor_pwm_us = [self.neutral_us] * N_MOTORS
+        return self.motor_pwm_us
+
+    def _check_pilot_failsafe(self, t_s):
+        action = int(self.params.get("FS_PILOT_INPUT"))
+        if action == 0 or not self.armed:
+            return
+        timeout = self.params.get("FS_PILOT_TIMEOUT")
+        last = self._last_pilot_input_s(t_s)
+        reference = self.armed_at_s if last is None else max(last, self.armed_at_s)
+        if t_s - reference < timeout:
+            self.failsafe_pilot_input = False
+            return
+        if self.failsafe_pilot_input:
+            return
+        self.failsafe_pilot_input = True
+        self.counters["pilot_failsafe"] += 1
+        self._say(SEVERITY_CRITICAL, "Lost manual control")
+        self._neutral_controls(t_s)
+        if action == 2:
+            self.set_armed(t_s, False)
+
+    def next_event_s(self, t_s):
+        """Earliest time after ``t_s`` at which :meth:`update` may act without new input.
+
+        (Delayed input becoming due, an override expiring, the pilot failsafe firing.)
+        The simulator need not run the firmware loop between now and then.
+        """
+        candidates = [self._command_line.next_due_s()]
+        values, stamps, _ = self._input_state(t_s)
+        timeout = self.params.get("RC_OVERRIDE_TIME")
+        delay = self._command_line.delay_s
+        if timeout > 0:
+            live = [s for v, s in zip(values, stamps) if v > 0 and s is not None]
+            later = [s + delay + timeout for s in live if s + delay + timeout > t_s]
+            if later:
+                candidates.append(min(later))
+        if self.armed and int(self.params.get("FS_PILOT_INPUT")) != 0 and not self.failsafe_pilot_input:
+            last = self._last_pilot_input_s(t_s)
+            reference = self.armed_at_s if last is None else max(last, self.armed_at_s)
+            candidates.append(reference + self.params.get("FS_PILOT_TIMEOUT"))
+        return min(candidates)

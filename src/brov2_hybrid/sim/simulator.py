@@ -1,0 +1,330 @@
+"""brov2_sitl: the vehicle model + simulated ArduSub firmware behind a MAVLink endpoint.
+
+One thread, one loop: physics (:class:`~brov2_hybrid.vehicle_model.VehicleModel`) and
+firmware (:class:`~brov2_hybrid.sim.firmware.Firmware`) advance on simulated time;
+simulated time follows the wall clock times ``speedup``; between events (telemetry due,
+an override expiring, the failsafe, delayed traffic) the loop sleeps in ``select`` on
+the sockets, and when it wakes it catches the physics up in whole firmware ticks. The
+result is the same as running the firmware loop at every tick, because nothing changes
+the motor outputs between events.
+
+Entry points: ``python -m brov2_hybrid.sim`` and ``rosrun brov2_hybrid brov2_sitl``
+(both call :func:`main`).
+"""
+import argparse
+import dataclasses
+import logging
+import math
+import signal
+import sys
+import time
+
+import numpy as np
+from pymavlink.dialects.v20 import ardupilotmega as mavlink
+
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.model import load_setup
+from brov2_hybrid.sim import config as sim_config
+from brov2_hybrid.sim.firmware import PARAM_INT8, PARAM_INT16, PARAM_REAL32, Firmware, ParamDef
+from brov2_hybrid.sim.mavlink_vehicle import MavlinkServer, MavlinkVehicle
+from brov2_hybrid.sim.telemetry import TelemetryBuilder
+from brov2_hybrid.vehicle_model import MODELS, THRUSTER_LAGS, VehicleModel, load_sim_options
+
+LOG = logging.getLogger("brov2_sitl")
+
+#: Longest wait in select [s, wall]: how quickly stop() / SIGINT take effect.
+MAX_WAIT_S = 0.1
+#: Falling this far behind the wall clock [s, wall] re-anchors the clock (with a warning).
+MAX_BEHIND_WALL_S = 1.0
+#: Most simulated time [s, wall-equivalent] advanced between two socket polls.
+MAX_CHUNK_WALL_S = 0.02
+_EPS = 1e-9
+
+
+class Simulator(object):
+    """The whole simulated vehicle on a MAVLink TCP port.
+
+    Parameters
+    ----------
+    setup : VehicleSetup, optional
+        Defaults to :func:`brov2_hybrid.model.load_setup`.
+    sim_options : SimOptions, optional
+    firmware_config : FirmwareConfig, optional
+    link_config : LinkConfig, optional
+        Default to the sections of ``params/simulator.yaml`` (or ``params_file``).
+    speedup : float
+        Simulated seconds per wall second (1 = real time).
+    initial_eta : array_like (6,), optional
+        Start pose (north, east, down [m], roll, pitch, yaw [rad]); default from the
+        ``initial_state`` section.
+    params_file : str, optional
+        Simulator YAML to read the defaults from.
+    clock : callable
+        Monotonic wall clock [s] (tests may inject one).
+    """
+
+    def __init__(self, setup=None, sim_options=None, firmware_config=None, link_config=None,
+                 speedup=1.0, initial_eta=None, params_file=None, clock=time.monotonic):
+        if not (isinstance(speedup, (int, float)) and math.isfinite(speedup) and speedup > 0):
+            raise Brov2Error("speedup: expected a number > 0, got %r" % (speedup,))
+        self.setup = setup if setup is not None else load_setup()
+        self.sim_options = sim_options if sim_options is not None else load_sim_options(params_file)
+        self.firmware_config = firmware_config or sim_config.load_firmware_config(params_file)
+        self.link_config = link_config or sim_config.load_link_config(params_file)
+        self.speedup = float(speedup)
+        self.clock = clock
+        if initial_eta is None:
+            start = sim_config.load_initial_state(params_file)
+            initial_eta = np.concatenate([[0.0, 0.0, start.depth_m], np.radians(start.attitude_deg)])
+        self.model = VehicleModel(self.setup, self.sim_options)
+        self.model.reset(eta=initial_eta)
+        self.firmware = Firmware(self.setup, self.firmware_config)
+        ratio = (1.0 / self.model.dt_s) / self.firmware_config.loop_rate_hz
+        self.steps_per_tick = max(1, int(round(ratio)))
+        if abs(ratio - self.steps_per_tick) > 1e-6:
+            raise Brov2Error("firmware.loop_rate_hz %g must divide the physics rate %g Hz"
+                             % (self.firmware_config.loop_rate_hz, 1.0 / self.model.dt_s))
+        self.tick_s = self.steps_per_tick * self.model.dt_s
+        host, port = sim_config.parse_tcp_address(self.link_config.address)
+        udp_out = None
+        if self.link_config.udp_out:
+            udp_out = sim_config.parse_host_port(self.link_config.udp_out, "udp_out")
+        self.server = MavlinkServer(host, port, udp_out)
+        encoder = mavlink.MAVLink(None, srcSystem=self.link_config.system_id,
+                                  srcComponent=self.link_config.component_id)
+        builder = TelemetryBuilder(encoder, self.link_config, self.setup.vehicle, time.time())
+        self.vehicle = MavlinkVehicle(self.server, self.model, self.firmware, builder, self.link_config,
+                                      self.firmware_config.telemetry_delay_s)
+        self._add_sim_params()
+        self._applied_pwm = None
+        self._pending_tick_s = math.inf
+        self._stop = False
+        self._behind_warned = False
+        self._anchor()
+        self._run_firmware(self.model.t_s)
+
+    # ------------------------------------------------------------------ parameters
+    def _add_sim_params(self):
+        params = self.firmware.params
+        params.add(ParamDef("SIM_MODEL", float(MODELS.index(self.model.kind)), PARAM_INT8, 0, 1, integer=True),
+                   on_change=self._on_model)
+        params.add(ParamDef("SIM_TLM_DELAY", float(self.vehicle.telemetry_delay_s), PARAM_REAL32, 0.0, 5.0),
+                   on_change=self._on_telemetry_delay)
+        params.add(ParamDef("SIM_SPEEDUP", self.speedup, PARAM_REAL32, self.speedup, self.speedup,
+                            read_only=True))
+        params.add(ParamDef("SYSID_THISMAV", float(self.link_config.system_id), PARAM_INT16, 1, 255,
+                            integer=True, read_only=True))
+
+    def _on_model(self, value):
+        kind = MODELS[int(value)]
+        if kind == self.model.kind:
+            return None
+        old = self.model
+        options = dataclasses.replace(self.sim_options, model=kind)
+        model = VehicleModel(self.setup, options)
+        model.reset(eta=old.eta, nu=old.nu, t_s=old.t_s)
+        model.set_motor_pwm(old.motor_pwm_us)
+        self.model = self.vehicle.model = model
+        self.sim_options = options
+        LOG.info("vehicle model: %s", kind)
+        return None
+
+    def _on_telemetry_delay(self, value):
+        self.vehicle.telemetry_delay_s = value
+        return None
+
+    # ------------------------------------------------------------------ clock
+    @property
+    def port(self):
+        """TCP port the simulator listens on."""
+        return self.server.port
+
+    @property
+    def t_s(self):
+        """Simulated time [s]."""
+        return self.model.t_s
+
+    def _anchor(self):
+        self._wall_anchor = self.clock()
+        self._sim_anchor = self.model.t_s
+
+    def _sim_time_now(self):
+        return self._sim_anchor + (self.clock() - self._wall_anchor) * self.speedup
+
+    def _next_event_s(self):
+        t = self.model.t_s
+        return min(self.firmware.next_event_s(t), self.vehicle.next_due_s(), self._pending_tick_s)
+
+    def _run_firmware(self, t_s):
+        pwm = self.firmware.update(t_s)
+        if pwm != self._applied_pwm:
+            self.model.set_motor_pwm(pwm)
+            self._applied_pwm = list(pwm)
+
+    def _tick(self):
+        t = self.model.t_s
+        self._pending_tick_s = math.inf
+        self._run_firmware(t)
+        self.vehicle.tick(t)
+
+    def advance_to(self, t_target_s):
+        """Run physics and firmware up to simulated time ``t_target_s`` (whole ticks)."""
+        tick = self.tick_s
+        while True:
+            t = self.model.t_s
+            goal = min(self._next_event_s(), t_target_s)
+            n = max(1, int(math.ceil((goal - t) / tick - _EPS)))
+            if t + n * tick > t_target_s + _EPS:
+                n = int(math.floor((t_target_s - t) / tick + _EPS))
+                if n > 0:
+                    self.model.step(n * self.steps_per_tick)
+                return
+            self.model.step(n * self.steps_per_tick)
+            self._tick()
+
+    # ------------------------------------------------------------------ loop
+    def stop(self):
+        """Ask :meth:`run` to return (safe from another thread or a signal handler)."""
+        self._stop = True
+
+    def run(self, duration_s=None):
+        """Serve until :meth:`stop` (or for ``duration_s`` simulated seconds)."""
+        end = math.inf if duration_s is None else self.model.t_s + float(duration_s)
+        self._anchor()
+        LOG.info("brov2_sitl: listening on tcp:%s:%d (model %s, mixer %s, speedup %g)",
+                 self.server.host, self.port, self.model.kind, self.firmware.mixer_kind, self.speedup)
+        while not self._stop and self.model.t_s < end - _EPS:
+            self._catch_up(end)
+            wake = min(self._next_event_s(), end, self.model.t_s + MAX_CHUNK_WALL_S * self.speedup)
+            wait = (wake - self._sim_anchor) / self.speedup + self._wall_anchor - self.clock()
+            new, closed, messages = self.server.poll(min(MAX_WAIT_S, max(0.0, wait)))
+            if new or messages:
+                self._catch_up(end)
+            for connection in new:
+                self.vehicle.on_connect(connection, self.model.t_s)
+            for connection in closed:
+                self.vehicle.on_close(connection)
+            self._handle(messages)
+
+    def _catch_up(self, end):
+        target = min(self._sim_time_now(), end)
+        behind_wall = (target - self.model.t_s) / self.speedup
+        if behind_wall > MAX_BEHIND_WALL_S:
+            if not self._behind_warned:
+                LOG.warning("simulation cannot keep up with speedup %g; running slower", self.speedup)
+                self._behind_warned = True
+            self._anchor()
+            target = self.model.t_s + MAX_CHUNK_WALL_S * self.speedup
+        self.advance_to(min(target, self.model.t_s + MAX_CHUNK_WALL_S * self.speedup * 5))
+
+    def _handle(self, messages):
+        t = self.model.t_s
+        for connection, message in messages:
+            self.vehicle.handle(connection, message, t)
+        if self.vehicle.input_changed:
+            # The firmware reads the new input on its next loop.
+            self.vehicle.input_changed = False
+            self._pending_tick_s = min(self._pending_tick_s, t + self.tick_s)
+
+    def counters(self):
+        """Traffic and firmware counters (received, malformed, unhandled, rejected overrides...)."""
+        return {"server": dict(self.server.counters), "vehicle": dict(self.vehicle.counters),
+                "firmware": dict(self.firmware.counters)}
+
+    def close(self):
+        self.server.close()
+
+
+# ---------------------------------------------------------------------- command line
+
+def build_arg_parser():
+    parser = argparse.ArgumentParser(
+        prog="brov2_sitl",
+        description="BlueROV2 Heavy simulator that behaves like the paper's modified ArduSub SITL over "
+                    "MAVLink (updated or stock vehicle model; Algorithm 2 or 1 mixer).")
+    parser.add_argument("--model", choices=MODELS, help="vehicle model (default: physics.model in the params file)")
+    parser.add_argument("--mixer", choices=("quantitative", "stock"),
+                        help="firmware mixer: Algorithm 2 'quantitative' or Algorithm 1 'stock' "
+                             "(default: firmware.mixer)")
+    parser.add_argument("--address", help="MAVLink TCP server, tcp:HOST:PORT (default tcp:127.0.0.1:5760; "
+                                          "port 0 picks a free one)")
+    parser.add_argument("--udp-out", metavar="HOST:PORT", help="also send MAVLink to this UDP address "
+                                                               "(e.g. 127.0.0.1:14550)")
+    parser.add_argument("--speedup", type=float, default=1.0, help="simulated seconds per wall second (default 1)")
+    parser.add_argument("--params", metavar="YAML", help="simulator parameter file (default params/simulator.yaml)")
+    parser.add_argument("--initial-attitude-deg", type=float, nargs=3, metavar=("ROLL", "PITCH", "YAW"))
+    parser.add_argument("--initial-depth-m", type=float, metavar="DEPTH")
+    parser.add_argument("--thruster-lag", choices=THRUSTER_LAGS, help="override physics.thruster_lag")
+    parser.add_argument("--current-ned-m-s", type=float, nargs=3, metavar=("N", "E", "D"),
+                        help="constant ocean current [m/s]")
+    parser.add_argument("--noise", action="store_true", help="enable sensor noise (noise section)")
+    parser.add_argument("--command-delay-s", type=float, help="pilot-input transport delay [s]")
+    parser.add_argument("--telemetry-delay-s", type=float, help="telemetry transport delay [s]")
+    parser.add_argument("--duration-s", type=float, help="stop after this many simulated seconds")
+    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return parser
+
+
+def simulator_from_args(args):
+    """Build a :class:`Simulator` from parsed command-line ``args``."""
+    options = load_sim_options(args.params)
+    changes = {}
+    if args.model:
+        changes["model"] = args.model
+    if args.thruster_lag:
+        changes["thruster_lag"] = args.thruster_lag
+    if args.current_ned_m_s:
+        changes["current_ned_m_s"] = np.array(args.current_ned_m_s)
+    if args.noise:
+        changes["noise_enabled"] = True
+    options = dataclasses.replace(options, **changes).validated()
+    firmware = sim_config.load_firmware_config(args.params)
+    if args.mixer:
+        firmware.mixer = args.mixer
+    for name in ("command_delay_s", "telemetry_delay_s"):
+        value = getattr(args, name)
+        if value is not None:
+            if not (math.isfinite(value) and value >= 0):
+                raise Brov2Error("--%s: expected a value >= 0, got %r" % (name.replace("_", "-"), value))
+            setattr(firmware, name, value)
+    link = sim_config.load_link_config(args.params)
+    if args.address:
+        link.address = args.address
+    if args.udp_out:
+        link.udp_out = args.udp_out
+    start = sim_config.load_initial_state(args.params)
+    depth = start.depth_m if args.initial_depth_m is None else args.initial_depth_m
+    attitude = start.attitude_deg if args.initial_attitude_deg is None else np.array(args.initial_attitude_deg)
+    eta = np.concatenate([[0.0, 0.0, depth], np.radians(attitude)])
+    return Simulator(sim_options=options, firmware_config=firmware, link_config=link,
+                     speedup=args.speedup, initial_eta=eta, params_file=args.params)
+
+
+def main(argv=None):
+    """Command-line entry point; returns the process exit status."""
+    args = build_arg_parser().parse_args(argv)
+    logging.basicConfig(level=getattr(logging, args.log_level),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        sim = simulator_from_args(args)
+    except (Brov2Error, OSError) as exc:
+        LOG.error("cannot start: %s", exc)
+        return 2
+
+    def _stop(signum, frame):
+        LOG.info("signal %d: stopping", signum)
+        sim.stop()
+
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        sim.run(args.duration_s)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        LOG.info("stopped at t = %.3f s; counters %s", sim.t_s, sim.counters())
+        sim.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

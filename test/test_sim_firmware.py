@@ -1,0 +1,155 @@
+"""Simulated ArduSub firmware: overrides, timeouts, failsafe, modes, mixers (no sockets)."""
+import dataclasses
+
+import numpy as np
+import pytest
+
+from brov2_hybrid.rc import load_rc_map
+from brov2_hybrid.sim.config import load_firmware_config
+from brov2_hybrid.sim.firmware import CHAN_NOCHANGE, CHAN_RELEASE, MANUAL, MODES, Firmware
+
+GCS = 255
+NEUTRAL = [1500] * 8
+
+
+def firmware(setup, **changes):
+    config = dataclasses.replace(load_firmware_config(), **changes)
+    return Firmware(setup, config)
+
+
+def channels(**pwm_by_channel):
+    """18 override values, NOCHANGE except the given ones (ch4=1600 -> chan4)."""
+    values = [CHAN_NOCHANGE] * 8 + [0] * 10
+    for name, pwm in pwm_by_channel.items():
+        values[int(name[2:]) - 1] = pwm
+    return values
+
+
+def expected_pwm(setup, mixer, rc):
+    u = load_rc_map().u_from_pwm(rc)
+    return [int(p) for p in np.rint(setup.mixer(mixer).pwm(u))]
+
+
+def test_defaults_match_ardusub(setup):
+    fw = firmware(setup)
+    p = fw.params
+    assert p.get("SYSID_MYGCS") == 255 and p.get("RC_OVERRIDE_TIME") == 3.0
+    assert p.get("FS_PILOT_INPUT") == 2 and p.get("FS_PILOT_TIMEOUT") == 3.0
+    assert p.get("MOT_MIXER") == 0 and fw.mode == MANUAL and not fw.armed
+
+
+def test_disarmed_motors_are_neutral_whatever_the_input(setup):
+    fw = firmware(setup)
+    fw.handle_rc_override(0.0, GCS, channels(ch4=1900, ch5=1900))
+    assert fw.update(0.0) == NEUTRAL
+
+
+def test_armed_manual_motors_follow_algorithm_2(setup):
+    fw = firmware(setup)
+    fw.set_armed(0.0, True)
+    fw.handle_rc_override(0.0, GCS, channels(ch4=1600, ch5=1700, ch3=1450))
+    rc = [1500, 1500, 1450, 1600, 1700, 1500, 1500, 1500]
+    assert fw.update(0.01) == expected_pwm(setup, "quantitative", rc)
+    assert fw.params.set("MOT_MIXER", 1)[0]
+    assert fw.update(0.02) == expected_pwm(setup, "stock", rc)
+
+
+def test_release_and_no_change_semantics(setup):
+    fw = firmware(setup)
+    fw.handle_rc_override(0.0, GCS, channels(ch4=1600, ch5=1700))
+    fw.handle_rc_override(0.1, GCS, channels(ch4=CHAN_RELEASE))        # ch5 unchanged
+    rc = fw.rc_channels(0.1)
+    assert rc[3] == 1500 and rc[4] == 1700
+    values = [CHAN_NOCHANGE] * 8 + [0] * 9 + [1234]                    # ch18 set, 9-17: 0 = no change
+    fw.handle_rc_override(0.2, GCS, values)
+    fw.handle_rc_override(0.3, GCS, [CHAN_NOCHANGE] * 8 + [0] * 10)    # 0 on ch18 does not release
+    assert fw.rc_channels(0.3)[17] == 1234
+
+
+def test_override_from_another_system_is_ignored(setup):
+    fw = firmware(setup)
+    fw.set_armed(0.0, True)
+    assert not fw.handle_rc_override(0.0, 1, channels(ch4=1900))
+    assert fw.update(0.0) == NEUTRAL
+    assert fw.counters["override_rejected_sysid"] == 1
+    assert fw.params.set("SYSID_MYGCS", 1)[0]
+    assert fw.handle_rc_override(0.1, 1, channels(ch4=1900))
+    assert not fw.handle_rc_override(0.1, GCS, channels(ch4=1100))
+    assert fw.rc_channels(0.1)[3] == 1900
+
+
+@pytest.mark.parametrize("timeout, expect_live_at_10s", [(3.0, False), (-1.0, True)])
+def test_override_times_out_per_channel(setup, timeout, expect_live_at_10s):
+    fw = firmware(setup, rc_override_time_s=timeout, fs_pilot_input=0)
+    fw.handle_rc_override(0.0, GCS, channels(ch4=1600))
+    fw.handle_rc_override(2.0, GCS, channels(ch5=1700))
+    rc = fw.rc_channels(2.999)
+    assert rc[3] == 1600 and rc[4] == 1700
+    if timeout > 0:
+        assert fw.next_event_s(2.5) == pytest.approx(3.0)
+        rc = fw.rc_channels(3.0)
+        assert rc[3] == 1500 and rc[4] == 1700  # ch4 expired, ch5 still fresh
+        assert fw.rc_channels(5.0)[4] == 1500
+    assert (fw.rc_channels(10.0)[3] == 1600) == expect_live_at_10s
+
+
+def test_override_time_zero_disables_overrides(setup):
+    fw = firmware(setup, rc_override_time_s=0.0)
+    assert not fw.handle_rc_override(0.0, GCS, channels(ch4=1600))
+    assert fw.rc_channels(0.0)[3] == 1500
+
+
+def test_pilot_input_failsafe_disarms_after_the_timeout(setup):
+    fw = firmware(setup)
+    fw.set_armed(1.0, True)
+    fw.handle_rc_override(2.0, GCS, channels(ch4=1600))
+    fw.update(2.0)
+    assert fw.next_event_s(2.0) == pytest.approx(5.0)  # FS_PILOT_TIMEOUT after the last input
+    fw.update(4.99)
+    assert fw.armed
+    fw.pop_messages()
+    fw.update(5.0)
+    assert not fw.armed and fw.failsafe_pilot_input
+    assert any(text == "Lost manual control" for _, text in fw.pop_messages())
+    assert fw.rc_channels(5.0)[3] == 1500  # controls went neutral
+
+
+def test_pilot_input_failsafe_warn_only_keeps_the_vehicle_armed(setup):
+    fw = firmware(setup, fs_pilot_input=1)
+    fw.set_armed(0.0, True)
+    fw.update(3.5)
+    assert fw.armed and fw.failsafe_pilot_input
+    assert any(text == "Lost manual control" for _, text in fw.pop_messages())
+    fw.handle_rc_override(4.0, GCS, channels(ch4=1600))
+    fw.update(4.0)
+    assert not fw.failsafe_pilot_input
+
+
+def test_only_manual_mode_is_accepted(setup):
+    fw = firmware(setup)
+    accepted, text = fw.set_mode(MODES["STABILIZE"])
+    assert not accepted and "STABILIZE" in text and fw.mode == MANUAL
+    assert any("not supported" in t for _, t in fw.pop_messages())
+    assert fw.set_mode(MANUAL)[0]
+
+
+def test_command_delay_holds_input_back(setup):
+    fw = firmware(setup, command_delay_s=0.25, fs_pilot_input=0)
+    fw.set_armed(0.0, True)
+    fw.handle_rc_override(1.0, GCS, channels(ch4=1700))
+    assert fw.next_event_s(1.0) == pytest.approx(1.25)
+    assert fw.update(1.2499) == NEUTRAL
+    assert fw.update(1.25) == expected_pwm(setup, "quantitative", [1500, 1500, 1500, 1700])
+    # The override times out RC_OVERRIDE_TIME after the firmware saw it.
+    assert fw.rc_channels(4.2499)[3] == 1700 and fw.rc_channels(4.25)[3] == 1500
+
+
+def test_parameters_are_validated(setup):
+    p = firmware(setup).params
+    assert p.set("FS_PILOT_INPUT", 3) == (False, "FS_PILOT_INPUT: 3 outside 0..2")
+    assert not p.set("SYSID_MYGCS", 12.5)[0]
+    assert not p.set("RC_OVERRIDE_TIME", -0.5)[0]
+    assert not p.set("FS_PILOT_TIMEOUT", float("nan"))[0]
+    assert p.set("RC_OVERRIDE_TIME", -1)[0] and p.get("RC_OVERRIDE_TIME") == -1
+    with pytest.raises(KeyError):
+        p.set("NO_SUCH_PARAM", 1)

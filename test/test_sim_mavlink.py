@@ -1,0 +1,443 @@
+"""brov2_sitl over loopback TCP with a real pymavlink client (sysid 255, MAVLink 2).
+
+Each test starts the simulator in-process on a free port (never 5760), running
+SPEEDUP times faster than real time so that the 3 s ArduSub timeouts take 0.6 s.
+"""
+import dataclasses
+import math
+import os
+import random
+import re
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+
+import numpy as np
+import pytest
+
+os.environ["MAVLINK20"] = "1"
+from pymavlink import mavutil  # noqa: E402
+
+from brov2_hybrid.rc import load_rc_map  # noqa: E402
+from brov2_hybrid.sim.config import load_link_config  # noqa: E402
+from brov2_hybrid.sim.simulator import Simulator  # noqa: E402
+from brov2_hybrid.vehicle_model import load_sim_options  # noqa: E402
+
+mavutil.set_dialect("ardupilotmega")
+mavlink = mavutil.mavlink
+
+SPEEDUP = 5.0
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+NEUTRAL8 = [1500] * 8
+YAW_RIGHT = [1500, 1500, 1500, 1600, 1500, 1500, 1500, 1500]  # channel 4 = yaw
+
+
+def expected_servos(setup, rc8, mixer="quantitative"):
+    return setup.mixer(mixer).pwm(load_rc_map().u_from_pwm(rc8))
+
+
+def servos(msg):
+    return np.array([getattr(msg, "servo%d_raw" % i) for i in range(1, 9)], dtype=float)
+
+
+@pytest.fixture
+def sim(setup):
+    link = load_link_config()
+    link.address = "tcp:127.0.0.1:0"
+    link.udp_out = None
+    simulator = Simulator(setup=setup, link_config=link, speedup=SPEEDUP, initial_eta=[0, 0, 5.0, 0, 0, 0])
+    thread = threading.Thread(target=simulator.run, name="brov2_sitl", daemon=True)
+    thread.start()
+    yield simulator
+    simulator.stop()
+    thread.join(5.0)
+    simulator.close()
+    assert not thread.is_alive()
+
+
+class Gcs(object):
+    """A pymavlink ground station on the simulator's TCP port."""
+
+    def __init__(self, port, sysid=255, compid=190):
+        self.m = mavutil.mavlink_connection("tcp:127.0.0.1:%d" % port, source_system=sysid,
+                                            source_component=compid, autoreconnect=False)
+        assert self.m.wait_heartbeat(timeout=10) is not None
+        self.override = None  # 8 channel values re-sent by wait_for (pilot keeps the stick)
+        self._last_sent = 0.0
+
+    def close(self):
+        self.m.close()
+
+    def send_override(self, values):
+        self.m.mav.rc_channels_override_send(1, 1, *values)
+
+    def wait_for(self, predicate, timeout=10.0, what="message"):
+        """First received message with predicate(msg) true; keeps re-sending self.override."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            if self.override is not None and time.time() - self._last_sent > 0.04:
+                self.send_override(self.override)
+                self._last_sent = time.time()
+            msg = self.m.recv_match(blocking=True, timeout=0.04)
+            if msg is not None and predicate(msg):
+                return msg
+        raise AssertionError("timed out waiting for %s" % what)
+
+    def wait_type(self, kind, predicate=lambda msg: True, timeout=10.0):
+        return self.wait_for(lambda m: m.get_type() == kind and predicate(m), timeout, kind)
+
+    def drain(self):
+        while self.m.recv_match(blocking=False) is not None:
+            pass
+
+    def command(self, command, *params):
+        params = list(params) + [0] * (7 - len(params))
+        self.m.mav.command_long_send(1, 1, command, 0, *params)
+        return self.wait_type("COMMAND_ACK", lambda a: a.command == command)
+
+    def arm(self, value=1):
+        """Arm (1) or disarm (0). Arming also starts holding neutral sticks, as a pilot with a
+        joystick does, so the pilot-input failsafe only fires when a test sets override None."""
+        if value and self.override is None:
+            self.override = NEUTRAL8
+        assert self.command(mavlink.MAV_CMD_COMPONENT_ARM_DISARM, value).result == mavlink.MAV_RESULT_ACCEPTED
+
+    def sync(self):
+        """Return once every message sent before has been handled (replies come in order)."""
+        self.m.mav.param_request_read_send(1, 1, b"SYSID_MYGCS", -1)
+        self.wait_type("PARAM_VALUE", lambda p: p.param_id == "SYSID_MYGCS")
+
+    def manual(self):
+        self.m.mav.set_mode_send(1, mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, 19)
+        ack = self.wait_type("COMMAND_ACK", lambda a: a.command == mavlink.MAVLINK_MSG_ID_SET_MODE)
+        assert ack.result == mavlink.MAV_RESULT_ACCEPTED
+
+    def set_param(self, name, value):
+        self.m.mav.param_set_send(1, 1, name.encode(), float(value), mavlink.MAV_PARAM_TYPE_REAL32)
+        return self.wait_type("PARAM_VALUE", lambda p: p.param_id == name)
+
+
+@pytest.fixture
+def gcs(sim):
+    station = Gcs(sim.port)
+    yield station
+    station.close()
+
+
+def test_heartbeat_is_an_ardusub_submarine_in_manual(gcs):
+    hb = gcs.wait_type("HEARTBEAT")
+    assert hb.type == mavlink.MAV_TYPE_SUBMARINE and hb.autopilot == mavlink.MAV_AUTOPILOT_ARDUPILOTMEGA
+    assert hb.custom_mode == 19 and not hb.base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED
+    seen = set()
+    gcs.wait_for(lambda m: seen.add(m.get_type()) or seen >= {
+        "ATTITUDE", "ATTITUDE_QUATERNION", "RAW_IMU", "SCALED_PRESSURE2", "VFR_HUD", "GLOBAL_POSITION_INT",
+        "SERVO_OUTPUT_RAW", "RC_CHANNELS", "SYS_STATUS", "SYSTEM_TIME", "SIM_STATE"}, what="every stream")
+
+
+def test_depth_is_reported_consistently(gcs):
+    """5 m start depth (rising slowly): pressure, VFR_HUD and GLOBAL_POSITION_INT agree."""
+    sim_state = gcs.wait_type("SIM_STATE")
+    depth = -sim_state.alt
+    assert 4.0 < depth <= 5.0
+    pressure = gcs.wait_type("SCALED_PRESSURE2")
+    assert (pressure.press_abs * 100 - 101325.0) / (1000.0 * 9.80665) == pytest.approx(depth, abs=0.1)
+    assert -gcs.wait_type("VFR_HUD").alt == pytest.approx(depth, abs=0.1)
+    assert -gcs.wait_type("GLOBAL_POSITION_INT").relative_alt / 1000.0 == pytest.approx(depth, abs=0.1)
+
+
+def test_yaw_override_turns_clockwise_with_algorithm_2_outputs(setup, gcs):
+    gcs.arm()
+    gcs.manual()
+    gcs.override = YAW_RIGHT
+    expected = expected_servos(setup, YAW_RIGHT)
+    assert np.any(np.abs(expected - 1500) > 50)
+    out = gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
+    start = gcs.wait_type("ATTITUDE")
+    yaw = [start.yaw]
+    gcs.wait_type("ATTITUDE", lambda m: yaw.append(m.yaw) or m.time_boot_ms > start.time_boot_ms + 3000)
+    turned = np.diff(np.unwrap(yaw))
+    assert np.all(turned >= 0) and np.sum(turned) > math.radians(30)
+    assert gcs.wait_type("ATTITUDE").yawspeed > 0.5
+    hb = gcs.wait_type("HEARTBEAT")
+    assert hb.base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED and out is not None
+
+
+def test_override_from_another_system_has_no_effect(sim, gcs):
+    gcs.arm()
+    gcs.manual()
+    gcs.override = NEUTRAL8  # the real pilot holds neutral
+    other = Gcs(sim.port, sysid=1)
+    try:
+        for _ in range(20):
+            other.send_override(YAW_RIGHT)
+            time.sleep(0.02)
+        gcs.drain()
+        for _ in range(10):
+            msg = gcs.wait_type("SERVO_OUTPUT_RAW")
+            np.testing.assert_array_equal(servos(msg), 1500)
+            assert gcs.wait_type("RC_CHANNELS").chan4_raw == 1500
+        gcs.wait_for(lambda m: sim.counters()["firmware"]["override_rejected_sysid"] >= 20, what="20 rejections")
+    finally:
+        other.close()
+
+
+def test_override_timeout_returns_to_neutral(setup, gcs):
+    assert gcs.set_param("RC_OVERRIDE_TIME", 1.0).param_value == 1.0
+    assert gcs.set_param("FS_PILOT_TIMEOUT", 10.0).param_value == 10.0
+    gcs.arm()
+    gcs.manual()
+    gcs.override = YAW_RIGHT
+    expected = expected_servos(setup, YAW_RIGHT)
+    active = gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
+    gcs.override = None
+    last_input_us = active.time_usec
+    neutral = gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(servos(m) == 1500))
+    # Released about RC_OVERRIDE_TIME after the last override (resent every 0.04 s wall).
+    assert 0.8 < (neutral.time_usec - last_input_us) * 1e-6 < 1.0 + 0.3 * SPEEDUP
+    assert gcs.wait_type("RC_CHANNELS").chan4_raw == 1500
+    assert gcs.wait_type("HEARTBEAT").base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED
+
+
+def test_pilot_input_failsafe_disarms(gcs):
+    gcs.arm()
+    gcs.override = YAW_RIGHT
+    gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.any(servos(m) != 1500))
+    gcs.override = None
+    gcs.wait_type("STATUSTEXT", lambda m: "Lost manual control" in m.text)
+    gcs.wait_type("HEARTBEAT", lambda m: not m.base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED)
+    np.testing.assert_array_equal(servos(gcs.wait_type("SERVO_OUTPUT_RAW")), 1500)
+
+
+def test_disarm_stops_the_motors(gcs):
+    gcs.arm()
+    gcs.override = YAW_RIGHT
+    gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.any(servos(m) != 1500))
+    gcs.arm(0)
+    gcs.wait_type("HEARTBEAT", lambda m: not m.base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED)
+    gcs.drain()
+    for _ in range(5):
+        np.testing.assert_array_equal(servos(gcs.wait_type("SERVO_OUTPUT_RAW")), 1500)
+
+
+def test_param_set_of_sysid_mygcs_changes_who_is_accepted(setup, sim, gcs):
+    assert gcs.set_param("FS_PILOT_TIMEOUT", 60).param_value == 60  # the new GCS takes a while to join
+    gcs.arm()
+    gcs.manual()
+    assert gcs.set_param("SYSID_MYGCS", 1).param_value == 1
+    other = Gcs(sim.port, sysid=1)
+    try:
+        other.override = YAW_RIGHT
+        gcs.override = [1500, 1500, 1500, 1400, 1500, 1500, 1500, 1500]  # now ignored
+        expected = expected_servos(setup, YAW_RIGHT)
+        for _ in range(5):
+            other.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
+            gcs.send_override(gcs.override)
+    finally:
+        other.close()
+    assert sim.counters()["firmware"]["override_rejected_sysid"] > 0
+
+
+def test_params_are_listed_and_read(gcs):
+    gcs.m.mav.param_request_list_send(1, 1)
+    values = {}
+    gcs.wait_type("PARAM_VALUE", lambda p: values.setdefault(p.param_id, p) and len(values) == p.param_count)
+    for name in ("SYSID_MYGCS", "RC_OVERRIDE_TIME", "FS_PILOT_INPUT", "FS_PILOT_TIMEOUT", "MOT_MIXER", "SIM_MODEL"):
+        assert name in values
+    assert values["SYSID_MYGCS"].param_value == 255 and values["FS_PILOT_INPUT"].param_value == 2
+    gcs.m.mav.param_request_read_send(1, 1, b"RC_OVERRIDE_TIME", -1)
+    assert gcs.wait_type("PARAM_VALUE").param_value == 3.0
+    gcs.m.mav.param_set_send(1, 1, b"FS_PILOT_INPUT", 7.0, mavlink.MAV_PARAM_TYPE_INT8)
+    replies = {}
+    gcs.wait_for(lambda m: replies.setdefault(m.get_type(), m) and {"PARAM_VALUE", "STATUSTEXT"} <= set(replies))
+    assert replies["PARAM_VALUE"].param_value == 2  # refused, value unchanged
+    assert "FS_PILOT_INPUT" in replies["STATUSTEXT"].text
+
+
+def test_mixer_and_model_are_selectable_by_parameter(setup, sim, gcs):
+    assert gcs.set_param("MOT_MIXER", 1).param_value == 1
+    assert gcs.set_param("SIM_MODEL", 1).param_value == 1
+    gcs.arm()
+    gcs.override = YAW_RIGHT
+    expected = expected_servos(setup, YAW_RIGHT, mixer="stock")
+    gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
+    assert sim.model.kind == "stock"
+
+
+def test_unsupported_mode_is_refused(gcs):
+    ack = gcs.command(mavlink.MAV_CMD_DO_SET_MODE, mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, 0)  # STABILIZE
+    assert ack.result == mavlink.MAV_RESULT_DENIED
+    gcs.wait_type("STATUSTEXT", lambda m: "not supported" in m.text)
+    assert gcs.wait_type("HEARTBEAT").custom_mode == 19
+    assert gcs.command(mavlink.MAV_CMD_DO_SET_MODE, mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, 19).result == 0
+    assert gcs.command(mavlink.MAV_CMD_NAV_TAKEOFF).result == mavlink.MAV_RESULT_UNSUPPORTED
+
+
+def test_message_interval_and_data_streams(gcs):
+    ack = gcs.command(mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, mavlink.MAVLINK_MSG_ID_ATTITUDE, 10000)
+    assert ack.result == mavlink.MAV_RESULT_ACCEPTED
+    gcs.drain()
+    stamps = []
+    gcs.wait_type("ATTITUDE", lambda m: stamps.append(m.time_boot_ms) or len(stamps) > 30)
+    assert np.median(np.diff(stamps[5:])) == 10  # 100 Hz of simulated time
+    gcs.m.mav.request_data_stream_send(1, 1, mavlink.MAV_DATA_STREAM_EXTRA1, 0, 0)
+    gcs.sync()
+    with pytest.raises(AssertionError, match="timed out"):
+        gcs.wait_type("ATTITUDE", timeout=0.5)
+    gcs.m.mav.request_data_stream_send(1, 1, mavlink.MAV_DATA_STREAM_EXTRA1, 20, 1)
+    stamps = []
+    gcs.wait_type("ATTITUDE", lambda m: stamps.append(m.time_boot_ms) or len(stamps) > 10)
+    assert np.median(np.diff(stamps[2:])) == 50
+
+
+def test_timestamps_follow_simulated_time(gcs):
+    first = gcs.wait_type("SYSTEM_TIME")
+    wall = time.time()
+    gcs.drain()
+    later = gcs.wait_type("ATTITUDE", lambda m: time.time() - wall > 1.0)
+    rate = (later.time_boot_ms - first.time_boot_ms) / 1000.0 / (time.time() - wall)
+    assert 1.5 < rate < 1.4 * SPEEDUP  # faster than the wall clock, never ahead of the speedup
+
+
+def test_reconnect(sim):
+    first = Gcs(sim.port)
+    first.close()
+    second = Gcs(sim.port)
+    try:
+        second.arm()
+        assert second.wait_type("HEARTBEAT").base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED
+    finally:
+        second.close()
+    counters = sim.counters()["server"]
+    assert counters["accepted"] == 2
+
+
+def test_malformed_and_unknown_messages_are_counted_not_fatal(sim):
+    rng = random.Random(1)
+    raw = socket.create_connection(("127.0.0.1", sim.port), timeout=5)
+    raw.sendall(bytes(rng.getrandbits(8) for _ in range(2000)))
+    raw.sendall(b"\xfd\x20\x00\x00\x07\xff\xbe\x45\x00\x00" + b"\x00" * 40)  # RC override, bad CRC
+    gcs = Gcs(sim.port)
+    try:
+        gcs.m.mav.manual_control_send(1, 0, 0, 500, 0, 0)  # valid but not implemented
+        gcs.sync()
+        counters = sim.counters()
+        gcs.arm()  # still serving
+        gcs.arm(0)
+    finally:
+        gcs.close()
+        raw.close()
+    assert counters["server"]["bad_data"] > 0
+    assert counters["vehicle"]["unhandled"].get("MANUAL_CONTROL") == 1
+    assert counters["firmware"]["override_accepted"] == 0  # the frame with a bad CRC was dropped
+
+
+def test_nonsense_command_values_are_refused_not_fatal(gcs):
+    ack = gcs.command(mavlink.MAV_CMD_DO_SET_MODE, mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED, float("nan"))
+    assert ack.result == mavlink.MAV_RESULT_DENIED
+    assert gcs.command(mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, float("inf"), 1000).result == mavlink.MAV_RESULT_DENIED
+    gcs.arm()  # still alive
+
+
+def test_telemetry_delay_holds_messages_back(sim, gcs):
+    gcs.set_param("SIM_TLM_DELAY", 1.0)
+    time.sleep(0.5)
+    gcs.drain()
+    newest = gcs.wait_type("ATTITUDE")
+    gcs.drain()  # what is left is at most one wall poll old
+    lag = sim.t_s - newest.time_boot_ms / 1000.0
+    assert 0.9 < lag < 1.0 + 0.3 * SPEEDUP
+
+
+def test_noise_is_on_attitude_but_not_on_the_true_state(setup):
+    link = load_link_config()
+    link.address = "tcp:127.0.0.1:0"
+    link.udp_out = None
+    options = dataclasses.replace(load_sim_options(), noise_enabled=True, attitude_noise_std_rad=0.01)
+    simulator = Simulator(setup=setup, sim_options=options, link_config=link, speedup=SPEEDUP,
+                          initial_eta=[0, 0, 5.0, 0, 0, 0])
+    thread = threading.Thread(target=simulator.run, daemon=True)
+    thread.start()
+    try:
+        gcs = Gcs(simulator.port)
+        measured, true = [], []
+        gcs.wait_for(lambda m: (measured.append(m.roll) if m.get_type() == "ATTITUDE" else
+                                true.append(m.roll) if m.get_type() == "SIM_STATE" else None)
+                     or (len(measured) > 100 and len(true) > 10))
+        gcs.close()
+    finally:
+        simulator.stop()
+        thread.join(5)
+        simulator.close()
+    assert 0.007 < np.std(measured) < 0.013
+    assert np.max(np.abs(true)) < 1e-9
+
+
+def test_udp_out_link_is_bidirectional(setup):
+    ground = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    ground.bind(("127.0.0.1", 0))
+    link = load_link_config()
+    link.address = "tcp:127.0.0.1:0"
+    link.udp_out = "127.0.0.1:%d" % ground.getsockname()[1]
+    ground.close()
+    simulator = Simulator(setup=setup, link_config=link, speedup=SPEEDUP, initial_eta=[0, 0, 5.0, 0, 0, 0])
+    thread = threading.Thread(target=simulator.run, daemon=True)
+    thread.start()
+    try:
+        station = mavutil.mavlink_connection("udpin:" + link.udp_out, source_system=255, source_component=190)
+        assert station.wait_heartbeat(timeout=10) is not None
+        station.mav.command_long_send(1, 1, mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 0, 1, 0, 0, 0, 0, 0, 0)
+        ack = station.recv_match(type="COMMAND_ACK", blocking=True, timeout=10)
+        station.close()
+    finally:
+        simulator.stop()
+        thread.join(5)
+        simulator.close()
+    assert ack is not None and ack.result == mavlink.MAV_RESULT_ACCEPTED
+
+
+def _start_cli(extra):
+    env = dict(os.environ, PYTHONPATH=os.path.join(REPO, "src"))
+    proc = subprocess.Popen([sys.executable] + extra, cwd=REPO, env=env,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.time() + 20
+    lines = []
+    while time.time() < deadline:
+        line = proc.stderr.readline()
+        lines.append(line)
+        found = re.search(r"listening on tcp:127\.0\.0\.1:(\d+)", line)
+        if found:
+            return proc, int(found.group(1))
+        if not line and proc.poll() is not None:
+            break
+    proc.kill()
+    raise AssertionError("simulator did not start: %s" % "".join(lines))
+
+
+def test_command_line_runs_and_exits_cleanly_on_sigint():
+    proc, port = _start_cli(["-m", "brov2_hybrid.sim", "--address", "tcp:127.0.0.1:0", "--speedup", "2",
+                             "--initial-depth-m", "3", "--initial-attitude-deg", "0", "0", "90",
+                             "--model", "stock", "--mixer", "stock"])
+    try:
+        gcs = Gcs(port)
+        assert math.degrees(gcs.wait_type("ATTITUDE").yaw) == pytest.approx(90.0, abs=0.5)
+        assert -gcs.wait_type("SIM_STATE").alt == pytest.approx(3.0, abs=0.3)
+        gcs.arm()
+        gcs.close()
+        proc.send_signal(signal.SIGINT)
+        _, err = proc.communicate(timeout=15)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+    assert proc.returncode == 0
+    assert "stopped at t =" in err and "Traceback" not in err
+
+
+def test_ros_node_script_works_without_a_ros_master():
+    proc, port = _start_cli([os.path.join(REPO, "nodes", "brov2_sitl"), "__name:=brov2_sitl",
+                             "--address", "tcp:127.0.0.1:0", "--duration-s", "1.0"])
+    out, err = proc.communicate(timeout=20)
+    assert proc.returncode == 0, err

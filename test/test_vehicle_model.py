@@ -1,0 +1,325 @@
+"""Vehicle model of the simulator against analytic expectations (paper Sec. 2.2.4, App. B)."""
+import dataclasses
+import math
+
+import numpy as np
+import pytest
+from scipy import integrate, signal
+
+from brov2_hybrid import vehicle_model
+from brov2_hybrid.errors import Brov2Error, ParameterError
+from brov2_hybrid.kinematics import J1, wrap_angle
+from brov2_hybrid.vehicle_model import SimOptions, VehicleModel, load_sim_options, rhs
+
+DEEP_M = 50.0  # far from the surface
+
+
+def neutral_setup(setup, **changes):
+    """The same vehicle with changed parameters (e.g. buoyancy_n = weight_n)."""
+    return dataclasses.replace(setup, vehicle=dataclasses.replace(setup.vehicle, **changes))
+
+
+def model(setup, **options):
+    return VehicleModel(setup, SimOptions(**options))
+
+
+def yaw_pwm(setup, u_yaw):
+    return setup.mixer("quantitative").pwm([0, 0, 0, 0, 0, u_yaw])
+
+
+def test_paper_parameters_are_loaded(setup):
+    v = setup.vehicle
+    np.testing.assert_allclose(v.total_mass[3:], [0.96, 1.12, 1.12])
+    assert v.quadratic_drag[5] == 2.42 and v.linear_drag[5] == 0.0
+
+
+def test_constant_yaw_torque_reaches_sqrt_n_over_2_42(setup):
+    """N = N_r|r| r at steady state with no linear yaw drag: r = sqrt(N / 2.42) (Eq. 10)."""
+    m = model(setup)
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    m.set_motor_pwm(yaw_pwm(setup, 0.3))
+    torque = (setup.T @ setup.table.force_from_pwm(m.motor_pwm_us))[5]
+    assert torque > 5.0
+    m.advance(15.0)
+    assert m.nu[5] == pytest.approx(math.sqrt(torque / 2.42), rel=0.01)
+
+
+def test_small_angle_roll_period(setup):
+    """Period 2 pi sqrt((I_xx + K_pdot) / (B * 0.02)) for a small roll release."""
+    m = model(setup)
+    m.reset(eta=[0, 0, DEEP_M, math.radians(2.0), 0, 0])
+    times, roll = [], []
+    for _ in range(int(20.0 / 0.01)):
+        m.advance(0.01)
+        times.append(m.t_s)
+        roll.append(m.eta[3])
+    roll = np.array(roll)
+    up = np.where((roll[:-1] < 0) & (roll[1:] >= 0))[0]
+    # Linear interpolation of each upward zero crossing.
+    t_cross = [times[i] - roll[i] * (times[i + 1] - times[i]) / (roll[i + 1] - roll[i]) for i in up]
+    assert len(t_cross) >= 3
+    period = np.mean(np.diff(t_cross))
+    expected = 2 * math.pi * math.sqrt((0.86 + 0.10) / (114.8 * 0.02))
+    assert period == pytest.approx(expected, rel=0.02)
+
+
+def test_positively_buoyant_vehicle_rises_at_terminal_speed(setup):
+    """B - W = 2 N balances heave drag 5.18 w + 36.99 w|w| at the terminal speed."""
+    m = model(setup)
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    m.advance(20.0)
+    a, b, c = 36.99, 5.18, -(114.8 - 112.8)
+    w_terminal = (-b + math.sqrt(b * b - 4 * a * c)) / (2 * a)
+    assert -m.nu[2] == pytest.approx(w_terminal, rel=0.01)
+    assert m.velocity_ned_m_s()[2] == pytest.approx(-w_terminal, rel=0.01)  # rising: down decreases
+
+
+def test_vehicle_floats_where_submerged_buoyancy_equals_weight(setup):
+    """Surface law: B (0.5 + depth / h) = W at rest."""
+    m = model(setup, vehicle_height_m=0.254)
+    m.reset(eta=[0, 0, 1.0, 0, 0, 0])
+    m.advance(60.0)
+    expected = (112.8 / 114.8 - 0.5) * 0.254
+    assert m.eta[2] == pytest.approx(expected, abs=1e-3)
+    assert abs(m.nu[2]) < 1e-3
+
+
+def _lyapunov(setup, m):
+    """Unweighted linear kinetic energy + rotational energy + buoyancy potential.
+
+    With W = B it never increases: the linear equations conserve |nu_1|^2 under the
+    transport term, drag only removes energy, and the restoring moment is conservative.
+    """
+    v = setup.vehicle
+    eta, nu = m.eta, m.nu
+    rot = 0.5 * np.sum(v.total_mass[3:] * nu[3:] ** 2)
+    # Potential of the buoyancy couple: B * 0.02 m * (1 - cos(roll) cos(pitch)).
+    pot = v.buoyancy_n * (v.r_cg_m[2] - v.r_cb_m[2]) * (1 - math.cos(eta[3]) * math.cos(eta[4]))
+    return 0.5 * float(nu[:3] @ nu[:3]) + rot + pot
+
+
+def test_with_no_input_all_velocities_decay(setup):
+    neutral = neutral_setup(setup, buoyancy_n=setup.vehicle.weight_n)
+    m = model(neutral)
+    nu0 = np.array([0.5, -0.4, 0.3, 0.6, -0.5, 1.0])
+    m.reset(eta=[0, 0, DEEP_M, 0.3, -0.2, 0], nu=nu0)
+    energy = [_lyapunov(neutral, m)]
+    for _ in range(600):
+        m.advance(0.1)
+        energy.append(_lyapunov(neutral, m))
+    energy = np.array(energy)
+    assert np.all(np.diff(energy) <= 1e-9 * energy[0])
+    assert energy[-1] < 0.01 * energy[0]
+    assert np.all(np.abs(m.nu[:3]) < 0.01 * np.abs(nu0[:3]).max())
+    assert np.all(np.abs(m.nu[3:]) < 0.1 * np.abs(nu0[3:]).max())
+
+
+def test_first_order_lag_reaches_63_percent_at_time_constant(setup):
+    tau = 0.2
+    m = model(setup, thruster_lag="first_order", thruster_time_constant_s=tau)
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    pwm = yaw_pwm(setup, 0.5)
+    target = setup.table.force_from_pwm(pwm)
+    m.set_motor_pwm(pwm)
+    np.testing.assert_allclose(m.thruster_forces_n(), 0.0, atol=1e-12)
+    m.advance(tau)
+    np.testing.assert_allclose(m.thruster_forces_n(), (1 - math.exp(-1)) * target, rtol=1e-9, atol=1e-9)
+    m.advance(10 * tau)
+    np.testing.assert_allclose(m.thruster_forces_n(), target, rtol=1e-4, atol=1e-9)
+
+
+def test_third_order_lag_matches_k_of_s_and_has_unit_dc_gain(setup):
+    """Seed 003 Eq. 17, checked against scipy's step response of K(s)."""
+    options = load_sim_options()
+    num, den = options.third_order_numerator, options.third_order_denominator
+    assert num[-1] == den[-1]  # K(0) = 1
+    m = model(setup, thruster_lag="third_order", third_order_numerator=num, third_order_denominator=den)
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    pwm = yaw_pwm(setup, 0.5)
+    target = setup.table.force_from_pwm(pwm)
+    m.set_motor_pwm(pwm)
+    grid = np.arange(81) * 0.0025  # uniform grid, 0..0.2 s
+    _, response = signal.step(signal.TransferFunction(num, den), T=grid)
+    for i in (4, 8, 20, 40, 80):
+        t, k = grid[i], response[i]
+        m.advance(t - m.t_s)
+        np.testing.assert_allclose(m.thruster_forces_n(), k * target, rtol=1e-6, atol=1e-9)
+    m.advance(5.0)
+    np.testing.assert_allclose(m.thruster_forces_n(), target, rtol=1e-6, atol=1e-9)
+
+
+def test_lagged_thrust_follows_a_command_change_continuously(setup):
+    m = model(setup, thruster_lag="first_order", thruster_time_constant_s=0.1)
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    m.set_motor_pwm(yaw_pwm(setup, 0.5))
+    m.advance(0.05)
+    before = m.thruster_forces_n()
+    m.set_motor_pwm(yaw_pwm(setup, -0.5))
+    np.testing.assert_allclose(m.thruster_forces_n(), before, atol=1e-9)
+    np.testing.assert_allclose(m.thruster_wrench(), setup.T @ before, atol=1e-9)
+
+
+def test_ocean_current_drifts_the_vehicle_at_the_current_speed(setup):
+    neutral = neutral_setup(setup, buoyancy_n=setup.vehicle.weight_n)
+    current = np.array([0.3, -0.2, 0.0])
+    m = model(neutral, current_ned_m_s=current)
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, math.radians(30)])
+    m.advance(60.0)
+    np.testing.assert_allclose(m.velocity_ned_m_s(), current, atol=0.003)
+
+
+def test_stock_model_turns_more_slowly_than_the_updated_model(setup):
+    pwm = yaw_pwm(setup, 0.3)
+    yaw = {}
+    for kind in ("updated", "stock"):
+        m = model(setup, model=kind)
+        m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+        m.set_motor_pwm(pwm)
+        m.advance(1.0)
+        yaw[kind] = m.eta[5]
+    assert 0 < yaw["stock"] < 0.8 * yaw["updated"]
+
+
+def test_stock_model_parameters_and_terminal_rate(setup):
+    """Stock: 4 horizontal motors x 0.25 m arm, N = 7.08 r|r| at steady state."""
+    m = model(setup, model="stock")
+    s = m.params.stock
+    pwm = np.array([1700, 1300, 1300, 1700, 1500, 1500, 1500, 1500], dtype=float)  # yaw factors + - - +
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    m.set_motor_pwm(pwm)
+    thrust = 51.48 * 0.5 * 0.5
+    np.testing.assert_allclose(m.thruster_forces_n()[:4], [thrust, -thrust, -thrust, thrust])
+    m.advance(10.0)
+    assert m.nu[5] == pytest.approx(math.sqrt(4 * thrust * 0.25 / 7.08), rel=0.01)
+    assert s.mass_kg == 10.5 and s.inertia_kg_m2 == 0.268
+
+
+def test_stock_thrust_dead_zone(setup):
+    s = vehicle_model.load_stock_model_params()
+    thrust = vehicle_model.stock_thrust_n([1475, 1500, 1525, 1526, 1474, 1900, 1100, 1700], s)
+    assert np.all(thrust[:3] == 0.0)
+    out = np.array([26, -26, 400, -400, 200]) / 400.0
+    np.testing.assert_allclose(thrust[3:], 51.48 * out * np.abs(out))
+
+
+def test_stock_model_rises_at_its_terminal_speed(setup):
+    """1 N / 16.755 kg upward acceleration on 10.5 kg balances 0.5 rho A C_d w^2."""
+    m = model(setup, model="stock")
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    m.advance(30.0)
+    force = 10.5 * 1.0 / 16.755
+    expected = math.sqrt(force / (0.5 * 1023.6 * 0.0674 * 2.0))
+    assert -m.nu[2] == pytest.approx(expected, rel=0.01)
+
+
+def _stepper_error(setup, kind, dt_s, duration_s=4.0):
+    """Max errors (position, angles, velocities) of the stepper against DOP853 on rhs."""
+    m = model(setup, model=kind, dt_s=dt_s, current_ned_m_s=np.array([0.1, 0.05, 0.0]))
+    x0 = np.array([1.0, -2.0, DEEP_M, 0.2, -0.15, 0.5, 0.2, -0.1, 0.05, 0.3, -0.2, 0.4])
+    m.reset(eta=x0[:6], nu=x0[6:])
+    m.set_motor_pwm(setup.mixer("quantitative").pwm([0.3, -0.2, 0.2, 0.15, -0.1, 0.25]))
+    m.advance(duration_s)
+    tau = m.params.thruster_matrix @ m.thruster_forces_n()
+    sol = integrate.solve_ivp(rhs, (0.0, duration_s), x0, args=(tau, m.params),
+                              rtol=1e-10, atol=1e-12, method="DOP853")
+    ref = sol.y[:, -1]
+    return np.array([np.abs(m.eta[:3] - ref[:3]).max(),
+                     np.abs(wrap_angle(m.eta[3:] - ref[3:6])).max(),
+                     np.abs(m.nu - ref[6:]).max()])
+
+
+@pytest.mark.parametrize("kind", ["updated", "stock"])
+def test_fast_stepper_agrees_with_the_reference_rhs(setup, kind):
+    """Semi-implicit Euler at 400 Hz against scipy's DOP853 on rhs, and first-order convergence."""
+    error_400 = _stepper_error(setup, kind, 1 / 400)
+    assert np.all(error_400 < [0.01, 0.006, 0.002])  # m, rad, m/s or rad/s after 4 s
+    error_1600 = _stepper_error(setup, kind, 1 / 1600)
+    np.testing.assert_allclose(error_1600 / error_400, 0.25, atol=0.05)
+
+
+def test_rhs_rejects_gimbal_lock_but_the_stepper_passes_through_it(setup):
+    m = model(setup)
+    x = np.concatenate([[0, 0, DEEP_M, 0, math.pi / 2, 0], np.zeros(6)])
+    with pytest.raises(Brov2Error, match="gimbal lock"):
+        rhs(0.0, x, np.zeros(6), m.params)
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    m.set_motor_pwm(setup.mixer().pwm([0, 0, 0, 0, 1.0, 0]))  # full pitch: loops the vehicle
+    pitch = []
+    for _ in range(200):
+        m.advance(0.01)
+        pitch.append(m.eta[4])
+    assert max(pitch) > math.radians(85)
+    assert np.linalg.norm(m.quaternion_ned_frd()) == pytest.approx(1.0, abs=1e-12)
+
+
+def test_pwm_is_clamped_and_neutral_gives_no_thrust(setup):
+    m = model(setup)
+    m.set_motor_pwm([2500, 500, 1500, 1500, 1500, 1500, 1500, 1500])
+    np.testing.assert_array_equal(m.motor_pwm_us[:2], [1900, 1100])
+    f = m.thruster_forces_n()
+    assert f[0] == pytest.approx(setup.table.force_from_pwm(1900)) and f[1] == pytest.approx(setup.table.force_from_pwm(1100))
+    np.testing.assert_array_equal(f[2:], 0.0)
+    with pytest.raises(Brov2Error, match=r"expected shape \(8,\)"):
+        m.set_motor_pwm([1500] * 6)
+
+
+def test_advance_takes_whole_steps_and_reset_restores_time(setup):
+    m = model(setup, dt_s=0.0025)
+    assert m.advance(0.0101) == 4
+    assert m.t_s == pytest.approx(0.01)
+    m.reset(t_s=5.0)
+    assert m.t_s == 5.0 and np.all(m.nu == 0) and np.all(m.eta == 0)
+    with pytest.raises(Brov2Error, match="n_steps"):
+        m.step(-1)
+
+
+def test_noise_is_seeded_and_has_the_configured_spread(setup):
+    options = dict(noise_enabled=True, attitude_noise_std_rad=0.01, rate_noise_std_rad_s=0.002,
+                   depth_noise_std_m=0.05, seed=7)
+    a, b = model(setup, **options), model(setup, **options)
+    for m in (a, b):
+        m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    samples = np.array([np.concatenate(a.measured_attitude() + ([a.depth_m()],)) for _ in range(4000)])
+    again = np.array([np.concatenate(b.measured_attitude() + ([b.depth_m()],)) for _ in range(4000)])
+    np.testing.assert_array_equal(samples, again)
+    np.testing.assert_allclose(samples.std(axis=0), [0.01] * 3 + [0.002] * 3 + [0.05], rtol=0.05)
+    np.testing.assert_allclose(samples.mean(axis=0)[:6], 0.0, atol=0.001)
+    quiet = model(setup)
+    quiet.reset(eta=[0, 0, DEEP_M, 0.1, 0.2, 0.3])
+    np.testing.assert_array_equal(quiet.measured_attitude()[0], quiet.eta[3:])
+    assert quiet.depth_m() == DEEP_M
+
+
+def test_specific_force_at_rest_is_minus_gravity_in_the_body(setup):
+    neutral = neutral_setup(setup, buoyancy_n=setup.vehicle.weight_n)
+    m = model(neutral)
+    m.reset(eta=[0, 0, DEEP_M, 0.3, 0, 0])
+    g = setup.vehicle.gravity_m_s2
+    # Neutral and at rest: buoyancy cancels weight, so the accelerometer reads -g up.
+    expected = -(J1([0.3, 0, 0]).T @ [0, 0, g])
+    np.testing.assert_allclose(m.specific_force_body(), expected, atol=1e-9)
+
+
+def test_options_are_validated(tmp_path, setup):
+    with pytest.raises(ParameterError, match="model"):
+        model(setup, model="fancy")
+    with pytest.raises(ParameterError, match="thruster_lag"):
+        model(setup, thruster_lag="second_order")
+    with pytest.raises(ParameterError, match="dt_s"):
+        model(setup, dt_s=0.0)
+    bad = tmp_path / "sim.yaml"
+    bad.write_text("physics:\n  modle: stock\n")
+    with pytest.raises(ParameterError, match="unknown key"):
+        load_sim_options(str(bad))
+    bad.write_text("physics:\n  thruster_lag: 3\n")
+    with pytest.raises(ParameterError, match="physics.thruster_lag"):
+        load_sim_options(str(bad))
+
+
+def test_defaults_turn_every_optional_effect_off():
+    options = load_sim_options()
+    assert options.model == "updated" and options.thruster_lag == "none"
+    assert not options.noise_enabled and not np.any(options.current_ned_m_s)
+    assert options.dt_s == pytest.approx(1 / 400)
+    bare = SimOptions()
+    assert bare.thruster_lag == "none" and not bare.noise_enabled and bare.vehicle_height_m is None
