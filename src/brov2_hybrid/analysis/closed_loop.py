@@ -20,7 +20,9 @@ arrays, optionally written as a CSV with :class:`~brov2_hybrid.logfile.LogWriter
 The attitude and rates in a row are the vehicle's true state at the tick (what the
 response really was); the control law saw the delayed telemetry. Angles rad, NED/FRD.
 """
+import collections
 import math
+import time
 from dataclasses import replace
 
 import numpy as np
@@ -32,7 +34,7 @@ from brov2_hybrid.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriter
 from brov2_hybrid.model import load_setup
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.rc import load_rc_map
-from brov2_hybrid.analysis.settings import LoopSettings
+from brov2_hybrid.analysis.settings import load_analysis_settings
 
 _COL = {name: k for k, name in enumerate(NUMERIC_COLUMNS)}
 _DESIRED = [_COL["%s_d_rad" % a] for a in ("roll", "pitch", "yaw")]
@@ -98,7 +100,7 @@ class ClosedLoop(object):
     """
 
     def __init__(self, settings=None, setup=None, controller_params=None, sim_options=None, rc_map=None):
-        self.settings = settings or LoopSettings()
+        self.settings = settings or load_analysis_settings().loop
         self.setup = setup or load_setup()
         self.controller_params = controller_params or load_controller_params()
         self.rc_map = rc_map or load_rc_map()
@@ -121,35 +123,34 @@ class ClosedLoop(object):
                              % (name, self.dt_s, duration_s))
         return k
 
-    def new_controller(self, omega_d_rad_s=None):
+    def new_controller(self, omega_d_rad_s=None, kappa=None):
+        """A fresh HybridController (params/controller.yaml), optionally retuned."""
         c = HybridController(self.setup.vehicle, self.controller_params, self.setup.tau_max)
-        if omega_d_rad_s is not None:
-            c.configure(omega_d_rad_s=omega_d_rad_s)
+        c.configure(omega_d_rad_s=omega_d_rad_s, kappa=kappa)
         return c
 
-    def run(self, dive, duration_s=None, omega_d_rad_s=None, log_path=None, initial_eta=None):
+    def run(self, dive, duration_s=None, omega_d_rad_s=None, log_path=None, initial_eta=None, kappa=None):
         """Fly ``dive`` (a :class:`~brov2_hybrid.dive_csv.Dive`) and return a :class:`LoopResult`.
 
         Parameters
         ----------
         duration_s : float, optional
             Run length [s] from the dive's first time (default: the dive's duration).
-        omega_d_rad_s : float, optional
-            Controller setting (default: ``params/controller.yaml``).
+        omega_d_rad_s, kappa : float, optional
+            Controller settings (default: ``params/controller.yaml``).
         log_path : str, optional
             Also write the rows to this CSV (never overwritten: a suffix is added).
         initial_eta : array_like (6,), optional
             Start pose (default: at ``initial_depth_m``, attitude of the dive's first row).
         """
-        import time as _time
-        wall0 = _time.perf_counter()
+        wall0 = time.perf_counter()
         if not isinstance(dive, Dive):
             raise Brov2Error("dive: expected a brov2_hybrid.dive_csv.Dive, got %r" % type(dive).__name__)
         t0 = float(dive.t_s[0])
         duration = dive.duration_s if duration_s is None else float(duration_s)
         if duration <= 0.0:
             raise Brov2Error("duration_s: expected > 0, got %r" % duration)
-        controller = self.new_controller(omega_d_rad_s)
+        controller = self.new_controller(omega_d_rad_s, kappa)
         delay = _delay_module()
         telemetry = delay.DelayLine(self.telemetry_delay_steps * self.dt_s)
         commands = delay.DelayLine(self.command_delay_steps * self.dt_s)
@@ -170,7 +171,7 @@ class ClosedLoop(object):
         dive_t = dive.t_s - t0
         eta2d = dive.eta2d_rad[0]
         u_lin = dive.u_linear[0]
-        pending = []  # physics steps at which a delayed command becomes due
+        pending = collections.deque()  # physics steps at which a delayed command becomes due
         step, tick, next_sample = 0, 0, 0
         rc_map, mixer = self.rc_map, self.mixer
         while tick < n_ticks:
@@ -202,13 +203,13 @@ class ClosedLoop(object):
                 row[_LINEAR] = u_lin
                 row[_TAU] = tau
                 row[_U] = u
-                row[_RC] = [rc[ch] for ch in range(1, 7)]
+                row[_RC] = [rc.get(ch, 0) for ch in range(1, 7)]
                 row[_PWM] = pwm
                 row[_COL["depth_m"]] = vehicle.depth_m()
                 tick += 1
             if pending and pending[0] <= step:
                 while pending and pending[0] <= step:
-                    pending.pop(0)
+                    pending.popleft()
                 vehicle.set_motor_pwm(commands.get(t + half))
             if tick >= n_ticks:
                 break
@@ -225,7 +226,7 @@ class ClosedLoop(object):
         if log_path:
             written = write_log(log_path, log)
         return LoopResult(log, self.settings, controller.gains.omega_d_rad_s,
-                          _time.perf_counter() - wall0, written)
+                          time.perf_counter() - wall0, written)
 
 
 def write_log(path, log):
@@ -260,3 +261,75 @@ def dive_from_log(log):
     lin = np.column_stack([log[c] for c in ("surge_cmd", "sway_cmd", "heave_cmd")])
     keep = np.concatenate([[True], np.diff(t) > 0])
     return Dive(t_s=t[keep] - t[0], eta2d_rad=eta[keep], u_linear=np.clip(lin[keep], -1.0, 1.0), source="log")
+
+
+def _step_index(yaw_d):
+    """First sample that moved more than half way from the first to the last value."""
+    start, final = float(yaw_d[0]), float(yaw_d[-1])
+    moved = np.nonzero(np.abs(yaw_d - start) > 0.5 * abs(final - start))[0]
+    return int(moved[0]) if moved.size else None
+
+
+def aligned_dive(dive, step_time_s):
+    """``dive`` shifted so that its yaw step falls at ``step_time_s``, held at its first row before."""
+    k = _step_index(np.unwrap(dive.eta2d_rad[:, 2]))
+    if k is None:
+        raise Brov2Error("%s: the dive holds no yaw step" % (dive.source or "dive"))
+    shift = step_time_s - float(dive.t_s[k] - dive.t_s[0])
+    t = dive.t_s - dive.t_s[0] + shift
+    keep = t > 0.0
+    t = np.concatenate([[0.0], t[keep]])
+    eta = np.vstack([dive.eta2d_rad[:1], dive.eta2d_rad[keep]])
+    lin = np.vstack([dive.u_linear[:1], dive.u_linear[keep]])
+    return Dive(t_s=t, eta2d_rad=eta, u_linear=lin, source=dive.source)
+
+
+def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loop=None, dive_csv_path=None):
+    """Replay a logged yaw step in the in-process loop and compare settling times.
+
+    The log (e.g. from the ROS ``logger`` node) supplies omega_d (median of the
+    ``omega_d_rad_s`` column), the start attitude and the step time (first sample of
+    ``yaw_d_rad`` more than half way to its final value). The input replayed is the dive
+    CSV the logged run played (``dive_csv_path``, aligned on the step; recommended: the
+    control law estimates the desired rate from the input samples, so their rate
+    matters), else the log's own desired columns at the log's tick rate. Settling is
+    measured on each run's yaw with the +-``band`` rule. Usable from rostest or pytest:
+    ``result["ok"]`` is True when the settling times differ by <= ``tolerance``.
+
+    Returns
+    -------
+    dict with ros_settling_s, inprocess_settling_s, relative_difference, ok, omega_d_rad_s,
+    step_time_s, step_rad, duration_s, latency (the in-process loop's), log_path, input.
+    """
+    from brov2_hybrid.analysis import metrics
+    from brov2_hybrid.dive_csv import load_dive_csv
+    from brov2_hybrid.logfile import read_log
+    log = read_log(log_csv_path)
+    t = log["time_s"] - log["time_s"][0]
+    yaw_d = np.unwrap(log["yaw_d_rad"])
+    start, final = float(yaw_d[0]), float(yaw_d[-1])
+    k = _step_index(yaw_d)
+    if k is None or abs(final - start) < 1e-6:
+        raise Brov2Error("%s: column 'yaw_d_rad' holds no step (constant %.4f rad)" % (log_csv_path, start))
+    step_time = float(t[k])
+    omega_d = float(np.median(log["omega_d_rad_s"]))
+    yaw = np.unwrap(log["yaw_rad"])
+    ros_settle = metrics.settling_time(t, yaw, final, step_time, initial=start, band=band)
+    loop = loop or ClosedLoop(settings)
+    initial = np.concatenate([[0.0, 0.0, float(log["depth_m"][0])],
+                              [log["roll_rad"][0], log["pitch_rad"][0], log["yaw_rad"][0]]])
+    if dive_csv_path:
+        # The logged desired sample just before the log's step row was the last pre-step
+        # input; the input row itself arrived between the two log rows.
+        dive = aligned_dive(load_dive_csv(dive_csv_path), step_time)
+    else:
+        dive = dive_from_log(log)
+    res = loop.run(dive, duration_s=float(t[-1]), omega_d_rad_s=omega_d, initial_eta=initial)
+    sim_yaw = np.unwrap(res.log["yaw_rad"])
+    sim_settle = metrics.settling_time(res.t_s, sim_yaw, final, step_time, initial=start, band=band)
+    diff = abs(sim_settle - ros_settle) / ros_settle if ros_settle > 0 else float("nan")
+    return {"ros_settling_s": ros_settle, "inprocess_settling_s": sim_settle, "relative_difference": diff,
+            "ok": bool(math.isfinite(diff) and diff <= tolerance), "omega_d_rad_s": omega_d,
+            "step_time_s": step_time, "step_rad": final - start, "duration_s": float(t[-1]),
+            "latency": loop.settings.latency_label(1.0 / float(np.median(np.diff(dive.t_s[1:])))),
+            "log_path": log_csv_path, "input": dive_csv_path or "log rows"}

@@ -2,6 +2,7 @@
 
 * :func:`settling_time` - time after the step from which the response stays within
   +-band of the step (REFERENCE.md 8: +-5 % of 90 deg).
+* :func:`rise_time` - first time the response covers 90 % of the step.
 * :func:`overshoot` / :func:`undershoot` - largest excursion beyond the target / the
   wrong way, in % of the step.
 * :func:`iae` / :func:`cumulative_iae` - integral of the absolute error (Fig. 18).
@@ -10,6 +11,7 @@
 * :func:`normalized_error` - Eq. 25, (1/T) int |e| / |psi| dt.
 * :func:`gain_phase` - gain from half peak-to-peak, phase from peak times (App. C).
 * :func:`bandwidth` - first frequency where a gain curve falls below 1/sqrt(2).
+* :func:`unity_crossing` - frequency where the gain falls back through 1 after its peak.
 
 Signals are 1-D arrays sampled at increasing times ``t_s`` [s]; angles in rad.
 """
@@ -64,6 +66,23 @@ def settling_time(t_s, y, target, t_step_s, initial=0.0, band=0.05):
     e0, e1 = err[k], err[k + 1]
     frac = (e0 - tol) / (e0 - e1) if e0 != e1 else 1.0
     return float(ta[k] + frac * (ta[k + 1] - ta[k]) - t_step_s)
+
+
+def rise_time(t_s, y, target, t_step_s, initial=0.0, fraction=0.9):
+    """Time [s] after the step at which ``y`` first covers ``fraction`` of the step (NaN if never)."""
+    t, v = _series(t_s, y)
+    step = float(target) - float(initial)
+    if step == 0.0:
+        raise Brov2Error("rise_time: expected target != initial")
+    progress = (v - initial) / step
+    reached = np.nonzero((t >= t_step_s) & (progress >= fraction))[0]
+    if reached.size == 0:
+        return float("nan")
+    k = int(reached[0])
+    if k == 0 or t[k - 1] < t_step_s:
+        return float(t[k] - t_step_s)
+    p0, p1 = progress[k - 1], progress[k]
+    return float(t[k - 1] + (fraction - p0) / (p1 - p0) * (t[k] - t[k - 1]) - t_step_s)
 
 
 def overshoot(t_s, y, target, t_step_s, initial=0.0):
@@ -149,8 +168,9 @@ def gain_phase(t_s, y_in, y_out, freq_hz, t_from_s=None):
     """Gain and phase of a sine response as in App. C.
 
     Gain = half peak-to-peak of ``y_out`` / half peak-to-peak of ``y_in`` over the
-    samples at t >= ``t_from_s``. Phase = -2 pi f * mean lag, the lag of each output peak
-    behind the latest input peak at or before it, so the phase lies in (-2 pi, 0].
+    samples at t >= ``t_from_s``. Phase = circular mean of -2 pi f * lag, the lag of each
+    output peak behind the latest input peak at or before it; it lies in (-pi, pi]
+    (unwrap across frequency for lags beyond half a period, as App. C does).
 
     Returns
     -------
@@ -173,13 +193,17 @@ def gain_phase(t_s, y_in, y_out, freq_hz, t_from_s=None):
     period = 1.0 / f
     peaks_in = _peak_times(t, u, period)
     peaks_out = _peak_times(t, y, period)
-    lags = []
+    phases = []
     for tp in peaks_out:
         before = peaks_in[peaks_in <= tp]
         if before.size:
-            lags.append(tp - before[-1])
-    phase = -2.0 * math.pi * f * float(np.mean(lags)) if lags else float("nan")
-    return float(gain), phase
+            phases.append(-2.0 * math.pi * f * (tp - before[-1]))
+    if not phases:
+        return float(gain), float("nan")
+    # Circular mean: an output peak just ahead of its input peak (a lag of almost a
+    # period) counts as a small lead, not as -2 pi.
+    mean = np.angle(np.mean(np.exp(1j * np.array(phases))))
+    return float(gain), float(mean)
 
 
 def bandwidth(omega, gain):
@@ -197,6 +221,22 @@ def bandwidth(omega, gain):
         return float(w[0])
     g0, g1 = g[k - 1], g[k]
     return float(w[k - 1] + (g0 - HALF_POWER_GAIN) / (g0 - g1) * (w[k] - w[k - 1]))
+
+
+def unity_crossing(omega, gain):
+    """Frequency where the gain, after its maximum, falls through 1 (NaN if it never
+    reaches 1 or never falls back below it), interpolated linearly."""
+    w = np.asarray(omega, dtype=float)
+    g = np.asarray(gain, dtype=float)
+    top = int(np.argmax(g))
+    if g[top] < 1.0:
+        return float("nan")
+    below = np.nonzero(g[top:] < 1.0)[0]
+    if below.size == 0:
+        return float("nan")
+    k = top + int(below[0])
+    g0, g1 = g[k - 1], g[k]
+    return float(w[k - 1] + (g0 - 1.0) / (g0 - g1) * (w[k] - w[k - 1]))
 
 
 def value_at(x, y, x0):

@@ -38,17 +38,22 @@ class LoopSettings:
         """Worst-case age of the attitude behind a motor command: telemetry period + delays [s]."""
         return 1.0 / self.telemetry_rate_hz + self.telemetry_delay_s + self.command_delay_s
 
-    def latency_label(self):
-        """Human-readable latency, e.g. 'telemetry 50 Hz + 10 ms, command 10 ms (<= 40 ms)'."""
-        return ("telemetry %g Hz + %g ms, command %g ms (loop <= %.0f ms)"
-                % (self.telemetry_rate_hz, 1e3 * self.telemetry_delay_s,
-                   1e3 * self.command_delay_s, 1e3 * self.loop_latency_s))
+    def latency_label(self, input_rate_hz=None):
+        """Human-readable latency, e.g. 'telemetry 50 Hz + 10 ms, command 10 ms (loop <= 40 ms), input 50 Hz'.
+
+        ``input_rate_hz`` names the rate of the desired-attitude samples when they do not
+        come from the generated step/sine inputs (a dive CSV).
+        """
+        return ("telemetry %g Hz + %g ms, command %g ms (loop <= %.0f ms), input %g Hz"
+                % (self.telemetry_rate_hz, 1e3 * self.telemetry_delay_s, 1e3 * self.command_delay_s,
+                   1e3 * self.loop_latency_s, input_rate_hz or self.desired_rate_hz))
 
     def with_latency(self, case):
-        """Copy with the telemetry rate and delays of a :class:`LatencyCase`."""
+        """Copy with the telemetry rate, delays (and input rate, if set) of a :class:`LatencyCase`."""
         return replace(self, telemetry_rate_hz=case.telemetry_rate_hz,
                        telemetry_delay_s=case.telemetry_delay_s,
-                       command_delay_s=case.command_delay_s, latency_name=case.name)
+                       command_delay_s=case.command_delay_s, latency_name=case.name,
+                       desired_rate_hz=case.desired_rate_hz or self.desired_rate_hz)
 
 
 @dataclass(frozen=True)
@@ -57,6 +62,7 @@ class LatencyCase:
     telemetry_rate_hz: float
     telemetry_delay_s: float
     command_delay_s: float
+    desired_rate_hz: object = None  # float: also change the rate of the step input samples
 
 
 @dataclass(frozen=True)
@@ -64,6 +70,7 @@ class StepSettings:
     step_time_s: float
     step_rad: float
     duration_s: float
+    lti_duration_s: float
     settle_band: float
     omega_d_rad_s: tuple
     plot_omega_d_rad_s: tuple
@@ -97,10 +104,23 @@ class CompareSettings:
 class SysidSettings:
     torques_nm: tuple
     duration_s: float
+    sample_rate_hz: float
     steady_window_s: tuple
     inertia_bounds_kg_m2: tuple
     settle_tolerance: float
     settle_window_s: float
+
+
+@dataclass(frozen=True)
+class PaperFigures:
+    """Published numbers REPORT.md compares with (Table 1, Sec. 3)."""
+
+    table1_omega_d_rad_s: tuple
+    table1_error_old_model_pct: tuple
+    table1_error_new_model_pct: tuple
+    yaw_quadratic_drag_nm_s2: float
+    yaw_inertia_kg_m2: float
+    sysid_tolerance: float
 
 
 @dataclass(frozen=True)
@@ -117,6 +137,7 @@ class AnalysisSettings:
     sysid: SysidSettings
     gains_omega_d_rad_s: tuple
     trim_rate_max_rad_s: tuple
+    paper: PaperFigures = None
     source: str = ""
 
 
@@ -155,10 +176,14 @@ def _latency_case(entry, path, index):
     if not isinstance(entry, dict):
         raise ParameterError("%s: expected a mapping" % where)
     s = _Section(entry, where, None)
-    case = LatencyCase(name=str(s.raw("name")), telemetry_rate_hz=s.positive("telemetry_rate_hz"),
+    unknown = sorted(set(entry) - {"name", "telemetry_rate_hz", "telemetry_delay_s", "command_delay_s",
+                                   "desired_rate_hz"})
+    if unknown:
+        raise ParameterError("%s: unknown key(s) %s" % (where, unknown))
+    return LatencyCase(name=str(s.raw("name")), telemetry_rate_hz=s.positive("telemetry_rate_hz"),
                        telemetry_delay_s=_nonnegative(s, "telemetry_delay_s"),
-                       command_delay_s=_nonnegative(s, "command_delay_s"))
-    return case
+                       command_delay_s=_nonnegative(s, "command_delay_s"),
+                       desired_rate_hz=s.positive("desired_rate_hz") if "desired_rate_hz" in entry else None)
 
 
 def load_analysis_settings(path=None):
@@ -180,7 +205,7 @@ def load_analysis_settings(path=None):
         raise ParameterError("%s:step.settle_band: expected a fraction < 1, got %r" % (path, band))
     step = StepSettings(
         step_time_s=_nonnegative(st, "step_time_s"), step_rad=math.radians(st.finite("step_deg")),
-        duration_s=st.positive("duration_s"), settle_band=band,
+        duration_s=st.positive("duration_s"), lti_duration_s=st.positive("lti_duration_s"), settle_band=band,
         omega_d_rad_s=grid(st.positive("omega_d_min_rad_s"), st.positive("omega_d_max_rad_s"),
                            st.positive("omega_d_step_rad_s")),
         plot_omega_d_rad_s=_positive_list(st, "plot_omega_d_rad_s"))
@@ -213,8 +238,17 @@ def load_analysis_settings(path=None):
         raise ParameterError("%s:sysid.inertia_bounds_kg_m2: expected 0 < low < high" % path)
     sysid = SysidSettings(
         torques_nm=_positive_list(sy, "torques_nm"), duration_s=duration,
+        sample_rate_hz=sy.positive("sample_rate_hz"),
         steady_window_s=tuple(window), inertia_bounds_kg_m2=tuple(bounds),
         settle_tolerance=sy.positive("settle_tolerance"), settle_window_s=sy.positive("settle_window_s"))
+    pp = _Section(data, path, "paper")
+    table_w = _positive_list(pp, "table1_omega_d_rad_s")
+    paper = PaperFigures(
+        table1_omega_d_rad_s=table_w,
+        table1_error_old_model_pct=tuple(pp.vector("table1_error_old_model_pct", len(table_w))),
+        table1_error_new_model_pct=tuple(pp.vector("table1_error_new_model_pct", len(table_w))),
+        yaw_quadratic_drag_nm_s2=pp.positive("yaw_quadratic_drag_nm_s2"),
+        yaw_inertia_kg_m2=pp.positive("yaw_inertia_kg_m2"), sysid_tolerance=pp.positive("sysid_tolerance"))
     gn = _Section(data, path, "gains")
     tr = _Section(data, path, "trim")
     return AnalysisSettings(
@@ -224,4 +258,4 @@ def load_analysis_settings(path=None):
         compare=compare, sysid=sysid, gains_omega_d_rad_s=_positive_list(gn, "omega_d_rad_s"),
         trim_rate_max_rad_s=grid(tr.positive("rate_max_min_rad_s"), tr.positive("rate_max_max_rad_s"),
                                  tr.positive("rate_max_step_rad_s")),
-        source=path)
+        paper=paper, source=path)

@@ -1,0 +1,77 @@
+"""Timing of the analysis tools for ``make bench`` (prints figures, asserts nothing).
+
+* :func:`run` - real-time factor of the in-process closed loop (yaw step and the
+  bundled dive, one process). Goal: >= 100x real time.
+* :func:`run_reproduce` - wall time of the whole ``brov2-analyze reproduce`` on this
+  machine's cores. Goal: < 10 minutes on 2 cores.
+
+``python -m brov2_hybrid.analysis.bench [--no-reproduce]``.
+"""
+import argparse
+import math
+import os
+import tempfile
+import time
+
+from brov2_hybrid import paths
+from brov2_hybrid.dive_csv import load_dive_csv
+from brov2_hybrid.analysis.closed_loop import ClosedLoop, step_dive
+from brov2_hybrid.analysis.settings import load_analysis_settings
+
+RTF_GOAL = 100.0
+REPRODUCE_GOAL_S = 600.0
+
+
+def real_time_factor(loop, dive, duration_s=None, repeats=3):
+    """Best-of-``repeats`` simulated seconds per wall second of ``loop.run(dive)``."""
+    best = math.inf
+    sim = None
+    for _ in range(repeats):
+        start = time.perf_counter()
+        res = loop.run(dive, duration_s)
+        best = min(best, time.perf_counter() - start)
+        sim = res.duration_s
+    return sim / best, sim, best
+
+
+def run(reproduce=True):
+    """Print the real-time factors; with ``reproduce`` also time the whole reproduction."""
+    settings = load_analysis_settings()
+    loop = ClosedLoop(settings.loop)
+    s = settings.step
+    step = step_dive(s.step_rad, s.step_time_s, 20.0, settings.loop.desired_rate_hz)
+    rtf, sim, wall = real_time_factor(loop, step)
+    print("in-process closed loop: yaw step, %.0f s simulated in %.3f s: %.0fx real time (goal >= %.0fx; "
+          "control %g Hz, physics %g Hz, %s)" % (sim, wall, rtf, RTF_GOAL, settings.loop.control_rate_hz,
+                                                 1.0 / loop.dt_s, settings.loop.latency_label()))
+    dive = load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file))
+    rtf, sim, wall = real_time_factor(loop, dive, repeats=1)
+    print("in-process closed loop: 6-DOF dive, %.0f s simulated in %.2f s: %.0fx real time" % (sim, wall, rtf))
+    if reproduce:
+        with tempfile.TemporaryDirectory(prefix="brov2_reproduce_") as out_dir:
+            run_reproduce(out_dir)
+
+
+def run_reproduce(out_dir=None, jobs=None):
+    """Time ``brov2-analyze reproduce`` end to end; return the wall time [s]."""
+    from brov2_hybrid.analysis import cli
+    out_dir = out_dir or tempfile.mkdtemp(prefix="brov2_reproduce_")
+    argv = ["reproduce", "--out", out_dir, "--quiet"] + (["--jobs", str(jobs)] if jobs else [])
+    start = time.perf_counter()
+    code = cli.main(argv)
+    wall = time.perf_counter() - start
+    print("brov2-analyze reproduce: %.0f s wall on %d cores (goal < %.0f s), exit %d"
+          % (wall, os.cpu_count() or 1, REPRODUCE_GOAL_S, code))
+    return wall
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--no-reproduce", action="store_true", help="skip timing the whole reproduction")
+    args = parser.parse_args(argv)
+    run(reproduce=not args.no_reproduce)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

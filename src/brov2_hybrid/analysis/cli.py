@@ -1,0 +1,240 @@
+"""``brov2-analyze``: the paper's experiments from the command line.
+
+    brov2-analyze step | bode | dive | latency | compare-models | sysid | gains | trim
+    brov2-analyze reproduce [--out DIR]        everything + REPORT.md
+    brov2-analyze summarize LOG.csv [--out DIR]
+    brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
+
+Each command writes CSVs and PNGs into ``--out`` (default ``analysis_out``), prints
+where, and runs its sweep over the machine's cores (``--jobs``) or a Dask cluster
+(``--dask ADDRESS``). Settings come from ``params/analysis.yaml`` (``--params``).
+"""
+import argparse
+import json
+import math
+import os
+import sys
+import time
+from dataclasses import replace
+
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.analysis import experiments, report
+from brov2_hybrid.analysis.runner import Runner
+from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
+
+COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "reproduce", "summarize",
+            "compare-log")
+
+
+def _floats(text):
+    try:
+        values = [float(v) for v in text.replace(",", " ").split()]
+    except ValueError:
+        raise argparse.ArgumentTypeError("expected numbers separated by commas, got %r" % text)
+    if not values or any(not math.isfinite(v) or v <= 0 for v in values):
+        raise argparse.ArgumentTypeError("expected positive numbers, got %r" % text)
+    return values
+
+
+def build_parser():
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--out", default=None, help="output folder (default: out/<command>)")
+    common.add_argument("--params", default=None, help="analysis settings YAML (default: params/analysis.yaml)")
+    common.add_argument("--jobs", type=int, default=None, help="worker processes (default: number of cores)")
+    common.add_argument("--dask", metavar="ADDRESS", default=None,
+                        help="run sweeps on a dask.distributed scheduler, e.g. tcp://host:8786")
+    common.add_argument("--quiet", action="store_true", help="no progress lines")
+    loop = argparse.ArgumentParser(add_help=False)
+    loop.add_argument("--mixer", choices=("quantitative", "stock"), help="firmware mixer (Algorithm 2 / 1)")
+    loop.add_argument("--model", choices=("updated", "stock"), help="vehicle model")
+    loop.add_argument("--telemetry-rate", type=float, metavar="HZ", help="attitude telemetry rate")
+    loop.add_argument("--telemetry-delay", type=float, metavar="S", help="attitude transport delay")
+    loop.add_argument("--command-delay", type=float, metavar="S", help="command transport delay")
+    loop.add_argument("--omega-d", type=_floats, metavar="LIST", help="omega_d values [rad/s], e.g. 2,3,4")
+
+    parser = argparse.ArgumentParser(
+        prog="brov2-analyze", description="Reproduce the experiments of Ng & Krieg (2024): numbers (CSV) and "
+        "plots (PNG) for each, REPORT.md for all. Settings: params/analysis.yaml.")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.required = True
+    sub.add_parser("step", parents=[common, loop], help="yaw step sweep over omega_d (Fig. 13, 14)")
+    p = sub.add_parser("bode", parents=[common, loop], help="frequency response (Fig. A1)")
+    p.add_argument("--freqs", type=_floats, metavar="LIST", help="frequencies [Hz] (default: 0.05..1.97 step 0.04)")
+    p = sub.add_parser("dive", parents=[common, loop], help="full 6-DOF dive (Fig. 17-19)")
+    p.add_argument("--dive", default=None, help="dive CSV (default: the bundled AR pilot dive)")
+    sub.add_parser("latency", parents=[common, loop], help="step sweep over loop latencies")
+    sub.add_parser("compare-models", parents=[common, loop], help="stock vs updated model (Fig. 16, Eq. 25)")
+    p = sub.add_parser("sysid", parents=[common, loop], help="yaw drag and inertia identification (Sec. 3)")
+    p.add_argument("--log", action="append", default=[], metavar="CSV",
+                   help="a constant-yaw-torque run logged in the brov2_hybrid log format (repeat per run)")
+    p.add_argument("--bag", action="append", default=[], metavar="BAG", help="a constant-torque run in a rosbag")
+    p.add_argument("--torque-nm", type=float, action="append", default=[],
+                   help="torque of each --bag run (in order) when the bag has no torque topic")
+    p.add_argument("--torque-topic", default=None, help="geometry_msgs/WrenchStamped topic (base_link_frd) in the bags")
+    p.add_argument("--imu-topic", default="/mavros/imu/data", help="sensor_msgs/Imu topic in the bags")
+    sub.add_parser("gains", parents=[common, loop], help="k_p, k_d, delta k_d table")
+    p = sub.add_parser("trim", parents=[common], help="B-check from the quadratic drag over velocity ranges")
+    p.add_argument("--rate-max", type=_floats, metavar="LIST", help="velocity spans v_max [rad/s]")
+    p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
+    p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
+    p = sub.add_parser("summarize", parents=[common], help="IAE / energy per axis and plots of a log CSV")
+    p.add_argument("log_csv", help="a brov2_hybrid log CSV (from the logger node or the in-process loop)")
+    p = sub.add_parser("compare-log", parents=[common, loop],
+                       help="replay a logged yaw step (e.g. from the ROS pipeline) in-process; compare settling")
+    p.add_argument("log_csv", help="a brov2_hybrid log CSV of a yaw step")
+    p.add_argument("--tolerance", type=float, default=0.10, help="allowed relative settling-time difference")
+    p.add_argument("--dive", default=None, help="the dive CSV the logged run played (recommended)")
+    return parser
+
+
+def _loop_from_args(settings, args):
+    loop = settings.loop
+    if getattr(args, "mixer", None):
+        loop = replace(loop, mixer=args.mixer)
+    if getattr(args, "model", None):
+        loop = replace(loop, model=args.model)
+    rate = getattr(args, "telemetry_rate", None)
+    tel = getattr(args, "telemetry_delay", None)
+    cmd = getattr(args, "command_delay", None)
+    if rate is not None or tel is not None or cmd is not None:
+        loop = loop.with_latency(LatencyCase(
+            "custom", rate if rate is not None else loop.telemetry_rate_hz,
+            tel if tel is not None else loop.telemetry_delay_s, cmd if cmd is not None else loop.command_delay_s))
+    return loop
+
+
+def quick_settings(settings):
+    """Coarse grids for a fast end-to-end check of ``reproduce`` (not the paper's grids)."""
+    return replace(
+        settings,
+        step=replace(settings.step, omega_d_rad_s=(2.0, 3.0, 4.0), duration_s=6.0, plot_omega_d_rad_s=(2.0, 4.0)),
+        bode=replace(settings.bode, omega_d_rad_s=(3.0,), freqs_hz=(0.25, 0.45, 0.85), min_transient_s=1.0,
+                     analysed_periods=2.0),
+        dive=replace(settings.dive, omega_d_rad_s=(2.0, 4.0)),
+        latency_cases=settings.latency_cases[:2],
+        compare=replace(settings.compare, omega_d_rad_s=(3.0,), duration_s=6.0),
+        sysid=replace(settings.sysid, torques_nm=(4.0, 8.0, 12.0)),
+    )
+
+
+def _print_summary(name, summary, out_dir):
+    files = summary.get("files", [])
+    print("%s: wrote %s" % (name, ", ".join(os.path.join(out_dir, f) for f in files)))
+
+
+def main(argv=None):
+    args = build_parser().parse_args(argv)
+    try:
+        return _run(args)
+    except Brov2Error as exc:
+        sys.stderr.write("brov2-analyze %s: error: %s\n" % (args.command, exc))
+        return 2
+
+
+def _run(args):
+    if args.out is None:
+        args.out = os.path.join("out", args.command.replace("-", "_"))
+    settings = load_analysis_settings(args.params)
+    if args.command == "summarize":
+        m = experiments.summarize_log(args.log_csv, args.out)
+        print("summary of %s (%.1f s, %d ticks):" % (args.log_csv, m["duration_s"], m["ticks"]))
+        for axis in experiments.AXES:
+            print("  %-5s IAE %8.2f deg s   energy (Eq. 26) %8.2f   RMS error %6.2f deg"
+                  % (axis, m["iae_%s_deg_s" % axis], m["energy_%s" % axis], m["rms_error_%s_deg" % axis]))
+        for dof in experiments.LINEAR:
+            print("  %-5s energy (Eq. 26) %8.2f" % (dof, m["energy_%s" % dof]))
+        print("wrote %s" % ", ".join(m["files"]))
+        return 0
+    if args.command == "compare-log":
+        from brov2_hybrid.analysis.closed_loop import compare_with_log
+        r = compare_with_log(args.log_csv, _loop_from_args(settings, args), settings.step.settle_band, args.tolerance,
+                             dive_csv_path=args.dive)
+        print("%s: omega_d %.2f, step %.1f deg at %.2f s: settling %.3f s logged vs %.3f s in-process "
+              "(%s), difference %.1f %% -> %s" % (
+                  args.log_csv, r["omega_d_rad_s"], math.degrees(r["step_rad"]), r["step_time_s"],
+                  r["ros_settling_s"], r["inprocess_settling_s"], r["latency"], 100 * r["relative_difference"],
+                  "agree" if r["ok"] else "DIFFER"))
+        print("  input replayed: %s" % r["input"])
+        return 0 if r["ok"] else 1
+    if getattr(args, "quick", False):
+        settings = quick_settings(settings)
+    runner = Runner(jobs=args.jobs, dask_address=args.dask, progress=not args.quiet)
+    ctx = experiments.Context(settings, args.out, runner, _loop_from_args(settings, args))
+    omegas = getattr(args, "omega_d", None)
+    start = time.perf_counter()
+    try:
+        if args.command == "reproduce":
+            summaries = reproduce(ctx, omegas)
+            path = report.write_report(ctx, summaries, time.perf_counter() - start)
+            print("reproduce: %.0f s wall on %s; report %s" % (time.perf_counter() - start, runner.describe(), path))
+            return 0
+        summary = run_one(ctx, args, omegas)
+    finally:
+        runner.close()
+    _print_summary(args.command, summary, args.out)
+    with open(os.path.join(args.out, "%s_summary.json" % args.command.replace("-", "_")), "w") as handle:
+        json.dump(report.jsonable(summary), handle, indent=1)
+    print(report.console_lines(args.command, summary))
+    print("%s: %.1f s wall on %s" % (args.command, time.perf_counter() - start, runner.describe()))
+    return 0
+
+
+def run_one(ctx, args, omegas):
+    c = args.command
+    if c == "step":
+        return experiments.step_experiment(ctx, omegas)
+    if c == "bode":
+        return experiments.bode_experiment(ctx, omegas, args.freqs)
+    if c == "dive":
+        return experiments.dive_experiment(ctx, args.dive, omegas)
+    if c == "latency":
+        return experiments.latency_experiment(ctx, omegas)
+    if c == "compare-models":
+        return experiments.compare_models_experiment(ctx, omegas)
+    if c == "sysid":
+        runs = _sysid_runs(args)
+        return experiments.sysid_experiment(ctx, runs, model=ctx.loop.model)
+    if c == "gains":
+        return experiments.gains_experiment(ctx, omegas)
+    if c == "trim":
+        return experiments.trim_experiment(ctx, args.rate_max)
+    raise Brov2Error("unknown command %r (expected one of %s)" % (c, ", ".join(COMMANDS)))
+
+
+def _sysid_runs(args):
+    from brov2_hybrid.analysis import sysid
+    if not args.log and not args.bag:
+        return None
+    runs = [sysid.run_from_log(p) for p in args.log]
+    if args.bag:
+        if not args.torque_topic and len(args.torque_nm) != len(args.bag):
+            raise Brov2Error("--bag: give --torque-topic, or one --torque-nm per bag (%d bags, %d torques)"
+                             % (len(args.bag), len(args.torque_nm)))
+        for k, bag in enumerate(args.bag):
+            runs.append(sysid.run_from_bag(bag, None if args.torque_topic else args.torque_nm[k],
+                                           args.imu_topic, args.torque_topic))
+    return runs
+
+
+def reproduce(ctx, omegas=None):
+    """Every experiment into ctx.out_dir; returns the summaries for the report."""
+    order = (("gains", lambda: experiments.gains_experiment(ctx)),
+             ("trim", lambda: experiments.trim_experiment(ctx)),
+             ("step", lambda: experiments.step_experiment(ctx, omegas)),
+             ("bode", lambda: experiments.bode_experiment(ctx)),
+             ("dive", lambda: experiments.dive_experiment(ctx)),
+             ("latency", lambda: experiments.latency_experiment(ctx, omegas)),
+             ("compare_models", lambda: experiments.compare_models_experiment(ctx)),
+             ("sysid", lambda: experiments.sysid_experiment(ctx)))
+    summaries = {}
+    for name, fn in order:
+        t0 = time.perf_counter()
+        summaries[name] = fn()
+        summaries[name]["elapsed_s"] = time.perf_counter() - t0
+        if ctx.runner.progress:
+            sys.stderr.write("reproduce: %s done in %.1f s\n" % (name, summaries[name]["elapsed_s"]))
+    return summaries
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,136 @@
+"""In-process closed loop (brov2_hybrid.analysis.closed_loop): physical sanity, latency, log format."""
+import math
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from brov2_hybrid.analysis import metrics
+from brov2_hybrid.analysis.closed_loop import ClosedLoop, compare_with_log, step_dive, write_log
+from brov2_hybrid.analysis.settings import LoopSettings
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.logfile import LOG_COLUMNS, read_log
+
+STEP = math.pi / 2
+T_STEP = 1.0
+
+
+@pytest.fixture(scope="module")
+def loop():
+    return ClosedLoop(LoopSettings())
+
+
+def yaw_step(loop, omega_d, duration=7.0, **kwargs):
+    return loop.run(step_dive(STEP, T_STEP, duration, loop.settings.desired_rate_hz), omega_d_rad_s=omega_d, **kwargs)
+
+
+def settling(res):
+    return metrics.settling_time(res.t_s, res.log["yaw_rad"], STEP, T_STEP)
+
+
+def test_yaw_step_converges_and_other_axes_stay_level(loop):
+    res = yaw_step(loop, 3.0)
+    yaw = res.log["yaw_rad"]
+    assert abs(yaw[-1] - STEP) < 0.05 * STEP
+    assert np.all(yaw[res.t_s < T_STEP] == pytest.approx(0.0, abs=1e-9))  # nothing moves before the step
+    assert np.max(np.abs(res.log["roll_rad"])) < math.radians(2.0)
+    assert np.max(np.abs(res.log["pitch_rad"])) < math.radians(2.0)
+    assert res.log["omega_d_rad_s"][0] == 3.0
+
+
+def test_higher_omega_d_settles_faster_up_to_3(loop):
+    times = [settling(yaw_step(loop, w)) for w in (2.0, 2.5, 3.0)]
+    assert all(math.isfinite(x) for x in times)
+    assert times[0] > times[1] > times[2]
+
+
+def test_kappa_zero_is_underdamped_at_omega_2(loop):
+    """Sec. 5.2: without delta k_d the nonlinear response overshoots; kappa = 20 removes it."""
+    plain = yaw_step(loop, 2.0, kappa=0.0)
+    tuned = yaw_step(loop, 2.0)
+    assert metrics.overshoot(plain.t_s, plain.log["yaw_rad"], STEP, T_STEP) > 10.0
+    assert metrics.overshoot(tuned.t_s, tuned.log["yaw_rad"], STEP, T_STEP) < 5.0
+
+
+def test_log_rows_follow_the_shared_format(loop, setup, tmp_path):
+    res = yaw_step(loop, 3.0, duration=2.0)
+    n = len(res.t_s)
+    assert n == int(round(2.0 * loop.settings.control_rate_hz)) + 1
+    np.testing.assert_allclose(np.diff(res.t_s), 1.0 / loop.settings.control_rate_hz)
+    assert set(LOG_COLUMNS) <= set(res.log)
+    rc = np.column_stack([res.log["rc%d_us" % i] for i in range(1, 7)])
+    pwm = np.column_stack([res.log["pwm%d_us" % i] for i in range(1, 9)])
+    assert np.all(rc == np.rint(rc)) and np.all(pwm == np.rint(pwm))  # integer PWMs, as on the wire
+    # The yaw channel (4) carries u_yaw through the RC quantisation.
+    np.testing.assert_allclose(res.log["rc4_us"], np.rint(1500 + 400 * res.log["u_yaw"]))
+    # tau and u are consistent: u = clip(tau / tau_max).
+    np.testing.assert_allclose(res.log["u_yaw"], np.clip(res.log["tau_n_nm"] / setup.tau_max[5], -1, 1))
+    path = write_log(str(tmp_path / "run.csv"), res.log)
+    back = read_log(path)
+    np.testing.assert_allclose(back["yaw_rad"], res.log["yaw_rad"], rtol=1e-8, atol=1e-12)
+    assert back["mode"][0] == loop.settings.mode_label
+
+
+def test_command_delay_holds_the_vehicle_still(loop):
+    """Motors change only command_delay_s after the tick that commanded the step."""
+    delayed = ClosedLoop(replace(loop.settings, command_delay_s=0.1), setup=loop.setup)
+    res = yaw_step(delayed, 3.0, duration=2.0)
+    r = np.abs(res.log["r_rad_s"])
+    before = res.t_s <= T_STEP + 0.1 + 1e-9
+    assert np.all(r[before] < 1e-12)
+    assert r[np.searchsorted(res.t_s, T_STEP + 0.14)] > 0.0
+
+
+def test_no_telemetry_yet_gives_neutral(loop):
+    late = ClosedLoop(replace(loop.settings, telemetry_delay_s=0.1), setup=loop.setup)
+    res = yaw_step(late, 3.0, duration=0.5)
+    early = res.t_s < 0.1 - 1e-9
+    assert np.all(res.log["u_yaw"][early] == 0.0) and np.all(res.log["rc4_us"][early] == 1500)
+
+
+def test_latency_increases_overshoot_at_high_omega_d(loop):
+    """REFERENCE.md 8: the overshoot at high omega_d grows with loop latency."""
+    slow = ClosedLoop(replace(loop.settings, telemetry_delay_s=0.05, command_delay_s=0.05), setup=loop.setup)
+    fast_res, slow_res = yaw_step(loop, 3.5, duration=5.0), yaw_step(slow, 3.5, duration=5.0)
+    assert (metrics.overshoot(slow_res.t_s, slow_res.log["yaw_rad"], STEP, T_STEP)
+            > metrics.overshoot(fast_res.t_s, fast_res.log["yaw_rad"], STEP, T_STEP) + 0.5)
+
+
+def test_stock_mixer_option_changes_the_motor_pwms(loop):
+    stock = ClosedLoop(replace(loop.settings, mixer="stock"), setup=loop.setup)
+    a, b = yaw_step(loop, 3.0, duration=1.2), yaw_step(stock, 3.0, duration=1.2)
+    k = np.searchsorted(a.t_s, T_STEP)
+    assert a.log["rc4_us"][k] == b.log["rc4_us"][k]
+    assert not np.array_equal(a.log["pwm1_us"][k:], b.log["pwm1_us"][k:])
+
+
+def test_compare_with_log_agrees_with_itself(loop, tmp_path):
+    """A log written by the loop (absolute times as the ROS logger writes them) replays to the same settling."""
+    res = yaw_step(loop, 3.0, duration=6.0)
+    log = dict(res.log)
+    log["time_s"] = ["%.6f" % (t + 1.7e9) for t in res.log["time_s"]]
+    path = write_log(str(tmp_path / "step.csv"), log)
+    out = compare_with_log(path, loop=loop)
+    assert out["ok"] and out["relative_difference"] < 0.01
+    assert out["omega_d_rad_s"] == 3.0 and out["step_time_s"] == pytest.approx(T_STEP)
+
+
+def test_bad_rates_and_inputs_raise(loop):
+    with pytest.raises(Brov2Error, match="control period"):
+        ClosedLoop(replace(loop.settings, control_rate_hz=47.0), setup=loop.setup)
+    with pytest.raises(Brov2Error, match="Dive"):
+        loop.run([1, 2, 3])
+
+
+def test_compare_with_log_replays_the_dive_csv_aligned_on_the_step(loop, tmp_path):
+    """With the dive CSV given, the replay uses the CSV's samples, shifted onto the log's step."""
+    from brov2_hybrid.dive_csv import write_dive_csv
+    dive = step_dive(STEP, 2.0, 8.0, 20.0)                     # a 20 Hz input, step at 2 s
+    csv_path = str(tmp_path / "step20.csv")
+    write_dive_csv(csv_path, dive.t_s, dive.eta2d_rad, dive.u_linear)
+    shifted = step_dive(STEP, 3.0, 9.0, 20.0)                  # the "logged" run: step at 3 s
+    res = loop.run(shifted, omega_d_rad_s=3.0)
+    path = write_log(str(tmp_path / "log.csv"), res.log)
+    out = compare_with_log(path, loop=loop, dive_csv_path=csv_path)
+    assert out["step_time_s"] == pytest.approx(3.0)
+    assert out["relative_difference"] < 0.01 and "input 20 Hz" in out["latency"]
