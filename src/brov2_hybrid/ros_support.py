@@ -31,7 +31,7 @@ NEUTRAL_MODES = (MODE_NAN, MODE_NO_ATTITUDE, MODE_FAULT, MODE_SHUTDOWN)
 
 
 # --------------------------------------------------------------------------- params
-def load_node_params(node, overrides=None, path=None):
+def load_node_params(node, overrides=None, path=None, other_keys=()):
     """Parameters of one node: ``params/autopilot.yaml`` section ``node``, then ``overrides``.
 
     Parameters
@@ -40,7 +40,9 @@ def load_node_params(node, overrides=None, path=None):
         Section name (the node's base name, e.g. ``control_law``).
     overrides : dict, optional
         Values set on the parameter server for the node (its private namespace); they
-        win over the file. Keys not in the file are refused (likely typos).
+        win over the file. Keys not in the file are refused (likely typos), except
+        ``other_keys`` (private parameters the node owns otherwise, e.g.
+        dynamic_reconfigure's), which are skipped.
 
     Returns
     -------
@@ -52,6 +54,8 @@ def load_node_params(node, overrides=None, path=None):
         raise ParameterError("%s: missing section '%s'" % (path, node))
     merged = dict(data[node])
     for key, value in (overrides or {}).items():
+        if key in other_keys:
+            continue
         if key not in merged:
             raise ParameterError("~%s: unknown parameter for %s (known: %s)"
                                  % (key, node, ", ".join(sorted(merged))))
@@ -361,3 +365,45 @@ def percentile_summary(samples, percentiles=(50, 99)):
         out["p%d" % p] = float(np.percentile(arr, p)) if arr.size else math.nan
     out["max"] = float(arr.max()) if arr.size else math.nan
     return out
+
+
+# --------------------------------------------------------------------------- dives from recorded messages
+def dive_from_samples(samples, source):
+    """Build a :class:`~brov2_hybrid.dive_csv.Dive` from recorded desired states.
+
+    Parameters
+    ----------
+    samples : sequence of (stamp_s, roll_rad, pitch_rad, yaw_rad, surge, sway, heave)
+        In recording order (e.g. the DesiredState messages of a bag).
+    source : str
+        Named in errors (e.g. ``run.bag:/brov2/desired_state``).
+
+    The same checks as a dive CSV: finite numbers, strictly increasing time, linear
+    commands in [-1, 1]; errors name the message index (1-based) and the field.
+    """
+    from brov2_hybrid.dive_csv import Dive
+    from brov2_hybrid.errors import InputDataError
+
+    fields = ("stamp", "roll_rad", "pitch_rad", "yaw_rad", "surge", "sway", "heave")
+    rows = []
+    last_t = -math.inf
+    for k, sample in enumerate(samples, start=1):
+        if len(sample) != len(fields):
+            raise InputDataError("%s: message %d: expected %d values, got %d" % (source, k, len(fields), len(sample)))
+        for name, value in zip(fields, sample):
+            if not math.isfinite(float(value)):
+                raise InputDataError("%s: message %d: field '%s': expected a finite number, got %r"
+                                     % (source, k, name, value))
+        if sample[0] <= last_t:
+            raise InputDataError("%s: message %d: field 'stamp': expected time to increase, got %.6f after %.6f"
+                                 % (source, k, sample[0], last_t))
+        last_t = float(sample[0])
+        for name, value in zip(fields[4:], sample[4:]):
+            if abs(value) > 1.0:
+                raise InputDataError("%s: message %d: field '%s': expected a command in [-1, 1], got %g"
+                                     % (source, k, name, value))
+        rows.append([float(v) for v in sample])
+    if not rows:
+        raise InputDataError("%s: no desired-state messages" % source)
+    data = np.array(rows)
+    return Dive(t_s=data[:, 0] - data[0, 0], eta2d_rad=data[:, 1:4], u_linear=data[:, 4:7], source=source)

@@ -1,0 +1,253 @@
+"""ROS-free logic of the MAVLink bridge (``nodes/mavlink_bridge``): MAVLink -> MAVROS
+conversions, ArduSub modes, vehicle clock, link watchdog and override re-sending.
+
+Conversions follow MAVROS 1.x exactly (REFERENCE.md section 9): MAVLink attitude is
+body FRD in NED; ``/mavros/imu/data`` carries the orientation of body FLU in ENU
+(``q_enu_flu = Q_NED_ENU * q_ned_frd * Q_FRD_FLU``) and the body rates in FLU.
+Depth [m, positive down] is taken from VFR_HUD.alt, which ArduSub fills with the
+negative depth from its pressure sensor (depth = -alt).
+Times are floats in seconds; ``mono`` arguments are a monotonic wall clock.
+"""
+import math
+
+import numpy as np
+
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.kinematics import (
+    quaternion_from_euler,
+    quaternion_ned_frd_to_enu_flu,
+    vector_frd_to_flu,
+)
+
+# ArduSub custom modes (HEARTBEAT.custom_mode) and MAV_MODE_FLAG bits.
+ARDUSUB_MODES = {
+    "STABILIZE": 0, "ACRO": 1, "ALT_HOLD": 2, "AUTO": 3, "GUIDED": 4, "CIRCLE": 7,
+    "SURFACE": 9, "POSHOLD": 16, "MANUAL": 19, "MOTOR_DETECT": 20,
+}
+MODE_FLAG_CUSTOM_MODE_ENABLED = 1
+MODE_FLAG_GUIDED_ENABLED = 8
+MODE_FLAG_MANUAL_INPUT_ENABLED = 64
+MODE_FLAG_SAFETY_ARMED = 128
+
+# OverrideRCIn / RC_CHANNELS_OVERRIDE special values (channels 1-8).
+CHAN_RELEASE = 0
+CHAN_NOCHANGE = 65535
+N_OVERRIDE_CHANNELS = 18
+
+
+def imu_from_euler(roll, pitch, yaw, p, q, r):
+    """MAVLink ATTITUDE (NED/FRD) -> (q_enu_flu (x, y, z, w), angular velocity FLU (3,))."""
+    q_ned_frd = quaternion_from_euler([roll, pitch, yaw])
+    return quaternion_ned_frd_to_enu_flu(q_ned_frd), vector_frd_to_flu([p, q, r])
+
+
+def imu_from_quaternion(q1, q2, q3, q4, p, q, r):
+    """MAVLink ATTITUDE_QUATERNION (w, x, y, z order, NED/FRD) -> as :func:`imu_from_euler`."""
+    return quaternion_ned_frd_to_enu_flu([q2, q3, q4, q1]), vector_frd_to_flu([p, q, r])
+
+
+def depth_from_vfr_hud(alt_m):
+    """Depth [m, positive down] from VFR_HUD.alt (ArduSub: altitude = -depth)."""
+    return -float(alt_m)
+
+
+def mode_name(custom_mode):
+    """ArduSub custom mode number -> name (``MODE(<n>)`` when unknown)."""
+    for name, number in ARDUSUB_MODES.items():
+        if number == custom_mode:
+            return name
+    return "MODE(%d)" % custom_mode
+
+
+def parse_mode(base_mode, custom_mode):
+    """SetMode request -> (base_mode, custom_mode number) for MAVLink SET_MODE.
+
+    ``custom_mode`` is a name (``MANUAL``), a number as text, or empty; with an empty
+    custom mode, ``base_mode`` must be a non-zero MAV_MODE.
+    """
+    text = (custom_mode or "").strip().upper()
+    if not text:
+        if not base_mode:
+            raise Brov2Error("set_mode: expected a custom_mode name (e.g. MANUAL) or a base_mode")
+        return int(base_mode), 0
+    if text in ARDUSUB_MODES:
+        number = ARDUSUB_MODES[text]
+    elif text.isdigit():
+        number = int(text)
+    else:
+        raise Brov2Error("set_mode: unknown ArduSub mode %r; expected one of %s"
+                         % (custom_mode, sorted(ARDUSUB_MODES)))
+    return int(base_mode) | MODE_FLAG_CUSTOM_MODE_ENABLED, number
+
+
+def state_from_heartbeat(base_mode, custom_mode):
+    """HEARTBEAT fields -> dict(armed, guided, manual_input, mode) as mavros_msgs/State."""
+    return {
+        "armed": bool(base_mode & MODE_FLAG_SAFETY_ARMED),
+        "guided": bool(base_mode & MODE_FLAG_GUIDED_ENABLED),
+        "manual_input": bool(base_mode & MODE_FLAG_MANUAL_INPUT_ENABLED),
+        "mode": mode_name(custom_mode) if base_mode & MODE_FLAG_CUSTOM_MODE_ENABLED else "MODE(base %d)" % base_mode,
+    }
+
+
+def override_fields(channels):
+    """OverrideRCIn.channels (18 values) -> the 18 RC_CHANNELS_OVERRIDE chanN_raw values.
+
+    MAVROS copies the values unchanged; so do we, after checking the length and range.
+    """
+    values = [int(c) for c in channels]
+    if len(values) != N_OVERRIDE_CHANNELS:
+        raise Brov2Error("override: expected %d channels, got %d" % (N_OVERRIDE_CHANNELS, len(values)))
+    if any(v < 0 or v > 65535 for v in values):
+        raise Brov2Error("override: channel values must be 0..65535, got %s" % values)
+    return values
+
+
+def release_of(channels):
+    """The override that releases exactly the channels ``channels`` took (others no change)."""
+    return [CHAN_RELEASE if 0 < c < CHAN_NOCHANGE and k < 8 else CHAN_NOCHANGE
+            for k, c in enumerate(channels)]
+
+
+class VehicleClock(object):
+    """Monotonic ROS time from the vehicle's boot time, for faster-than-real-time runs.
+
+    While vehicle time arrives, ROS time = vehicle time + offset. When it stops (link
+    lost), ``now(mono)`` extrapolates at the last measured rate of vehicle time per
+    wall second (clamped to ``[min_rate, max_rate]``), so timers and timeouts keep
+    running. When vehicle time restarts (a rebooted vehicle counts from zero again) or
+    jumps, the offset is re-anchored so ROS time never goes backwards.
+    """
+
+    def __init__(self, min_rate=0.1, max_rate=100.0, jump_s=5.0):
+        self.min_rate, self.max_rate, self.jump_s = float(min_rate), float(max_rate), float(jump_s)
+        self.offset_s = None
+        self._last = None         # (vehicle_s, ros_s, mono_s)
+        self._rate = 1.0
+        self._rate_anchor = None  # (vehicle_s, mono_s) for the rate estimate
+
+    @property
+    def started(self):
+        return self._last is not None
+
+    def update(self, vehicle_s, mono_s):
+        """Vehicle time ``vehicle_s`` seen at wall ``mono_s``; returns the ROS time [s]."""
+        vehicle_s, mono_s = float(vehicle_s), float(mono_s)
+        if self._last is None:
+            self.offset_s = 0.0
+        else:
+            expected = self.now(mono_s)
+            ros_s = vehicle_s + self.offset_s
+            if ros_s < self._last[1] or abs(ros_s - expected) > self.jump_s:
+                # restart or jump: continue from where ROS time is now
+                self.offset_s = max(expected, self._last[1]) - vehicle_s
+                self._rate_anchor = None
+        ros_s = max(vehicle_s + self.offset_s, self._last[1] if self._last else 0.0)
+        if self._rate_anchor is None:
+            self._rate_anchor = (vehicle_s, mono_s)
+        elif mono_s - self._rate_anchor[1] >= 0.5:
+            rate = (vehicle_s - self._rate_anchor[0]) / (mono_s - self._rate_anchor[1])
+            self._rate = min(max(rate, self.min_rate), self.max_rate)
+            self._rate_anchor = (vehicle_s, mono_s)
+        self._last = (vehicle_s, ros_s, mono_s)
+        return ros_s
+
+    @property
+    def rate(self):
+        """Measured vehicle seconds per wall second (the simulator's speed-up)."""
+        return self._rate
+
+    def now(self, mono_s):
+        """ROS time [s] at wall ``mono_s``, extrapolated from the last vehicle time."""
+        if self._last is None:
+            return 0.0
+        return self._last[1] + max(0.0, float(mono_s) - self._last[2]) * self._rate
+
+
+class LinkMonitor(object):
+    """Connected while a HEARTBEAT from the vehicle arrived within ``timeout_s`` (wall)."""
+
+    def __init__(self, timeout_s):
+        self.timeout_s = float(timeout_s)
+        self.last_heartbeat = None
+        self.last_message = None
+
+    def on_heartbeat(self, mono_s):
+        self.last_heartbeat = float(mono_s)
+
+    def on_message(self, mono_s):
+        self.last_message = float(mono_s)
+
+    def connected(self, mono_s):
+        return self.last_heartbeat is not None and mono_s - self.last_heartbeat <= self.timeout_s
+
+    def silent_for(self, mono_s):
+        """Wall seconds since any message (inf when none yet)."""
+        return math.inf if self.last_message is None else mono_s - self.last_message
+
+
+class OverrideForwarder(object):
+    """Keeps the newest RC override and re-sends it at a fixed period while it is fresh.
+
+    An override is fresh for ``timeout_s`` after it was received; it is sent at once
+    when received and then every ``period_s``, so the vehicle sees a steady stream
+    (ArduSub's RC_OVERRIDE_TIME and pilot-input failsafe never fire) until the
+    autopilot stops publishing.
+    """
+
+    def __init__(self, period_s, timeout_s):
+        if not 0 < period_s <= timeout_s:
+            raise Brov2Error("override: expected 0 < period_s <= timeout_s, got %r, %r" % (period_s, timeout_s))
+        self.period_s = float(period_s)
+        self.timeout_s = float(timeout_s)
+        self.channels = None
+        self._received = None
+        self._sent = None
+        self.taken = [CHAN_NOCHANGE] * N_OVERRIDE_CHANNELS   # channels we hold (for release)
+
+    def on_override(self, mono_s, channels):
+        self.channels = override_fields(channels)
+        self._received = float(mono_s)
+        self._sent = None
+        for k, c in enumerate(self.channels):
+            if c != CHAN_NOCHANGE:
+                self.taken[k] = c
+
+    def fresh(self, mono_s):
+        return self._received is not None and mono_s - self._received <= self.timeout_s
+
+    def due(self, mono_s):
+        """The channels to send now, or None."""
+        if not self.fresh(mono_s):
+            return None
+        if self._sent is None or mono_s - self._sent >= self.period_s - 1e-9:
+            return self.channels
+        return None
+
+    def mark_sent(self, mono_s):
+        self._sent = float(mono_s)
+
+    def release(self):
+        """Override releasing every channel we took (None when we took none)."""
+        out = release_of(self.taken)
+        return out if any(c == CHAN_RELEASE for c in out) else None
+
+
+def stream_requests(attitude_msg, attitude_rate_hz, servo_rate_hz, depth_rate_hz, time_rate_hz):
+    """(message name, rate Hz) pairs the bridge asks the vehicle for."""
+    return [(attitude_msg, float(attitude_rate_hz)),
+            ("SERVO_OUTPUT_RAW", float(servo_rate_hz)),
+            ("VFR_HUD", float(depth_rate_hz)),
+            ("SYSTEM_TIME", float(time_rate_hz))]
+
+
+def interval_us(rate_hz):
+    """MAV_CMD_SET_MESSAGE_INTERVAL param2: interval [us] for a rate (-1 = stop)."""
+    return -1.0 if rate_hz <= 0 else 1e6 / float(rate_hz)
+
+
+def quaternion_msg_order(q_xyzw):
+    """Quaternion (x, y, z, w) array -> tuple (x, y, z, w) of floats, normalised."""
+    q = np.asarray(q_xyzw, dtype=float)
+    q = q / math.sqrt(float(q @ q))
+    return tuple(float(v) for v in q)

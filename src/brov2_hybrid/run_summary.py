@@ -1,0 +1,93 @@
+"""Summary of one autopilot run's tick log: IAE and energy per axis, and plots.
+
+    python -m brov2_hybrid.run_summary LOG.csv [--out DIR]
+
+Used by ``make run`` (scripts/run_dive.sh). The log of a ROS run also holds the ticks
+before the dive started and after it ended (modes NO_ATTITUDE_NEUTRAL, NO_INPUT_HOLD,
+SHUTDOWN); the summary covers the dive itself: from the first to the last ACTIVE tick.
+IAE per angular axis = integral of |wrap(eta_d - eta)| dt [deg s] (paper Fig. 18);
+energy per DOF = sum over ticks of |PWM - 1500| / 400 of its RC channel (Eq. 26).
+The figures and plots come from :mod:`brov2_hybrid.analysis` (experiments.log_metrics,
+plots.log_summary).
+"""
+import argparse
+import json
+import os
+import sys
+
+import numpy as np
+
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.logfile import read_log
+from brov2_hybrid.rc import load_rc_map
+
+
+def dive_part(log):
+    """The rows from the first to the last ACTIVE tick (a new dict of arrays)."""
+    modes = np.array(log["mode"])
+    active = np.flatnonzero(modes == "ACTIVE")
+    if active.size < 2:
+        raise Brov2Error("log: expected ACTIVE control ticks (a flown dive), found modes %s"
+                         % sorted(set(log["mode"])))
+    idx = np.arange(int(active[0]), int(active[-1]) + 1)
+    t = log["time_s"][idx]
+    keep = idx[np.concatenate([[True], np.diff(t) > 0])]     # one row per instant
+    out = {k: v[keep] for k, v in log.items() if k != "mode"}
+    out["mode"] = list(modes[keep])
+    return out
+
+
+def summarize(log_path, out_dir):
+    """Write ``<stem>_summary.json`` / ``.csv`` and a PNG into ``out_dir``; return the figures."""
+    from brov2_hybrid.analysis import experiments, plots
+
+    log = dive_part(read_log(log_path))
+    os.makedirs(out_dir, exist_ok=True)
+    figures, curves = experiments.log_metrics(log, load_rc_map())
+    modes = log["mode"]
+    figures["ticks_not_active"] = int(sum(m != "ACTIVE" for m in modes))
+    figures["omega_d_rad_s"] = float(np.median(log["omega_d_rad_s"]))
+    stem = os.path.splitext(os.path.basename(log_path))[0]
+    png = plots.log_summary(os.path.join(out_dir, stem + "_summary.png"), curves["t_s"], curves["desired_deg"],
+                            curves["actual_deg"], curves["iae_deg_s"], curves["energy"],
+                            "%s (omega_d %.2f rad/s)" % (os.path.basename(log_path), figures["omega_d_rad_s"]))
+    json_path = os.path.join(out_dir, stem + "_summary.json")
+    with open(json_path, "w") as handle:
+        json.dump(figures, handle, indent=2, sort_keys=True)
+    figures["files"] = [json_path, png]
+    return figures
+
+
+def format_summary(figures):
+    axes = ("roll", "pitch", "yaw")
+    dofs = ("surge", "sway", "heave", "roll", "pitch", "yaw")
+    lines = ["dive: %.1f s, %d control ticks, omega_d %.2f rad/s"
+             % (figures["duration_s"], figures["ticks"], figures["omega_d_rad_s"]),
+             "IAE [deg s]:   " + "  ".join("%s %.1f" % (a, figures["iae_%s_deg_s" % a]) for a in axes),
+             "RMS error [deg]: " + "  ".join("%s %.2f" % (a, figures["rms_error_%s_deg" % a]) for a in axes),
+             "energy (Eq. 26): " + "  ".join("%s %.1f" % (d, figures["energy_%s" % d]) for d in dofs)]
+    if figures.get("ticks_not_active"):
+        lines.append("warning: %d ticks inside the dive were not ACTIVE (see the log's mode column)"
+                     % figures["ticks_not_active"])
+    return "\n".join(lines)
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(prog="python -m brov2_hybrid.run_summary", description=__doc__.splitlines()[0])
+    parser.add_argument("log_csv")
+    parser.add_argument("--out", default=None, help="output folder (default: the log's folder)")
+    args = parser.parse_args(argv)
+    try:
+        figures = summarize(args.log_csv, args.out or os.path.dirname(os.path.abspath(args.log_csv)))
+    except Brov2Error as exc:
+        sys.stderr.write("run_summary: %s\n" % exc)
+        return 1
+    print(format_summary(figures))
+    print("log:     %s" % args.log_csv)
+    for path in figures["files"]:
+        print("summary: %s" % path)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

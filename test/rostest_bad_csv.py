@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""rostest 5: a bad dive CSV stops csv_reader with a clear error and nothing is published.
+
+Each file of test/data/bad_*.csv is given to `rosrun brov2_hybrid csv_reader`: the node
+must exit with status 1, its fatal message must name the file, line and column, and
+no DesiredState may appear on its topic. A good file, run the same way, must publish
+(so the harness can see messages when there are some).
+"""
+import os
+import subprocess
+import sys
+import unittest
+
+import rospy
+import rostest
+from std_msgs.msg import Bool
+
+import rostest_common as rc
+from brov2_hybrid.msg import DesiredState
+
+TOPIC = "/bad_csv/desired_state"
+DONE = "/bad_csv/dive_done"
+CASES = {
+    "bad_missing_column.csv": "bad_missing_column.csv:1: missing column 'yaw_deg'",
+    "bad_not_a_number.csv": "bad_not_a_number.csv:3: column 'yaw_deg': expected a number, got 'abc'",
+    "bad_nan.csv": "bad_nan.csv:4: column 'pitch_deg': expected a finite number",
+    "bad_time_not_increasing.csv": "bad_time_not_increasing.csv:4: column 'time_s': expected time to increase",
+    "bad_command_out_of_range.csv": "bad_command_out_of_range.csv:3: column 'surge': expected a command in [-1, 1]",
+}
+
+
+def run_reader(path, name, start_delay_s=0.0):
+    cmd = ["rosrun", "brov2_hybrid", "csv_reader", "__name:=%s" % name, "_dive_file:=%s" % path,
+           "_desired_topic:=%s" % TOPIC, "_dive_done_topic:=%s" % DONE, "_start_delay_s:=%s" % start_delay_s]
+    return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
+
+
+class BadCsv(unittest.TestCase):
+    def setUp(self):
+        self.desired = rc.Latest(TOPIC, DesiredState)
+        self.done = rc.Latest(DONE, Bool)
+        rospy.sleep(0.5)
+
+    def test_bad_files_are_refused_with_line_and_field(self):
+        for k, (name, expected) in enumerate(sorted(CASES.items())):
+            proc = run_reader(rc.data_file(name), "bad_reader_%d" % k)
+            out, _ = proc.communicate(timeout=30.0)
+            text = out.decode(errors="replace")
+            self.assertEqual(proc.returncode, 1, "%s: exit code %s, output:\n%s" % (name, proc.returncode, text))
+            self.assertIn(expected, text, "%s: the error does not name line and field:\n%s" % (name, text))
+            self.assertIn("nothing published", text)
+        rospy.sleep(0.5)
+        self.assertEqual(self.desired.count, 0, "a refused dive published desired states")
+        self.assertIsNone(self.done.get(), "a refused dive announced its end")
+
+    def test_good_file_publishes(self):
+        # start 1 s after the node is up, so that this test's subscription is connected
+        proc = run_reader(rc.data_file("yaw_step.csv"), "good_reader", start_delay_s=1.0)
+        try:
+            rc.wait_for(lambda: self.done.get() is not None and self.done.get().data, 30.0, "the good dive to end")
+            rospy.sleep(0.2)
+            with open(rc.data_file("yaw_step.csv")) as f:
+                rows = sum(1 for _ in f) - 1
+            self.assertEqual(self.desired.count, rows)
+        finally:
+            rc.stop_process(proc)
+
+
+if __name__ == "__main__":
+    rospy.init_node("rostest_bad_csv")
+    rostest.rosrun("brov2_hybrid", "bad_csv", BadCsv, sys.argv)

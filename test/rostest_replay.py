@@ -1,0 +1,71 @@
+#!/usr/bin/env python3
+"""rostest 6: replaying a bag recorded from a csv-driven run reproduces the run.
+
+Run A: `roslaunch brov2_hybrid hybrid_autopilot.launch` with a dive CSV and
+record_bag:=true. Run B: `roslaunch brov2_hybrid replay.launch bag:=<A's bag>`, which
+plays A's recorded desired states into the autopilot in place of csv_reader. Both
+logs are aligned on their first ACTIVE tick. Tolerances (stated): the desired attitude
+agrees within DESIRED_TOL_DEG (one control tick of phase), and the measured attitude
+within RMS_TOL_DEG RMS and MAX_TOL_DEG at any time, per axis (the two runs differ only
+by thread timing in the loop).
+"""
+import os
+import sys
+import unittest
+
+import numpy as np
+import rospy
+import rostest
+
+import rostest_common as rc
+from brov2_hybrid.logfile import read_log
+
+AXES = ("roll", "pitch", "yaw")
+DESIRED_TOL_DEG = 2.0
+RMS_TOL_DEG = 1.5
+MAX_TOL_DEG = 5.0
+
+
+def active_part(log):
+    modes = np.array(log["mode"])
+    idx = np.flatnonzero(modes == "ACTIVE")
+    sel = slice(idx[0], idx[-1] + 1)
+    t = log["time_s"][sel] - log["time_s"][idx[0]]
+    return t, {k: log[k][sel] for k in log if k != "mode"}
+
+
+class Replay(unittest.TestCase):
+    def test_replay_reproduces_the_run(self):
+        port = rospy.get_param("~port")
+        speedup = rospy.get_param("~speedup")
+        out = rc.scratch_dir("replay")
+        common = ["fcu_url:=tcp:127.0.0.1:%d" % port, "speedup:=%s" % speedup, "output:=log"]
+        code = rc.roslaunch(["hybrid_autopilot.launch", "dive:=%s" % rc.data_file("short_dive.csv"),
+                             "record_bag:=true", "bag_dir:=%s/a" % out, "log_dir:=%s/a" % out] + common,
+                            240.0, os.path.join(out, "run_a.log"))
+        self.assertEqual(code, 0, "run A failed (log %s/run_a.log)" % out)
+        bag = rc.newest(os.path.join(out, "a", "*.bag"))
+        code = rc.roslaunch(["replay.launch", "bag:=%s" % bag, "log_dir:=%s/b" % out] + common,
+                            240.0, os.path.join(out, "run_b.log"))
+        self.assertEqual(code, 0, "run B failed (log %s/run_b.log)" % out)
+        ta, a = active_part(read_log(rc.newest(os.path.join(out, "a", "*.csv"))))
+        tb, b = active_part(read_log(rc.newest(os.path.join(out, "b", "*.csv"))))
+        self.assertGreater(tb[-1], 0.9 * ta[-1], "the replay is shorter than the run")
+        t = ta[ta <= min(ta[-1], tb[-1])]
+        for axis in AXES:
+            d_a = np.interp(t, ta, np.degrees(a["%s_d_rad" % axis]))
+            d_b = np.interp(t, tb, np.degrees(b["%s_d_rad" % axis]))
+            y_a = np.interp(t, ta, np.degrees(np.unwrap(a["%s_rad" % axis])))
+            y_b = np.interp(t, tb, np.degrees(np.unwrap(b["%s_rad" % axis])))
+            diff = y_b - y_a
+            rms = float(np.sqrt(np.mean(diff ** 2)))
+            rospy.loginfo("replay: %s desired max diff %.3f deg, attitude RMS diff %.3f deg, max %.3f deg",
+                          axis, np.max(np.abs(d_b - d_a)), rms, np.max(np.abs(diff)))
+            self.assertLess(np.max(np.abs(d_b - d_a)), DESIRED_TOL_DEG, "%s: replayed desired attitude differs" % axis)
+            self.assertLess(rms, RMS_TOL_DEG, "%s: replayed response differs (RMS)" % axis)
+            self.assertLess(np.max(np.abs(diff)), MAX_TOL_DEG, "%s: replayed response differs (max)" % axis)
+
+
+if __name__ == "__main__":
+    rospy.init_node("rostest_replay")
+    rostest.rosrun("brov2_hybrid", "replay", Replay, sys.argv)

@@ -1,0 +1,98 @@
+#!/usr/bin/env python3
+"""rostest 1: a yaw step 0 -> 90 deg at omega_d = 3 in the simulator settles within +-5 %.
+
+The expected settling time comes from the LTI closed loop of Eq. 22 with the gains the
+status reports (brov2_hybrid.gains.lti_closed_loop); the simulated vehicle (quadratic
+drag, thrust table, loop latency) must settle within that time plus a stated margin,
+and stay in the band to the end of the dive.
+
+The same run's log (written by the logger node) is then replayed through the fast
+in-process loop of brov2_hybrid.analysis (issue 5): both settling times must agree
+within 10 %.
+"""
+import glob
+import math
+import os
+import sys
+import time
+import unittest
+
+import numpy as np
+import rospy
+import rostest
+from scipy import signal
+
+import rostest_common as rc
+from brov2_hybrid import paths
+from brov2_hybrid.analysis import metrics
+from brov2_hybrid.analysis.closed_loop import compare_with_log
+from brov2_hybrid.control import HybridController
+from brov2_hybrid.gains import lti_closed_loop
+from brov2_hybrid.model import load_setup
+from brov2_hybrid.params import load_controller_params
+
+MARGIN_S = 2.0          # allowed excess over the LTI settling time (latency, drag nonlinearity)
+BAND = 0.05
+AGREEMENT = 0.10        # in-process vs ROS settling time, relative
+DIVE = os.path.join(paths.package_root(), "test", "data", "yaw_step.csv")
+START_WALL_S = time.time()
+
+
+def lti_settling_time(omega_d):
+    setup = load_setup()
+    c = HybridController(setup.vehicle, load_controller_params(), setup.tau_max)
+    c.configure(omega_d_rad_s=omega_d)
+    t = np.linspace(0.0, 20.0, 4001)
+    _, y = signal.step(lti_closed_loop(c.gains, c.total_inertia, c.b_check), T=t)
+    return metrics.settling_time(t, y, 1.0, 0.0, band=BAND)
+
+
+def this_runs_log(log_dir):
+    """The log CSV the logger node created during this run (never an older one)."""
+    logs = [p for p in glob.glob(os.path.join(log_dir, "*.csv")) if os.path.getmtime(p) >= START_WALL_S - 5.0]
+    return max(logs, key=os.path.getmtime) if logs else None
+
+
+class YawStep(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        status = rc.StatusRecorder()
+        topics = rc.autopilot_topics()
+        rc.wait_engaged(topics)
+        rc.wait_dive_done(topics, 120.0)
+        rospy.sleep(0.5)
+        cls.arrays = status.arrays()
+        cls.log_dir = rospy.get_param("~log_dir")
+
+    def test_yaw_step_settles(self):
+        a = self.arrays
+        omega = a["omega_d"][-1]
+        self.assertAlmostEqual(omega, 3.0, places=6)
+        step_idx = int(np.argmax(a["desired"][:, 2] > math.radians(45)))
+        self.assertGreater(step_idx, 0, "the desired yaw never stepped")
+        t = a["t"] - a["t"][step_idx]
+        yaw_deg = np.degrees(np.unwrap(a["attitude"][:, 2]))
+        keep = t >= -0.5
+        settle = metrics.settling_time(t[keep], yaw_deg[keep], 90.0, 0.0, initial=0.0, band=BAND)
+        expected = lti_settling_time(omega)
+        rospy.loginfo("yaw step: settling time %.2f s (LTI %.2f s), final yaw %.2f deg, peak %.2f deg",
+                      settle, expected, yaw_deg[-1], yaw_deg[keep].max())
+        self.assertTrue(np.isfinite(settle), "the yaw never stayed within +-5 %% of 90 deg (final %.1f deg)" % yaw_deg[-1])
+        self.assertLessEqual(settle, expected + MARGIN_S)
+        tail = t > t[-1] - 2.0
+        self.assertTrue(np.all(np.abs(yaw_deg[tail] - 90.0) <= 90.0 * BAND), "yaw left the band at the end")
+
+    def test_inprocess_loop_agrees(self):
+        log = this_runs_log(self.log_dir)
+        self.assertIsNotNone(log, "the logger wrote no CSV in %s during this run" % self.log_dir)
+        result = compare_with_log(log, tolerance=AGREEMENT, dive_csv_path=DIVE)
+        rospy.loginfo("yaw step: ROS settling %.3f s, in-process %.3f s (%.1f %% apart)",
+                      result["ros_settling_s"], result["inprocess_settling_s"], 100 * result["relative_difference"])
+        self.assertTrue(result["ok"], "settling %.3f s in ROS vs %.3f s in-process (%.1f %% apart, > %d %%), log %s"
+                        % (result["ros_settling_s"], result["inprocess_settling_s"],
+                           100 * result["relative_difference"], 100 * AGREEMENT, log))
+
+
+if __name__ == "__main__":
+    rospy.init_node("rostest_yaw_step")
+    rostest.rosrun("brov2_hybrid", "yaw_step", YawStep, sys.argv)
