@@ -2,7 +2,7 @@
 """rostest 2: changing omega_d with dynparam mid-run changes the gains in the status and
 the response.
 
-Two yaw steps (0 -> 90 deg at 1 s, back to 0 at 11 s). Between them the test runs the
+Two yaw steps (0 -> 90 deg at 1 s, back to 0 at 16 s: room for a slow `dynparam` start). Between them the test runs the
 README's command `rosrun dynamic_reconfigure dynparam set /control_law omega_d_rad_s 2.0`.
 The status must then report omega_d = 2 and k_p = omega_d^2 (I_zz + N_r) from the
 vehicle parameters, and the second step must rise markedly slower (LTI: 2.5x).

@@ -316,7 +316,9 @@ def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loo
     yaw = np.unwrap(log["yaw_rad"])
     ros_settle = metrics.settling_time(t, yaw, final, step_time, initial=start, band=band)
     loop = loop or ClosedLoop(settings)
-    initial = np.concatenate([[0.0, 0.0, float(log["depth_m"][0])],
+    # Depth is NaN in the rows logged before the first depth message arrived.
+    depths = log["depth_m"][np.isfinite(log["depth_m"])]
+    initial = np.concatenate([[0.0, 0.0, float(depths[0]) if depths.size else 0.0],
                               [log["roll_rad"][0], log["pitch_rad"][0], log["yaw_rad"][0]]])
     if dive_csv_path:
         # The logged desired sample just before the log's step row was the last pre-step
