@@ -149,7 +149,7 @@ command -v catkin_make >/dev/null 2>&1 || fail "catkin_make not found after inst
 
 # --------------------------------------------------------------------------
 STEP="venv"
-REQ_HASH=$( { "$SYS_PY" -c 'import sys; print(sys.version)'; echo "system-site-packages"; cat requirements.txt; } | sha)
+REQ_HASH=$( { "$SYS_PY" -c 'import sys; print(sys.version)'; echo "system-site-packages"; cat requirements.txt requirements-nodeps.txt; } | sha)
 REQ_STAMP="$VENV/.brov2-requirements.sha256"
 if [ -x "$VENV/bin/python" ] && [ -f "$REQ_STAMP" ] && [ "$(cat "$REQ_STAMP")" = "$REQ_HASH" ] \
     && "$VENV/bin/python" -c 'import sys' >/dev/null 2>&1; then
@@ -166,6 +166,10 @@ else
     "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input -r requirements.txt 2>&1 \
         | { grep -v "is ignored: it is neither a file nor a directory" || true; } \
         || fail "pip install -r requirements.txt failed"
+    log "venv: pip install --no-deps -r requirements-nodeps.txt"
+    "$VENV/bin/python" -m pip install -q --disable-pip-version-check --no-input --no-deps -r requirements-nodeps.txt 2>&1 \
+        | { grep -v "is ignored: it is neither a file nor a directory" || true; } \
+        || fail "pip install --no-deps -r requirements-nodeps.txt failed"
     printf '%s' "$REQ_HASH" >"$REQ_STAMP"
 fi
 "$VENV/bin/python" -c 'import numpy, scipy, matplotlib, yaml, rospy, pymavlink.mavutil' \
