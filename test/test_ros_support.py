@@ -205,6 +205,29 @@ def test_verifier_waits_for_a_non_neutral_override_while_armed():
     assert v.update(100.0) == rs.VERIFY_PENDING
 
 
+def test_verifier_does_not_blame_the_system_id_for_a_lost_link():
+    """The link drops 0.1 s after the first override: no verdict while it is down; after
+    it returns the check restarts with the next override and can still fail."""
+    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20)
+    v.on_armed(True)
+    v.on_override(0.0, [1500, 1500, 1500, 1600] + [65535] * 14)
+    v.on_link(False)
+    v.on_override(1.0, [1500, 1500, 1500, 1600] + [65535] * 14)   # sent into a dead link
+    assert v.update(10.0) == rs.VERIFY_PENDING
+    v.on_link(True)
+    v.on_override(11.0, [1500, 1500, 1500, 1600] + [65535] * 14)
+    assert v.update(13.0) == rs.VERIFY_PENDING
+    assert v.update(14.1) == rs.VERIFY_FAILED
+
+
+def test_verifier_restarts_after_a_disarm():
+    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20)
+    v.on_armed(True)
+    v.on_override(0.0, [1600] * 6 + [65535] * 12)
+    v.on_armed(False)
+    assert v.update(5.0) == rs.VERIFY_PENDING
+
+
 # ---------------------------------------------------------------- bag samples -> dive
 def test_dive_from_samples_rebases_time_and_validates():
     d = rs.dive_from_samples([(100.0, 0, 0, 0.1, 0, 0, 0), (100.5, 0, 0, 0.2, 0.5, 0, 0)], "x.bag:/t")

@@ -324,15 +324,27 @@ class OverrideVerifier(object):
         self.min_deviation_us = float(min_deviation_us)
         self.neutral_us = float(neutral_us)
         self.armed = False
+        self.connected = True
         self._since = None
         self.state = VERIFY_PENDING
 
     def on_armed(self, armed):
+        """Vehicle armed state; a check in progress restarts after a disarm."""
         self.armed = bool(armed)
+        if not self.armed:
+            self._since = None
+
+    def on_link(self, connected):
+        """Vehicle link up or down. While it is down the motors cannot answer, so a check
+        in progress restarts with the next override after the link returns (a lost link
+        is reported by the link watchdogs, not as a system-id problem)."""
+        self.connected = bool(connected)
+        if not self.connected:
+            self._since = None
 
     def on_override(self, now_s, channels):
         """An override we sent: channel PWMs (0 / 65535 = release / no change)."""
-        if self.state != VERIFY_PENDING or not self.armed or self._since is not None:
+        if self.state != VERIFY_PENDING or not (self.armed and self.connected) or self._since is not None:
             return
         if any(0 < c < 65535 and abs(c - self.neutral_us) >= self.min_deviation_us for c in channels):
             self._since = float(now_s)
