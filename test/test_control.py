@@ -130,6 +130,17 @@ def test_attitude_torque_matches_paper_form():
     np.testing.assert_allclose(tau, np.array([2., 3., 4.]) * (J2inv @ e))
 
 
+def test_rate_term_equals_paper_form_with_J2():
+    """kd J2inv (eta2d_dot - J2 nu2) of Eq. 18, built by hand, at a tilted attitude."""
+    from brov2_hybrid.kinematics import J2, J2_inv
+    eta2 = np.array([0.4, -0.3, 1.0])
+    nu2 = np.array([0.2, -0.5, 0.7])
+    eta2d_dot = np.array([0.1, 0.3, -0.2])
+    kd = np.array([2.0, 3.0, 4.0])
+    tau = attitude_torque(eta2, eta2d_dot, eta2, nu2, np.zeros(3), kd, np.zeros(3))
+    np.testing.assert_allclose(tau, kd * (J2_inv(eta2) @ (eta2d_dot - J2(eta2) @ nu2)), atol=1e-12)
+
+
 def test_normalize_rejects_wrong_shape(setup):
     with pytest.raises(Brov2Error, match=r"tau: expected shape \(6,\)"):
         normalize(np.zeros(3), setup.tau_max)

@@ -6,6 +6,10 @@ Angular DOFs are closed-loop:
             + (k_d + delta_k_d) J2_inv(eta2) (eta2d_dot - J2(eta2) nu2)
             - m_hydro(eta2d)
 
+Since J2_inv J2 = I, the rate term is computed as J2_inv(eta2) eta2d_dot - nu2: the
+same value wherever J2 exists, without building J2. Near pitch +-90 deg (gimbal lock)
+roll and yaw, and so the errors of Eq. 18, are undefined: the law raises there.
+
 where m_hydro is the restoring moment of weight and buoyancy
 (:mod:`brov2_hybrid.hydrostatics`): the feed-forward cancels it at the desired attitude
 (the paper's r_B x J1^-1(eta2d) F_B, Eq. 18 and 20, with F_B the force that opposes
@@ -18,6 +22,7 @@ The command sent to the vehicle is u = clip(tau / tau_max, -1, 1).
 Frames: body FRD, inertial NED; eta2 = (roll, pitch, yaw) [rad]; nu2 = (p, q, r) [rad/s].
 """
 import collections
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -25,7 +30,7 @@ import numpy as np
 from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
 from brov2_hybrid.gains import pd_gains, trim_linear_drag
 from brov2_hybrid.hydrostatics import _restoring_wrench
-from brov2_hybrid.kinematics import _J2, _J2_inv, wrap_angle
+from brov2_hybrid.kinematics import GIMBAL_LOCK_COS, _J2_inv, wrap_angle
 
 
 def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
@@ -51,11 +56,11 @@ def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_momen
 
 def _attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
     """Kernel of :func:`attitude_torque` on validated float arrays."""
-    phi, theta = float(eta2[0]), float(eta2[1])
-    error = wrap_angle(eta2d - eta2)
-    rate_error = eta2d_dot - _J2(phi, theta) @ nu2
-    J2i = _J2_inv(phi, theta)
-    return kp * (J2i @ error) + kd_total * (J2i @ rate_error) + feedforward_moment
+    theta = float(eta2[1])
+    if abs(math.cos(theta)) < GIMBAL_LOCK_COS:
+        raise Brov2Error("eta2: pitch %.4f rad is at gimbal lock (+-pi/2); roll and yaw errors are undefined" % theta)
+    J2i = _J2_inv(float(eta2[0]), theta)
+    return kp * (J2i @ wrap_angle(eta2d - eta2)) + kd_total * (J2i @ eta2d_dot - nu2) + feedforward_moment
 
 
 def normalize(tau, tau_max):
@@ -217,9 +222,11 @@ class HybridController(object):
 
     def feedforward_moment(self, eta2d):
         """Torque cancelling the hydrostatic moment at eta2d (zeros when disabled)."""
+        return self._feedforward(as_vector(eta2d, 3, "eta2d"))
+
+    def _feedforward(self, eta2d):
         if not self.feedforward_enabled:
             return np.zeros(3)
-        eta2d = as_vector(eta2d, 3, "eta2d")
         return -_restoring_wrench(float(eta2d[0]), float(eta2d[1]), self._net_weight_n, self._lever)[3:]
 
     def compute(self, eta2d, u_linear, eta2, nu2, eta2d_dot=None):
@@ -242,14 +249,16 @@ class HybridController(object):
         """
         eta2d = as_vector(eta2d, 3, "eta2d")
         u_lin = as_vector(u_linear, 3, "u_linear")
-        if np.abs(u_lin).max() > 1.0:
+        if max(map(abs, u_lin.tolist())) > 1.0:
             raise Brov2Error("u_linear: expected values in [-1, 1], got %s" % u_lin.tolist())
         eta2 = as_vector(eta2, 3, "eta2")
         nu2 = as_vector(nu2, 3, "nu2")
         rate_d = self.rate_estimator.rate() if eta2d_dot is None else as_vector(eta2d_dot, 3, "eta2d_dot")
         g = self.gains
-        torque = _attitude_torque(eta2d, rate_d, eta2, nu2, g.kp, self._kd_total, self.feedforward_moment(eta2d))
-        tau = np.concatenate([self.linear_scale * u_lin * self.tau_max[:3], torque * self._enabled_mask])
+        tau = np.empty(6)
+        tau[:3] = self.linear_scale * u_lin * self.tau_max[:3]
+        tau[3:] = _attitude_torque(eta2d, rate_d, eta2, nu2, g.kp, self._kd_total, self._feedforward(eta2d))
+        tau[3:] *= self._enabled_mask
         u, saturated = _normalize(tau, self.tau_max)
         return ControlOutput(tau_body_frd=tau, u=u, saturated=saturated)
 

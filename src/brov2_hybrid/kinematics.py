@@ -23,10 +23,20 @@ from brov2_hybrid.errors import Brov2Error, as_vector
 GIMBAL_LOCK_COS = 1e-3
 
 
+_TWO_PI = 2.0 * math.pi
+
+
 def wrap_angle(angle_rad):
-    """Wrap angle(s) to (-pi, pi] [rad]; works on floats and arrays."""
-    wrapped = math.pi - np.mod(math.pi - np.asarray(angle_rad, dtype=float), 2.0 * math.pi)
-    return float(wrapped) if np.ndim(wrapped) == 0 else wrapped
+    """Wrap angle(s) to (-pi, pi] [rad]; works on floats and arrays.
+
+    pi - ((pi - a) mod 2 pi), with the modulo's result in [0, 2 pi).
+    """
+    a = np.asarray(angle_rad, dtype=float)
+    if a.ndim == 0:
+        return math.pi - (math.pi - float(a)) % _TWO_PI
+    if a.size <= 8:  # short vectors (every control tick): Python floats beat numpy's overhead
+        return np.array([math.pi - (math.pi - x) % _TWO_PI for x in a.tolist()]).reshape(a.shape)
+    return math.pi - np.mod(math.pi - a, _TWO_PI)
 
 
 def down_axis_in_body(phi, theta):

@@ -164,4 +164,5 @@ class ThrustTable(object):
 
     def pwm_from_normalized(self, m_star):
         """m* in [-1, 1] -> PWM [us] (Algorithm 2 line 17)."""
-        return self.neutral_us + self.half_range_us * np.clip(m_star, -1.0, 1.0)
+        # np.minimum/np.maximum: same result as np.clip at a fraction of its overhead.
+        return self.neutral_us + self.half_range_us * np.minimum(np.maximum(m_star, -1.0), 1.0)
