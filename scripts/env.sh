@@ -20,6 +20,8 @@ else
     # shellcheck disable=SC1091
     source "$_brov2_repo/.venv/bin/activate"
     export BROV2_HYBRID_ROOT="$_brov2_repo"
+    # brov2-analyze and the other command-line wrappers
+    case ":$PATH:" in *":$_brov2_repo/scripts:"*) ;; *) export PATH="$_brov2_repo/scripts:$PATH" ;; esac
     [ -n "$_brov2_had_u" ] && set -u
     unset _brov2_had_u
 fi

@@ -89,3 +89,17 @@ def test_mixers_reject_bad_u(setup, u, match):
 def test_unknown_mixer_kind(setup):
     with pytest.raises(Brov2Error, match="expected one of"):
         setup.mixer("fancy")
+
+
+def test_motor_pwm_from_rc_is_the_mixer_on_quantised_u(setup):
+    """RC channels carry u in whole microseconds; the chain mixes that quantised u."""
+    from brov2_hybrid.rc import load_rc_map
+    rc = load_rc_map()
+    u = np.array([0.1234, -0.2, 0.05, 0.0, 0.1, -0.3])
+    channels = rc.pwm_from_u(u)
+    u_q = rc.u_from_pwm(channels)
+    assert np.max(np.abs(u_q - u)) <= 0.5 / 400 + 1e-12
+    pwm = mixers.motor_pwm_from_rc(channels, rc, setup.mixer(), 1100, 1900)
+    assert pwm == [int(p) for p in np.rint(setup.mixer().pwm(u_q))]
+    narrow = mixers.motor_pwm_from_rc(channels, rc, setup.mixer(), 1450, 1550)
+    assert min(narrow) >= 1450 and max(narrow) <= 1550 and (1450 in narrow or 1550 in narrow)

@@ -81,3 +81,24 @@ class Mixer(object):
     def pwm(self, u):
         """Motor PWMs [us], shape (8,)."""
         return self.table.pwm_from_normalized(self.normalized(u))
+
+
+def motor_pwm_from_rc(channel_pwm, rc_map, mixer, pwm_min_us, pwm_max_us):
+    """ArduSub's manual-mode chain: RC channel PWMs -> u -> mixer -> motor PWMs.
+
+    The one place the simulated firmware and the in-process closed loop turn pilot input
+    into motor outputs: whole microseconds, clipped to [pwm_min_us, pwm_max_us].
+
+    Parameters
+    ----------
+    channel_pwm : dict or sequence
+        {channel: PWM us} or PWMs indexed from channel 1 (see RCMap.u_from_pwm).
+    rc_map : brov2_hybrid.rc.RCMap
+    mixer : Mixer
+
+    Returns
+    -------
+    list of int, length 8
+    """
+    pwm = np.rint(mixer.pwm(rc_map.u_from_pwm(channel_pwm)))
+    return [int(p) for p in np.minimum(np.maximum(pwm, pwm_min_us), pwm_max_us)]

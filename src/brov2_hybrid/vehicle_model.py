@@ -69,6 +69,9 @@ class StockModelParams:
     mass_kg: float
     inertia_kg_m2: float
     thrust_gain_n: float
+    pwm_neutral_us: float
+    pwm_half_range_us: float
+    pwm_valid_us: tuple
     dead_zone_us: tuple
     thruster_arm_m: float
     water_density_kg_m3: float
@@ -243,6 +246,9 @@ def load_stock_model_params(path=None):
         mass_kg=s.positive("mass_kg"),
         inertia_kg_m2=s.positive("inertia_kg_m2"),
         thrust_gain_n=s.positive("thrust_gain_n"),
+        pwm_neutral_us=s.positive("pwm_neutral_us"),
+        pwm_half_range_us=s.positive("pwm_half_range_us"),
+        pwm_valid_us=tuple(float(x) for x in s.vector("pwm_valid_us", 2)),
         dead_zone_us=(float(dead_zone[0]), float(dead_zone[1])),
         thruster_arm_m=s.positive("thruster_arm_m"),
         water_density_kg_m3=s.positive("water_density_kg_m3"),
@@ -412,8 +418,9 @@ def rhs(t, x, tau_thrusters, params):
 def stock_thrust_n(pwm_us, s):
     """Stock SITL thrust per motor [N]: thrust_gain * out * |out| outside the dead zone."""
     pwm = np.asarray(pwm_us, dtype=float)
-    out = (pwm - 1500.0) / 400.0
-    active = (pwm > 1000.0) & (pwm < 2000.0) & ((pwm < s.dead_zone_us[0]) | (pwm > s.dead_zone_us[1]))
+    out = (pwm - s.pwm_neutral_us) / s.pwm_half_range_us
+    active = ((pwm > s.pwm_valid_us[0]) & (pwm < s.pwm_valid_us[1])
+              & ((pwm < s.dead_zone_us[0]) | (pwm > s.dead_zone_us[1])))
     return np.where(active, s.thrust_gain_n * out * np.abs(out), 0.0)
 
 

@@ -31,6 +31,7 @@ from brov2_hybrid.control import HybridController
 from brov2_hybrid.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriter
+from brov2_hybrid.mixers import motor_pwm_from_rc
 from brov2_hybrid.model import load_setup
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.rc import load_rc_map
@@ -174,6 +175,7 @@ class ClosedLoop(object):
         pending = collections.deque()  # physics steps at which a delayed command becomes due
         step, tick, next_sample = 0, 0, 0
         rc_map, mixer = self.rc_map, self.mixer
+        pwm_min_us, pwm_max_us = self.setup.thrusters.pwm_min_us, self.setup.thrusters.pwm_max_us
         while tick < n_ticks:
             t = step * dt
             if step == next_sample:
@@ -191,8 +193,7 @@ class ClosedLoop(object):
                     out = controller.compute(eta2d, u_lin, seen[0], seen[1])
                     tau, u = out.tau_body_frd, out.u
                 rc = rc_map.pwm_from_u(u)
-                u_fw = rc_map.u_from_pwm(rc)
-                pwm = np.rint(mixer.pwm(u_fw))
+                pwm = np.array(motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us), dtype=float)
                 commands.push(t, pwm)
                 pending.append(step + self.command_delay_steps)
                 row = rows[tick]

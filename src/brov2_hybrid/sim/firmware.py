@@ -26,9 +26,8 @@ import logging
 import math
 from dataclasses import dataclass
 
-import numpy as np
-
 from brov2_hybrid.delay import DelayLine
+from brov2_hybrid.mixers import motor_pwm_from_rc
 from brov2_hybrid.rc import load_rc_map
 
 LOG = logging.getLogger(__name__)
@@ -304,10 +303,9 @@ class Firmware(object):
             channels = self.rc_channels(t_s)
             key = (self.mixer_kind, tuple(channels))
             if key != self._cache_key:
-                u = self.rc_map.u_from_pwm(channels)
-                pwm = np.rint(self.mixers[self.mixer_kind].pwm(u))
-                pwm = np.clip(pwm, self.pwm_min_us, self.pwm_max_us)
-                self._cache_key, self._cache_pwm = key, [int(p) for p in pwm]
+                pwm = motor_pwm_from_rc(channels, self.rc_map, self.mixers[self.mixer_kind],
+                                        self.pwm_min_us, self.pwm_max_us)
+                self._cache_key, self._cache_pwm = key, pwm
             self.motor_pwm_us = list(self._cache_pwm)
         else:
             self.motor_pwm_us = [self.neutral_us] * N_MOTORS

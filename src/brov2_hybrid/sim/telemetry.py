@@ -214,8 +214,10 @@ class TelemetryBuilder(object):
     def _vfr_hud(self, sample, fw):
         velocity = sample.model.velocity_ned_m_s()
         heading = int(math.degrees(wrap_angle(sample.eta[5])) % 360.0)
-        throttle_channel = fw.rc_map.channels[2]
-        throttle = (fw.rc_channels(sample.t_s)[throttle_channel - 1] - 1100) / 8.0
+        # VFR_HUD.throttle: the throttle channel as a percentage of its full range.
+        rc = fw.rc_map
+        low_us = rc.neutral_us - rc.half_range_us
+        throttle = 100.0 * (fw.rc_channels(sample.t_s)[rc.channels[2] - 1] - low_us) / (2.0 * rc.half_range_us)
         return self.encoder.vfr_hud_encode(0.0, float(math.hypot(velocity[0], velocity[1])), heading,
                                            int(min(100, max(0, round(throttle)))),
                                            float(-sample.eta[2]), float(-velocity[2]))
