@@ -48,7 +48,7 @@ from scipy import signal
 from brov2_hybrid import paths
 from brov2_hybrid.errors import Brov2Error, ParameterError, as_vector
 from brov2_hybrid.hydrostatics import restoring_wrench
-from brov2_hybrid.kinematics import J1, J2, euler_from_quaternion, quaternion_from_euler
+from brov2_hybrid.kinematics import J1, J2, down_axis_in_body, euler_from_quaternion, quaternion_from_euler
 from brov2_hybrid.params import _Section, load_yaml
 
 DEFAULT_SIMULATOR_FILE = "simulator.yaml"
@@ -369,11 +369,10 @@ def _generalized_forces(eta, nu, tau_thrusters, params):
     else:
         s = params.stock
         # Gravity minus the buoyancy acceleration, along NED down, expressed in the body.
-        down_body = R.T @ np.array([0.0, 0.0, 1.0])
+        down_body = np.array(down_axis_in_body(eta[3], eta[4]))  # R^T [0, 0, 1]
         net_down = s.gravity_m_s2 - stock_buoyancy_acceleration(eta[2], s)
         # SIM_Submarine::calculate_buoyancy_torque: (R^T [0, 0, h]) x [0, 0, -F].
-        torque = _cross(R.T @ np.array([0.0, 0.0, s.righting_offset_m]),
-                        np.array([0.0, 0.0, -s.righting_force_n]))
+        torque = _cross(s.righting_offset_m * down_body, np.array([0.0, 0.0, -s.righting_force_n]))
         hydro = np.concatenate([params.mass[:3] * net_down * down_body, torque])
     return tau_thrusters - damping + hydro, R
 
