@@ -5,8 +5,10 @@ import math
 import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
+from scipy.spatial.transform import Rotation
 
 from brov2_hybrid import bridge_core as bc
+from brov2_hybrid import ros_support as rs
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.kinematics import (
     euler_from_quaternion,
@@ -23,10 +25,13 @@ def test_heading_north_is_ninety_degrees_in_enu():
         assert wrap_angle(euler_from_quaternion(q)[2] - (math.pi / 2 - psi)) == pytest.approx(0, abs=1e-12)
 
 
-def test_roll_right_side_down_is_negative_roll_in_flu():
+def test_roll_right_side_down_keeps_its_sign_in_enu_flu():
     """FRD roll + (right side down) is a rotation about forward; FLU y, z flip so roll keeps its sign
-    and pitch (nose up) changes sign (MAVROS ftf)."""
+    (ENU/FLU roll + is also right side down) and pitch (nose up) changes sign (MAVROS ftf)."""
     q, w = bc.imu_from_euler(0.2, 0.0, 0.0, 0.1, 0.2, 0.3)
+    # independent check with scipy: the body's right side (FLU -y) points below the horizon (ENU -z)
+    right_enu = Rotation.from_quat(q).apply([0.0, -1.0, 0.0])
+    assert right_enu[2] == pytest.approx(-math.sin(0.2))
     e = euler_from_quaternion(q)
     assert e[0] == pytest.approx(0.2) and e[1] == pytest.approx(0.0, abs=1e-12)
     np.testing.assert_allclose(w, [0.1, -0.2, -0.3])
@@ -88,8 +93,13 @@ def test_override_fields_and_release():
     assert bc.release_of(ch) == [0] * 6 + [65535] * 12
 
 
+def _vehicle_clock():
+    p = rs.load_node_params("mavlink_bridge")
+    return bc.VehicleClock(p["clock_min_speedup"], p["clock_max_speedup"], p["clock_jump_s"])
+
+
 def test_vehicle_clock_follows_vehicle_time_and_never_goes_back():
-    c = bc.VehicleClock()
+    c = _vehicle_clock()
     assert c.now(0.0) == 0.0 and not c.started
     for k in range(101):                     # 4x speed-up: 20 ms vehicle per 5 ms wall
         t = c.update(k * 0.02, 100.0 + k * 0.005)
@@ -102,6 +112,40 @@ def test_vehicle_clock_follows_vehicle_time_and_never_goes_back():
     assert t_restart >= 2.0 + 3.9
     later = c.update(0.52, 101.625)          # vehicle time advances 0.5 s
     assert later - t_restart == pytest.approx(0.5)
+
+
+def test_vehicle_clock_refuses_bad_bounds():
+    with pytest.raises(Brov2Error, match="vehicle clock: expected 0 < min_rate <= max_rate"):
+        bc.VehicleClock(2.0, 1.0, 5.0)
+    with pytest.raises(Brov2Error, match="jump_s > 0"):
+        bc.VehicleClock(0.1, 100.0, 0.0)
+
+
+def test_unconvertible_attitude_gives_nan_imu_and_a_neutral_control_law():
+    """A zero quaternion or a NaN field must not raise in the bridge: it publishes NaN,
+    which the control law's conversion and safety core turn into a neutral command."""
+    q, w, error = bc.imu_or_nan(bc.imu_from_quaternion, 0.0, 0.0, 0.0, 0.0, 0.1, 0.2, 0.3)
+    assert np.all(np.isnan(q)) and np.all(np.isnan(w)) and "non-zero quaternion" in error
+    q_msg = bc.quaternion_msg_order(q)
+    assert len(q_msg) == 4 and all(math.isnan(v) for v in q_msg)
+    assert all(math.isnan(v) for v in bc.quaternion_msg_order([0.0, 0.0, 0.0, 0.0]))
+    q, w, error = bc.imu_or_nan(bc.imu_from_euler, math.nan, 0.0, 0.0, 0.0, 0.0, 0.0)
+    assert np.all(np.isnan(q)) and error
+    # a good attitude passes unchanged
+    q, w, error = bc.imu_or_nan(bc.imu_from_euler, 0.2, 0.0, 0.0, 0.1, 0.2, 0.3)
+    assert error == "" and euler_from_quaternion(q)[0] == pytest.approx(0.2)
+    # control_law's side: the NaN orientation cannot be converted -> NaN attitude -> neutral
+    with pytest.raises(Brov2Error):
+        euler_ned_frd_from_enu_flu_quaternion(q_msg)
+
+
+def test_nan_attitude_from_the_bridge_makes_the_core_neutral(setup, controller_params):
+    from brov2_hybrid.control import HybridController
+    core = rs.AutopilotCore(HybridController(setup.vehicle, controller_params, setup.tau_max), 0.5, 1.0)
+    core.set_desired(1.0, [0.0, 0.0, 0.5], [0.3, 0.0, 0.0])
+    core.set_attitude(1.0, np.full(3, np.nan), np.full(3, np.nan))    # what control_law stores
+    r = core.tick(1.0)
+    assert r.mode == rs.MODE_NAN and not np.any(r.u) and not np.any(r.tau_body_frd)
 
 
 def test_override_forwarder_resends_while_fresh():
@@ -117,6 +161,32 @@ def test_override_forwarder_resends_while_fresh():
     assert f.release() == [0] * 6 + [65535] * 12
     with pytest.raises(Brov2Error):
         bc.OverrideForwarder(period_s=2.0, timeout_s=1.0)
+
+
+def test_override_forwarder_releases_once_when_the_input_stops():
+    f = bc.OverrideForwarder(period_s=0.05, timeout_s=1.0)
+    assert f.stale_release(5.0) == (None, False)                 # never received: nothing to release
+    ch = [1600, 1500, 1400, 1500, 1550, 1500] + [65535] * 12
+    f.on_override(0.0, ch)
+    assert f.stale_release(0.99) == (None, False)                # fresh
+    release = [0] * 6 + [65535] * 12
+    assert f.stale_release(1.01) == (release, True)              # the fresh -> stale edge: warn
+    assert f.stale_release(1.02) == (release, False)             # not sent yet (link down): again, no warning
+    f.mark_released()
+    assert f.stale_release(1.03) == (None, False) and f.release() is None   # we hold nothing now
+    # the input comes back, then stops again: one more release, one more warning
+    f.on_override(2.0, ch)
+    assert f.due(2.0) == ch
+    assert f.stale_release(3.01) == (release, True)
+
+
+def test_override_forwarder_after_a_release_from_the_autopilot_sends_no_second_release():
+    """thruster_allocation released its channels itself (0 on 1-6): when that stream stops
+    there is nothing left to release and nothing to warn about."""
+    f = bc.OverrideForwarder(period_s=0.05, timeout_s=1.0)
+    f.on_override(0.0, [1600] * 6 + [65535] * 12)
+    f.on_override(0.5, [0] * 6 + [65535] * 12)
+    assert f.stale_release(2.0) == (None, False)
 
 
 def test_link_monitor():

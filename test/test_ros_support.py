@@ -1,6 +1,9 @@
 """ROS-free node logic (brov2_hybrid.ros_support): safety modes, rate meter, dive
 playback, override verification, node parameters."""
 import math
+import threading
+import time
+from types import SimpleNamespace
 
 import numpy as np
 import pytest
@@ -143,6 +146,54 @@ def test_control_law_error_gives_fault_neutral(core):
     assert r.mode == rs.MODE_FAULT and "gimbal" in r.message and not np.any(r.u)
 
 
+def test_future_stamped_attitude_still_goes_stale(core):
+    """A vehicle clock 100 s ahead: the stamp must not keep the attitude fresh; the age
+    counts from the receive time."""
+    core.set_desired(1.0, [0, 0, 0.3], [0.2, 0, 0], received_s=1.0)
+    core.set_attitude(101.0, [0, 0, 0], [0, 0, 0], received_s=1.0)
+    assert core.tick(1.0 + ATT_TIMEOUT - 0.01).mode == rs.MODE_ACTIVE
+    r = core.tick(1.0 + ATT_TIMEOUT + 0.01)
+    assert r.mode == rs.MODE_NO_ATTITUDE and not np.any(r.u)
+    assert r.attitude_age_s == pytest.approx(ATT_TIMEOUT + 0.01)
+
+
+def test_future_stamped_desired_state_still_goes_stale(core):
+    core.set_attitude(0.0, [0, 0, 0], [0, 0, 0], received_s=0.0)
+    core.set_desired(50.0, [0, 0, 0.4], [0.8, 0, 0], received_s=0.0)
+    core.set_attitude(DES_TIMEOUT + 0.1, [0, 0, 0], [0, 0, 0], received_s=DES_TIMEOUT + 0.1)
+    r = core.tick(DES_TIMEOUT + 0.1)
+    assert r.mode == rs.MODE_NO_INPUT and not np.any(r.u[:3])
+
+
+def test_old_stamp_received_late_is_still_old(core):
+    """Clamping is one-sided: a message stamped before it arrived keeps its stamp's age."""
+    core.set_attitude(0.0, [0, 0, 0], [0, 0, 0], received_s=0.4)
+    core.set_desired(0.4, [0, 0, 0], [0, 0, 0], received_s=0.4)
+    assert core.tick(ATT_TIMEOUT + 0.01).mode == rs.MODE_NO_ATTITUDE
+
+
+def test_rate_estimate_uses_stamps_not_receive_times(core):
+    """Header stamps still feed the desired-rate estimate: samples 0.1 s apart by stamp
+    but received together give the stamped rate."""
+    for k in range(5):
+        core.set_desired(k * 0.1, [0, 0, 0.05 * k], [0, 0, 0], received_s=1.0)
+    np.testing.assert_allclose(core.controller.rate_estimator.rate()[2], 0.5, rtol=1e-9)
+
+
+def test_tick_time_follows_a_slightly_early_clock_but_not_a_future_stamp():
+    assert rs.tick_time(10.0, None, 0.5) == 10.0
+    assert rs.tick_time(10.0, 10.02, 0.5) == 10.02        # /clock one step behind the attitude
+    assert rs.tick_time(10.0, 9.9, 0.5) == 10.0           # an old stamp never moves time back
+    assert rs.tick_time(10.0, 110.0, 0.5) == 10.0         # a stamp from the future is ignored
+
+
+def test_neutral_result_commands_nothing():
+    r = rs.neutral_result(rs.MODE_FAULT, "internal error: boom")
+    assert r.mode == rs.MODE_FAULT and r.mode in rs.NEUTRAL_MODES and r.message == "internal error: boom"
+    assert not np.any(r.u) and not np.any(r.tau_body_frd) and not np.any(r.saturated)
+    assert r.u.shape == r.tau_body_frd.shape == (6,) and np.all(np.isnan(r.eta2))
+
+
 def test_rate_estimate_restarts_after_an_input_gap(core):
     core.set_desired(0.0, [0, 0, 0.0], [0, 0, 0])
     core.set_desired(0.5, [0, 0, 0.0], [0, 0, 0])
@@ -178,7 +229,7 @@ def test_playback_loops_with_a_gap():
 
 # ---------------------------------------------------------------- override verification
 def test_verifier_passes_when_motors_move():
-    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20)
+    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20, neutral_us=1500)
     v.on_armed(True)
     v.on_override(0.0, [1500, 1500, 1500, 1600] + [65535] * 14)
     v.on_outputs([1500] * 7 + [1560])
@@ -187,7 +238,7 @@ def test_verifier_passes_when_motors_move():
 
 
 def test_verifier_fails_when_motors_stay_neutral_and_names_the_fix():
-    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20)
+    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20, neutral_us=1500)
     v.on_armed(True)
     v.on_override(5.0, [1500, 1500, 1500, 1600] + [65535] * 14)
     v.on_outputs([1500] * 8)
@@ -197,7 +248,7 @@ def test_verifier_fails_when_motors_stay_neutral_and_names_the_fix():
 
 
 def test_verifier_waits_for_a_non_neutral_override_while_armed():
-    v = rs.OverrideVerifier(timeout_s=1.0, min_deviation_us=20)
+    v = rs.OverrideVerifier(timeout_s=1.0, min_deviation_us=20, neutral_us=1500)
     v.on_override(0.0, [1700] * 6 + [65535] * 12)         # disarmed: not counted
     v.on_armed(True)
     v.on_override(0.5, [1510] * 6 + [65535] * 12)         # too close to neutral
@@ -208,7 +259,7 @@ def test_verifier_waits_for_a_non_neutral_override_while_armed():
 def test_verifier_does_not_blame_the_system_id_for_a_lost_link():
     """The link drops 0.1 s after the first override: no verdict while it is down; after
     it returns the check restarts with the next override and can still fail."""
-    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20)
+    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20, neutral_us=1500)
     v.on_armed(True)
     v.on_override(0.0, [1500, 1500, 1500, 1600] + [65535] * 14)
     v.on_link(False)
@@ -220,15 +271,105 @@ def test_verifier_does_not_blame_the_system_id_for_a_lost_link():
     assert v.update(14.1) == rs.VERIFY_FAILED
 
 
+def test_verifier_uses_the_given_neutral():
+    """With a 1520 us neutral (thrusters.yaml pwm_neutral_us), motors at 1520 have not moved
+    and an override at 1520 is not a command."""
+    v = rs.OverrideVerifier(timeout_s=1.0, min_deviation_us=20, neutral_us=1520)
+    v.on_armed(True)
+    v.on_override(0.0, [1520] * 6 + [65535] * 12)        # neutral for this vehicle: not counted
+    v.on_override(0.1, [1500] * 6 + [65535] * 12)        # 20 us below neutral: the check starts
+    v.on_outputs([1520] * 8)                              # motors at neutral: not moved
+    assert v.update(1.05) == rs.VERIFY_PENDING            # counted from 0.1 s, not from 0.0 s
+    assert v.update(1.15) == rs.VERIFY_FAILED
+
+
 def test_verifier_restarts_after_a_disarm():
-    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20)
+    v = rs.OverrideVerifier(timeout_s=3.0, min_deviation_us=20, neutral_us=1500)
     v.on_armed(True)
     v.on_override(0.0, [1600] * 6 + [65535] * 12)
     v.on_armed(False)
     assert v.update(5.0) == rs.VERIFY_PENDING
 
 
+# ---------------------------------------------------------------- override gate
+def test_gate_sends_until_released_then_only_the_release():
+    gate, log = rs.OverrideGate(), []
+    assert gate.send(lambda: log.append("active"))
+    assert gate.release(lambda: log.append("release"))
+    assert not gate.send(lambda: log.append("active"))
+    assert not gate.release(lambda: log.append("release"))     # released once
+    assert log == ["active", "release"] and gate.released
+
+
+def test_gate_publication_waiting_for_the_lock_during_a_release_is_dropped():
+    """The race of the review: an override is formed while the release (several messages
+    with pauses) holds the lock; it must not go out after the release."""
+    gate, log = rs.OverrideGate(), []
+    releasing, finish = threading.Event(), threading.Event()
+
+    def publish_release():
+        log.append("release 1")
+        releasing.set()
+        finish.wait(5.0)
+        log.append("release 2")
+
+    releaser = threading.Thread(target=gate.release, args=(publish_release,))
+    releaser.start()
+    assert releasing.wait(5.0)
+    sent = []
+    publisher = threading.Thread(target=lambda: sent.append(gate.send(lambda: log.append("active"))))
+    publisher.start()
+    time.sleep(0.05)                  # the publisher now waits for the lock (or already gave up)
+    finish.set()
+    releaser.join(5.0)
+    publisher.join(5.0)
+    assert sent == [False] and log == ["release 1", "release 2"]
+
+
+def test_gate_publication_in_flight_goes_out_before_the_release():
+    gate, log = rs.OverrideGate(), []
+    publishing, finish = threading.Event(), threading.Event()
+
+    def publish_active():
+        publishing.set()
+        finish.wait(5.0)
+        log.append("active")
+
+    publisher = threading.Thread(target=gate.send, args=(publish_active,))
+    publisher.start()
+    assert publishing.wait(5.0)
+    releaser = threading.Thread(target=gate.release, args=(lambda: log.append("release"),))
+    releaser.start()
+    time.sleep(0.05)
+    assert gate.released and log == []          # flagged at once, sent after the publication in flight
+    finish.set()
+    publisher.join(5.0)
+    releaser.join(5.0)
+    assert log == ["active", "release"]
+    assert not gate.send(lambda: log.append("active"))
+
+
 # ---------------------------------------------------------------- bag samples -> dive
+def _desired_msg(stamp_s, yaw, type_name=rs.DESIRED_STATE_TYPE):
+    header = SimpleNamespace(stamp=SimpleNamespace(to_sec=lambda: stamp_s))
+    return SimpleNamespace(_type=type_name, header=header, roll_rad=0.0, pitch_rad=0.0, yaw_rad=yaw,
+                           surge=0.1, sway=0.0, heave=0.0)
+
+
+def test_desired_samples_from_bag_messages():
+    msgs = [(_desired_msg(10.0, 0.1), 50.0), (_desired_msg(0.0, 0.2), 50.5)]   # 2nd: no stamp -> record time
+    assert rs.desired_samples(msgs, "x.bag:/t") == [(10.0, 0.0, 0.0, 0.1, 0.1, 0.0, 0.0),
+                                                    (50.5, 0.0, 0.0, 0.2, 0.1, 0.0, 0.0)]
+
+
+def test_desired_samples_name_the_wrong_type():
+    msgs = [(_desired_msg(1.0, 0.0), 1.0), (SimpleNamespace(_type="std_msgs/Bool", data=True), 2.0)]
+    with pytest.raises(InputDataError, match="x.bag:/t: message 2: expected type brov2_hybrid/DesiredState, "
+                                             "found std_msgs/Bool"):
+        rs.desired_samples(msgs, "x.bag:/t")
+
+
+
 def test_dive_from_samples_rebases_time_and_validates():
     d = rs.dive_from_samples([(100.0, 0, 0, 0.1, 0, 0, 0), (100.5, 0, 0, 0.2, 0.5, 0, 0)], "x.bag:/t")
     np.testing.assert_allclose(d.t_s, [0.0, 0.5])

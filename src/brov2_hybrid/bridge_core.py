@@ -46,6 +46,21 @@ def imu_from_quaternion(q1, q2, q3, q4, p, q, r):
     return quaternion_ned_frd_to_enu_flu([q2, q3, q4, q1]), vector_frd_to_flu([p, q, r])
 
 
+def imu_or_nan(convert, *fields):
+    """``convert(*fields)`` (:func:`imu_from_quaternion` or :func:`imu_from_euler`), made safe.
+
+    Returns (q_enu_flu (4,), angular velocity FLU (3,), error). When the vehicle's
+    attitude cannot be converted (a zero quaternion, a NaN field: ``Brov2Error``),
+    orientation and rates are NaN and ``error`` says why; otherwise ``error`` is "".
+    A NaN attitude makes control_law command neutral (mode NAN_NEUTRAL).
+    """
+    try:
+        q, w = convert(*fields)
+    except Brov2Error as exc:
+        return np.full(4, np.nan), np.full(3, np.nan), str(exc)
+    return q, w, ""
+
+
 def depth_from_vfr_hud(alt_m):
     """Depth [m, positive down] from VFR_HUD.alt (ArduSub: altitude = -depth)."""
     return -float(alt_m)
@@ -119,7 +134,12 @@ class VehicleClock(object):
     jumps, the offset is re-anchored so ROS time never goes backwards.
     """
 
-    def __init__(self, min_rate=0.1, max_rate=100.0, jump_s=5.0):
+    def __init__(self, min_rate, max_rate, jump_s):
+        """``min_rate``, ``max_rate``: bounds of the measured speed (vehicle s per wall s);
+        ``jump_s``: a vehicle time this far from the expected one re-anchors ROS time [s]."""
+        if not 0 < min_rate <= max_rate or not jump_s > 0:
+            raise Brov2Error("vehicle clock: expected 0 < min_rate <= max_rate and jump_s > 0, got %r, %r, %r"
+                             % (min_rate, max_rate, jump_s))
         self.min_rate, self.max_rate, self.jump_s = float(min_rate), float(max_rate), float(jump_s)
         self.offset_s = None
         self._last = None         # (vehicle_s, ros_s, mono_s)
@@ -192,7 +212,11 @@ class OverrideForwarder(object):
     An override is fresh for ``timeout_s`` after it was received; it is sent at once
     when received and then every ``period_s``, so the vehicle sees a steady stream
     (ArduSub's RC_OVERRIDE_TIME and pilot-input failsafe never fire) until the
-    autopilot stops publishing.
+    autopilot stops publishing. When it goes stale, :meth:`stale_release` gives the
+    override releasing the channels we took, to be sent once (the vehicle returns to
+    neutral at once instead of holding the last command until RC_OVERRIDE_TIME).
+    Not thread-safe: callers sharing it between threads hold one lock around each
+    call and the send that follows.
     """
 
     def __init__(self, period_s, timeout_s):
@@ -204,11 +228,13 @@ class OverrideForwarder(object):
         self._received = None
         self._sent = None
         self.taken = [CHAN_NOCHANGE] * N_OVERRIDE_CHANNELS   # channels we hold (for release)
+        self._stale_announced = False
 
     def on_override(self, mono_s, channels):
         self.channels = override_fields(channels)
         self._received = float(mono_s)
         self._sent = None
+        self._stale_announced = False
         for k, c in enumerate(self.channels):
             if c != CHAN_NOCHANGE:
                 self.taken[k] = c
@@ -232,6 +258,29 @@ class OverrideForwarder(object):
         out = release_of(self.taken)
         return out if any(c == CHAN_RELEASE for c in out) else None
 
+    def stale_release(self, mono_s):
+        """(release, first): what to send because the override input stopped.
+
+        ``release`` is the override releasing every channel we took (see
+        :meth:`release`) once the newest override is stale, and None while it is fresh,
+        before any override and when we hold no channel. It is returned on every call
+        until :meth:`mark_released` (so a release that could not be sent, e.g. while
+        the link is down, goes out when it can). ``first`` is True on the first call
+        that returns it since the last override (warn once).
+        """
+        if self._received is None or self.fresh(mono_s):
+            return None, False
+        release = self.release()
+        if release is None:
+            return None, False
+        first = not self._stale_announced
+        self._stale_announced = True
+        return release, first
+
+    def mark_released(self):
+        """The release was sent: we hold no channel any more."""
+        self.taken = [CHAN_NOCHANGE] * N_OVERRIDE_CHANNELS
+
 
 def stream_requests(attitude_msg, attitude_rate_hz, servo_rate_hz, depth_rate_hz, time_rate_hz):
     """(message name, rate Hz) pairs the bridge asks the vehicle for."""
@@ -247,7 +296,12 @@ def interval_us(rate_hz):
 
 
 def quaternion_msg_order(q_xyzw):
-    """Quaternion (x, y, z, w) array -> tuple (x, y, z, w) of floats, normalised."""
+    """Quaternion (x, y, z, w) array -> tuple (x, y, z, w) of floats, normalised.
+
+    A non-finite or zero quaternion gives four NaN (never an exception)."""
     q = np.asarray(q_xyzw, dtype=float)
-    q = q / math.sqrt(float(q @ q))
+    norm = math.sqrt(float(q @ q)) if np.all(np.isfinite(q)) else math.nan
+    if not norm > 0:
+        return (math.nan,) * 4
+    q = q / norm
     return tuple(float(v) for v in q)

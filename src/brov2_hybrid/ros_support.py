@@ -9,12 +9,14 @@ u is the normalised 6-DOF command (surge, sway, heave, roll, pitch, yaw).
 """
 import collections
 import math
+import threading
 from dataclasses import dataclass
 
 import numpy as np
 
 from brov2_hybrid import paths
-from brov2_hybrid.errors import Brov2Error, ParameterError
+from brov2_hybrid.bridge_core import CHAN_NOCHANGE
+from brov2_hybrid.errors import Brov2Error, InputDataError, ParameterError
 from brov2_hybrid.params import load_yaml
 
 DEFAULT_AUTOPILOT_FILE = "autopilot.yaml"
@@ -174,8 +176,34 @@ class TickResult:
     desired_age_s: float
 
 
+def neutral_result(mode, message):
+    """A neutral :class:`TickResult` (tau = 0, u = 0) that used no input: attitudes NaN,
+    ages infinite. What a node publishes when its tick failed unexpectedly."""
+    nan3 = np.full(3, np.nan)
+    zero = np.zeros(6)
+    return TickResult(mode, message, zero, zero.copy(), np.zeros(6, dtype=bool),
+                      nan3, np.zeros(3), nan3.copy(), nan3.copy(), math.inf, math.inf)
+
+
+def tick_time(now_s, at_s, max_lead_s):
+    """Time [s] of a tick triggered by a message stamped ``at_s``, the clock reading ``now_s``.
+
+    On vehicle time ``/clock`` may lag the attitude by one step, so the tick runs at the
+    attitude's stamp when that is ahead of the clock, but never more than ``max_lead_s``
+    ahead (a stamp from the future must not move the loop's time forward).
+    """
+    if at_s is not None and now_s < at_s <= now_s + max_lead_s:
+        return float(at_s)
+    return float(now_s)
+
+
 class AutopilotCore(object):
     """Safety logic around :class:`~brov2_hybrid.control.HybridController`.
+
+    Input ages are measured from the header stamp clamped to the local receive time
+    (``min(stamp, received)``): a stamp from the future (a wrong clock) cannot keep an
+    input fresh, while a message stamped long before it arrived is still old. The
+    stamps themselves feed the desired-rate estimate.
 
     Precedence at each tick: a non-finite attitude or desired state -> ``NAN_NEUTRAL``;
     attitude missing or older than ``attitude_timeout_s`` -> ``NO_ATTITUDE_NEUTRAL``;
@@ -192,27 +220,37 @@ class AutopilotCore(object):
         self.controller = controller
         self.attitude_timeout_s = float(attitude_timeout_s)
         self.desired_timeout_s = float(desired_timeout_s)
-        self._attitude = None      # (stamp, eta2, nu2)
-        self._desired = None       # (stamp, eta2d, u_linear)
+        self._attitude = None      # (age reference, eta2, nu2)
+        self._desired = None       # (age reference, eta2d, u_linear, stamp)
         self._hold = None          # eta2d held while the input is stale
         self._nan_source = ""
 
-    def set_attitude(self, stamp_s, eta2, nu2):
-        """Store the newest measured attitude (NED/FRD) and body rates (FRD)."""
+    @staticmethod
+    def _age_reference(stamp_s, received_s):
+        stamp_s = float(stamp_s)
+        return stamp_s if received_s is None else min(stamp_s, float(received_s))
+
+    def set_attitude(self, stamp_s, eta2, nu2, received_s=None):
+        """Store the newest measured attitude (NED/FRD) and body rates (FRD).
+
+        ``received_s``: local time the message arrived (default: the stamp); the
+        attitude's age counts from ``min(stamp_s, received_s)``.
+        """
         eta2 = np.array(eta2, dtype=float)
         nu2 = np.array(nu2, dtype=float)
-        self._attitude = (float(stamp_s), eta2, nu2)
+        self._attitude = (self._age_reference(stamp_s, received_s), eta2, nu2)
 
-    def set_desired(self, stamp_s, eta2d, u_linear):
-        """Store the newest desired state; finite samples also feed the rate estimate."""
+    def set_desired(self, stamp_s, eta2d, u_linear, received_s=None):
+        """Store the newest desired state; finite samples also feed the rate estimate
+        (on their stamps). ``received_s`` as in :meth:`set_attitude`."""
         eta2d = np.array(eta2d, dtype=float)
         u_linear = np.array(u_linear, dtype=float)
         stamp_s = float(stamp_s)
         if _finite(eta2d) and _finite(u_linear):
-            if self._desired is not None and stamp_s - self._desired[0] > self.desired_timeout_s:
+            if self._desired is not None and stamp_s - self._desired[3] > self.desired_timeout_s:
                 self.controller.rate_estimator.reset()    # input came back after a gap
             self.controller.update_desired(stamp_s, eta2d)
-        self._desired = (stamp_s, eta2d, u_linear)
+        self._desired = (self._age_reference(stamp_s, received_s), eta2d, u_linear, stamp_s)
 
     def _neutral(self, mode, message, eta2d, u_lin, eta2, nu2, ages):
         zero = np.zeros(6)
@@ -319,7 +357,7 @@ class OverrideVerifier(object):
     SYSID_MYGCS (default 255), so MAVROS (or our bridge) must use system_id 255.
     """
 
-    def __init__(self, timeout_s, min_deviation_us, neutral_us=1500):
+    def __init__(self, timeout_s, min_deviation_us, neutral_us):
         self.timeout_s = float(timeout_s)
         self.min_deviation_us = float(min_deviation_us)
         self.neutral_us = float(neutral_us)
@@ -346,7 +384,7 @@ class OverrideVerifier(object):
         """An override we sent: channel PWMs (0 / 65535 = release / no change)."""
         if self.state != VERIFY_PENDING or not (self.armed and self.connected) or self._since is not None:
             return
-        if any(0 < c < 65535 and abs(c - self.neutral_us) >= self.min_deviation_us for c in channels):
+        if any(0 < c < CHAN_NOCHANGE and abs(c - self.neutral_us) >= self.min_deviation_us for c in channels):
             self._since = float(now_s)
 
     def on_outputs(self, channels):
@@ -368,6 +406,41 @@ class OverrideVerifier(object):
                 % self.timeout_s)
 
 
+# --------------------------------------------------------------------------- override publication
+class OverrideGate(object):
+    """Serialises a node's RC override publications with its release of the override.
+
+    ``send(publish)`` runs ``publish()`` under the gate's lock unless the override was
+    released (checked inside the lock). ``release(publish_release)`` marks the gate
+    released *before* it waits for the lock, so no publication starts after it, then
+    runs ``publish_release()`` under the lock, after any publication already in
+    flight. Once released, nothing but the release goes out.
+    """
+
+    def __init__(self):
+        self._lock = threading.Lock()        # one publication at a time
+        self._flag_lock = threading.Lock()   # the released flag
+        self.released = False
+
+    def send(self, publish):
+        """Run ``publish()`` unless released; True when it ran."""
+        with self._lock:
+            if self.released:
+                return False
+            publish()
+            return True
+
+    def release(self, publish_release):
+        """Release (once): True when this call released, False when already released."""
+        with self._flag_lock:
+            if self.released:
+                return False
+            self.released = True
+        with self._lock:
+            publish_release()
+        return True
+
+
 # --------------------------------------------------------------------------- statistics
 def percentile_summary(samples, percentiles=(50, 99)):
     """{'n': count, 'p50': ..., 'p99': ..., 'max': ...} of a sequence (NaN when empty)."""
@@ -380,6 +453,34 @@ def percentile_summary(samples, percentiles=(50, 99)):
 
 
 # --------------------------------------------------------------------------- dives from recorded messages
+DESIRED_STATE_TYPE = "brov2_hybrid/DesiredState"
+
+
+def desired_samples(messages, source, expected_type=DESIRED_STATE_TYPE):
+    """Samples for :func:`dive_from_samples` from recorded DesiredState messages.
+
+    Parameters
+    ----------
+    messages : iterable of (msg, t_s)
+        The messages of one bag topic with their record times [s]; a message without
+        a header stamp gets its record time.
+    source : str
+        Named in errors (``run.bag:/brov2/desired_state``).
+
+    Raises InputDataError naming ``source``, the expected type and the type found
+    when a message is not an ``expected_type`` (its ROS ``_type``).
+    """
+    samples = []
+    for k, (msg, t_s) in enumerate(messages, start=1):
+        found = getattr(msg, "_type", type(msg).__name__)
+        if found != expected_type:
+            raise InputDataError("%s: message %d: expected type %s, found %s"
+                                 % (source, k, expected_type, found))
+        stamp = msg.header.stamp.to_sec() or float(t_s)
+        samples.append((stamp, msg.roll_rad, msg.pitch_rad, msg.yaw_rad, msg.surge, msg.sway, msg.heave))
+    return samples
+
+
 def dive_from_samples(samples, source):
     """Build a :class:`~brov2_hybrid.dive_csv.Dive` from recorded desired states.
 
@@ -394,7 +495,6 @@ def dive_from_samples(samples, source):
     commands in [-1, 1]; errors name the message index (1-based) and the field.
     """
     from brov2_hybrid.dive_csv import Dive
-    from brov2_hybrid.errors import InputDataError
 
     fields = ("stamp", "roll_rad", "pitch_rad", "yaw_rad", "surge", "sway", "heave")
     rows = []
