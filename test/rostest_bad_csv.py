@@ -6,7 +6,6 @@ must exit with status 1, its fatal message must name the file, line and column, 
 no DesiredState may appear on its topic. A good file, run the same way, must publish
 (so the harness can see messages when there are some).
 """
-import os
 import subprocess
 import sys
 import unittest

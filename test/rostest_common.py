@@ -6,8 +6,10 @@ test that never sees what it waits for fails with a message instead of hanging.
 import glob
 import os
 import signal
+import socket
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -143,10 +145,19 @@ def python_exe():
     return sys.executable
 
 
+def free_port():
+    """A TCP port on 127.0.0.1 that no one listens on now (the kernel picks it)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
 def start_simulator(port, speedup=1.0, log_path=None):
     """The MAVLink simulator as a child process on tcp 127.0.0.1:port."""
     cmd = [python_exe(), "-m", "brov2_hybrid.sim", "--address", "tcp:127.0.0.1:%d" % port,
            "--speedup", str(speedup)]
+    if log_path:
+        os.makedirs(os.path.dirname(os.path.abspath(log_path)), exist_ok=True)
     out = open(log_path, "ab") if log_path else subprocess.DEVNULL
     return subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -176,16 +187,16 @@ def roslaunch(args, timeout_s, log_path):
                                  % (" ".join(args), timeout_s, log_path))
 
 
-def newest(pattern):
-    files = sorted(glob.glob(pattern), key=os.path.getmtime)
-    if not files:
-        raise AssertionError("no file matches %s" % pattern)
-    return files[-1]
+def only_file(pattern):
+    """The one file matching ``pattern`` in a folder of this run alone (no guessing by name or time)."""
+    files = glob.glob(pattern)
+    if len(files) != 1:
+        raise AssertionError("expected exactly one file matching %s, found %s" % (pattern, sorted(files)))
+    return files[0]
 
 
 def scratch_dir(name):
-    """A fresh folder for one test's outputs (under ROS_HOME / ~/.ros)."""
-    base = os.environ.get("ROS_HOME", os.path.expanduser("~/.ros"))
-    path = os.path.join(base, "brov2_rostest", "%s_%d_%d" % (name, os.getpid(), int(time.time())))
-    os.makedirs(path)
-    return path
+    """A new folder for one test's outputs that no other run shares (under ROS_HOME / ~/.ros)."""
+    base = os.path.join(os.environ.get("ROS_HOME", os.path.expanduser("~/.ros")), "brov2_rostest")
+    os.makedirs(base, exist_ok=True)
+    return tempfile.mkdtemp(prefix="%s_" % name, dir=base)

@@ -8,7 +8,6 @@ commanded in test/data/short_dive.csv, so the reference is far from zero.
 Row count: the log's rows map one-to-one onto consecutive control ticks (the tick
 counter in AutopilotStatus), with none missing or doubled.
 """
-import glob
 import os
 import sys
 import unittest
@@ -28,16 +27,13 @@ AXES = ("roll", "pitch", "yaw")
 
 class Dive(unittest.TestCase):
     def test_dive_iae_and_log_rows(self):
-        log_dir = rospy.get_param("~log_dir")
-        before = set(glob.glob(os.path.join(log_dir, "*.csv")))
+        log_dir = rospy.get_param("~log_dir")   # this run's own folder (dive.test)
         status = rc.StatusRecorder()
         topics = rc.autopilot_topics()
         rc.wait_engaged(topics)
         rc.wait_dive_done(topics, 150.0)
         rospy.sleep(0.5)
-        logs = sorted(set(glob.glob(os.path.join(log_dir, "*.csv"))) - before) or sorted(glob.glob(os.path.join(log_dir, "*.csv")))
-        self.assertTrue(logs, "the logger wrote no CSV in %s" % log_dir)
-        log = read_log(logs[-1])
+        log = read_log(rc.only_file(os.path.join(log_dir, "*.csv")))
         modes = np.array(log["mode"])
 
         # --- IAE per axis over the ACTIVE part of the dive

@@ -37,7 +37,7 @@ TOPICS = {
 
 class RecordBag(unittest.TestCase):
     def test_bag_holds_every_autopilot_topic(self):
-        port = rospy.get_param("~port")
+        port = rc.free_port()   # of this run alone (no fixed port another run could hold)
         speedup = rospy.get_param("~speedup")
         out = rc.scratch_dir("record_bag")
         dive = rc.data_file("yaw_step.csv")
@@ -46,7 +46,7 @@ class RecordBag(unittest.TestCase):
                              "speedup:=%s" % speedup, "output:=log"], 240.0, os.path.join(out, "roslaunch.log"))
         self.assertEqual(code, 0, "the run failed (log %s/roslaunch.log)" % out)
         self.assertEqual(glob.glob(os.path.join(out, "*.bag.active")), [], "the bag was not closed")
-        path = rc.newest(os.path.join(out, "*.bag"))
+        path = rc.only_file(os.path.join(out, "*.bag"))
         with rosbag.Bag(path) as bag:
             info = bag.get_type_and_topic_info().topics
             for topic, msg_type in sorted(TOPICS.items()):

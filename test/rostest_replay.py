@@ -36,7 +36,7 @@ def active_part(log):
 
 class Replay(unittest.TestCase):
     def test_replay_reproduces_the_run(self):
-        port = rospy.get_param("~port")
+        port = rc.free_port()   # of this run alone (no fixed port another run could hold)
         speedup = rospy.get_param("~speedup")
         out = rc.scratch_dir("replay")
         common = ["fcu_url:=tcp:127.0.0.1:%d" % port, "speedup:=%s" % speedup, "output:=log"]
@@ -44,12 +44,12 @@ class Replay(unittest.TestCase):
                              "record_bag:=true", "bag_dir:=%s/a" % out, "log_dir:=%s/a" % out] + common,
                             240.0, os.path.join(out, "run_a.log"))
         self.assertEqual(code, 0, "run A failed (log %s/run_a.log)" % out)
-        bag = rc.newest(os.path.join(out, "a", "*.bag"))
+        bag = rc.only_file(os.path.join(out, "a", "*.bag"))
         code = rc.roslaunch(["replay.launch", "bag:=%s" % bag, "log_dir:=%s/b" % out] + common,
                             240.0, os.path.join(out, "run_b.log"))
         self.assertEqual(code, 0, "run B failed (log %s/run_b.log)" % out)
-        ta, a = active_part(read_log(rc.newest(os.path.join(out, "a", "*.csv"))))
-        tb, b = active_part(read_log(rc.newest(os.path.join(out, "b", "*.csv"))))
+        ta, a = active_part(read_log(rc.only_file(os.path.join(out, "a", "*.csv"))))
+        tb, b = active_part(read_log(rc.only_file(os.path.join(out, "b", "*.csv"))))
         self.assertGreater(tb[-1], 0.9 * ta[-1], "the replay is shorter than the run")
         t = ta[ta <= min(ta[-1], tb[-1])]
         for axis in AXES:

@@ -1,20 +1,23 @@
 #!/usr/bin/env python3
-"""rostest 2: changing omega_d with dynparam mid-run changes the gains in the status and
-the response.
+"""rostest 2: changing omega_d with dynamic_reconfigure mid-run changes the gains in the
+status and the response.
 
-Two yaw steps (0 -> 90 deg at 1 s, back to 0 at 16 s: room for a slow `dynparam` start). Between them the test runs the
-README's command `rosrun dynamic_reconfigure dynparam set /control_law omega_d_rad_s 2.0`.
+Two yaw steps (0 -> 90 deg at 1 s, back to 0 at 16 s). Between them the test sets
+omega_d_rad_s = 2.0 on /control_law with dynamic_reconfigure's Python client, in
+process: the same set_parameters service call that rqt_reconfigure and the README's
+`rosrun dynamic_reconfigure dynparam set /control_law omega_d_rad_s 2.0` make (dynparam
+is that client behind a command line, whose start-up alone takes seconds).
 The status must then report omega_d = 2 and k_p = omega_d^2 (I_zz + N_r) from the
 vehicle parameters, and the second step must rise markedly slower (LTI: 2.5x).
 """
 import math
-import subprocess
 import sys
 import unittest
 
 import numpy as np
 import rospy
 import rostest
+from dynamic_reconfigure.client import Client
 
 import rostest_common as rc
 from brov2_hybrid.analysis import metrics
@@ -40,8 +43,13 @@ class Retune(unittest.TestCase):
                     "the first yaw step")
         t_step1 = status.last().header.stamp.to_sec()
         rc.wait_for(lambda: status.last().header.stamp.to_sec() > t_step1 + 3.0, 60.0, "3 s after the first step")
-        subprocess.check_call(["rosrun", "dynamic_reconfigure", "dynparam", "set", "/control_law",
-                               "omega_d_rad_s", str(OMEGA_2)])
+        # == `rosrun dynamic_reconfigure dynparam set /control_law omega_d_rad_s 2.0` (README)
+        client = Client("/control_law", timeout=10.0)
+        try:
+            config = client.update_configuration({"omega_d_rad_s": OMEGA_2})
+        finally:
+            client.close()
+        self.assertEqual(config["omega_d_rad_s"], OMEGA_2, "the control law did not accept omega_d = 2")
         rc.wait_for(lambda: abs(status.last().omega_d_rad_s - OMEGA_2) < 1e-9, 10.0, "omega_d = 2 in the status")
         rc.wait_dive_done(topics, 120.0)
         a = status.arrays()

@@ -10,11 +10,9 @@ The same run's log (written by the logger node) is then replayed through the fas
 in-process loop of brov2_hybrid.analysis (issue 5): both settling times must agree
 within 10 %.
 """
-import glob
 import math
 import os
 import sys
-import time
 import unittest
 
 import numpy as np
@@ -35,7 +33,6 @@ MARGIN_S = 2.0          # allowed excess over the LTI settling time (latency, dr
 BAND = 0.05
 AGREEMENT = 0.10        # in-process vs ROS settling time, relative
 DIVE = os.path.join(paths.package_root(), "test", "data", "yaw_step.csv")
-START_WALL_S = time.time()
 
 
 def lti_settling_time(omega_d):
@@ -45,12 +42,6 @@ def lti_settling_time(omega_d):
     t = np.linspace(0.0, 20.0, 4001)
     _, y = signal.step(lti_closed_loop(c.gains, c.total_inertia, c.b_check), T=t)
     return metrics.settling_time(t, y, 1.0, 0.0, band=BAND)
-
-
-def this_runs_log(log_dir):
-    """The log CSV the logger node created during this run (never an older one)."""
-    logs = [p for p in glob.glob(os.path.join(log_dir, "*.csv")) if os.path.getmtime(p) >= START_WALL_S - 5.0]
-    return max(logs, key=os.path.getmtime) if logs else None
 
 
 class YawStep(unittest.TestCase):
@@ -83,8 +74,7 @@ class YawStep(unittest.TestCase):
         self.assertTrue(np.all(np.abs(yaw_deg[tail] - 90.0) <= 90.0 * BAND), "yaw left the band at the end")
 
     def test_inprocess_loop_agrees(self):
-        log = this_runs_log(self.log_dir)
-        self.assertIsNotNone(log, "the logger wrote no CSV in %s during this run" % self.log_dir)
+        log = rc.only_file(os.path.join(self.log_dir, "*.csv"))   # this run's own folder (yaw_step.test)
         result = compare_with_log(log, tolerance=AGREEMENT, dive_csv_path=DIVE)
         rospy.loginfo("yaw step: ROS settling %.3f s, in-process %.3f s (%.1f %% apart)",
                       result["ros_settling_s"], result["inprocess_settling_s"], 100 * result["relative_difference"])

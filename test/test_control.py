@@ -35,6 +35,47 @@ def test_feedforward_magnitude_for_roll(setup, controller):
     assert out.tau_body_frd[3] == pytest.approx(114.8 * 0.02 * 0.5)
 
 
+# Paper numbers (REFERENCE.md, vehicle): W = 112.8 N, B = 114.8 N, r_G = 0, centre of
+# buoyancy 0.02 m above the centre of gravity: r_B = (0, 0, -0.02) m in FRD (z down).
+PAPER_W_N, PAPER_B_N, PAPER_ZB_M = 112.8, 114.8, 0.02
+
+
+def test_paper_hydrostatic_numbers_are_the_ones_in_use(setup):
+    v = setup.vehicle
+    assert (v.weight_n, v.buoyancy_n) == (PAPER_W_N, PAPER_B_N)
+    np.testing.assert_array_equal(v.r_cg_m, [0, 0, 0])
+    np.testing.assert_array_equal(v.r_cb_m, [0, 0, -PAPER_ZB_M])
+
+
+@pytest.mark.parametrize("theta_deg", [25.0, -40.0])
+def test_feedforward_for_pitch_by_hand(controller, theta_deg):
+    """Pitch theta, roll 0, by hand: nose up (theta > 0), buoyancy B acts upward, i.e. along
+    (sin th, 0, -cos th) in body FRD, at r_B = (0, 0, -0.02): M = r_B x F = -B 0.02 sin th,
+    nose down (CB above CG rights the vehicle). The feed-forward cancels it: +B 0.02 sin th."""
+    theta = math.radians(theta_deg)
+    eta2 = [0.0, theta, 0.3]
+    out = controller.compute(eta2, [0, 0, 0], eta2, [0, 0, 0], eta2d_dot=np.zeros(3))
+    np.testing.assert_allclose(out.tau_body_frd[3:], [0.0, PAPER_B_N * PAPER_ZB_M * math.sin(theta), 0.0],
+                               atol=1e-12)
+    assert np.sign(out.tau_body_frd[4]) == np.sign(theta)   # holds the nose where it is asked to be
+
+
+def test_feedforward_for_roll_and_pitch_by_hand(controller):
+    """Roll and pitch together against the hand formula: moment on the vehicle
+    (W r_G - B r_B) x d, d = (-sin th, cos th sin ph, cos th cos ph) the down axis in body
+    axes; written out, (-B 0.02 cos th sin ph, -B 0.02 sin th, 0). Feed-forward = its negative."""
+    phi, theta = math.radians(20.0), math.radians(-35.0)
+    eta2 = [phi, theta, -1.0]
+    out = controller.compute(eta2, [0, 0, 0], eta2, [0, 0, 0], eta2d_dot=np.zeros(3))
+    d = np.array([-math.sin(theta), math.cos(theta) * math.sin(phi), math.cos(theta) * math.cos(phi)])
+    lever = PAPER_W_N * np.zeros(3) - PAPER_B_N * np.array([0.0, 0.0, -PAPER_ZB_M])
+    moment = np.cross(lever, d)
+    written_out = [-PAPER_B_N * PAPER_ZB_M * math.cos(theta) * math.sin(phi),
+                   -PAPER_B_N * PAPER_ZB_M * math.sin(theta), 0.0]
+    np.testing.assert_allclose(moment, written_out, atol=1e-12)
+    np.testing.assert_allclose(out.tau_body_frd[3:], -moment, atol=1e-12)
+
+
 def test_positive_yaw_error_gives_positive_N(controller):
     out = controller.compute([0, 0, 0.2], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3))
     assert out.tau_body_frd[5] == pytest.approx(controller.gains.kp[2] * 0.2)
