@@ -306,6 +306,11 @@ def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loo
     from brov2_hybrid.dive_csv import load_dive_csv
     from brov2_hybrid.logfile import read_log
     log = read_log(log_csv_path)
+    # Rows logged while the autopilot had no input or attitude carry NaN angles: skip them.
+    finite = np.isfinite(log["yaw_d_rad"]) & np.isfinite(log["yaw_rad"])
+    log = {k: (np.asarray(v)[finite] if k != "mode" else [m for m, f in zip(v, finite) if f]) for k, v in log.items()}
+    if not log["time_s"].size:
+        raise Brov2Error("%s: no row with a finite desired and actual yaw" % log_csv_path)
     t = log["time_s"] - log["time_s"][0]
     yaw_d = np.unwrap(log["yaw_d_rad"])
     start, final = float(yaw_d[0]), float(yaw_d[-1])
