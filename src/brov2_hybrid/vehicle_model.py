@@ -646,8 +646,7 @@ class VehicleModel(object):
         if n == 0:
             return
         terms = self._lag_terms if self._lag_active else None
-        integrate = _integrate_updated if self.kind == "updated" else _integrate_stock
-        self._x = integrate(self._x, n, self.dt_s, self._tau_ss, self._constants, terms)
+        self._x = _integrate(self._x, n, self.dt_s, self._tau_ss, self._constants, terms)
         self._steps += n
         if terms is not None:
             lag = self._lag
@@ -662,7 +661,7 @@ class VehicleModel(object):
              "bq": [float(a) for a in p.quadratic_drag],
              "current": [float(a) for a in p.current_ned_m_s],
              "has_current": bool(np.any(p.current_ned_m_s != 0.0)),
-             "height": p.vehicle_height_m}
+             "height": p.vehicle_height_m, "stock": p.kind == "stock"}
         if p.kind == "updated":
             c.update(W=float(p.weight_n), B=float(p.buoyancy_n),
                      rg=[float(a) for a in p.r_cg_m], rb=[float(a) for a in p.r_cb_m])
@@ -673,11 +672,13 @@ class VehicleModel(object):
         return c
 
 
-def _integrate_updated(state, n, dt, tau, c, lag_terms=None):
-    """n semi-implicit Euler steps of the updated model in floats (see module docstring).
+def _integrate(state, n, dt, tau, c, lag_terms=None):
+    """n semi-implicit Euler steps of the updated or the stock model in floats.
 
-    ``tau`` is the steady thruster wrench; ``lag_terms`` (or None) the modal thruster-lag
-    terms [step factor, current factor, (6,) complex weights], advanced in place.
+    One loop for both models (see module docstring): only the hydrostatic and drag
+    terms differ, chosen by ``c["stock"]``. ``tau`` is the steady thruster wrench;
+    ``lag_terms`` (or None) the modal thruster-lag terms [step factor, current factor,
+    (6,) complex weights], advanced in place.
     """
     pn, pe, pd, qw, qx, qy, qz, u, v, w, p, q, r = state
     X, Y, Z, K, M, N = tau
@@ -687,10 +688,14 @@ def _integrate_updated(state, n, dt, tau, c, lag_terms=None):
     cn, ce, cd = c["current"]
     has_current = c["has_current"]
     height = c["height"]
-    W, B = c["W"], c["B"]
-    gx, gy, gz = c["rg"]
-    bx, by, bz = c["rb"]
-    half_height = 0.5 * height if height is not None else 0.0
+    stock = c["stock"]
+    if stock:
+        g, buoy_full, righting = c["g"], c["buoy_full"], c["righting"]
+    else:
+        W, B = c["W"], c["B"]
+        gx, gy, gz = c["rg"]
+        bx, by, bz = c["rb"]
+        half_height = 0.5 * height if height is not None else 0.0
     sqrt, sin, cos = math.sqrt, math.sin, math.cos
     for _ in range(n):
         if lag_terms is not None:
@@ -719,22 +724,40 @@ def _integrate_updated(state, n, dt, tau, c, lag_terms=None):
             wr = w - (R13 * cn + R23 * ce + R33 * cd)
         else:
             ur, vr, wr = u, v, w
-        # Hydrostatics: weight W and (partly submerged) buoyancy Bf along NED down.
-        if height is None or pd >= half_height:
-            Bf = B
-        elif pd <= -half_height:
-            Bf = 0.0
+        if stock:
+            # SIM_Submarine: buoyancy acceleration by its surface law, sphere drag and a
+            # flat righting torque, each over the stock mass / inertia.
+            below = pd - 0.5 * height
+            if below < 0.0:
+                buoy = 0.0
+            elif below > 0.5 * height:
+                buoy = buoy_full
+            else:
+                buoy = buoy_full * below / height
+            net_down = g - buoy
+            udot = (X - bq0 * abs(ur) * ur) * im0 + net_down * R31 - (q * w - r * v)
+            vdot = (Y - bq1 * abs(vr) * vr) * im1 + net_down * R32 - (r * u - p * w)
+            wdot = (Z - bq2 * abs(wr) * wr) * im2 + net_down * R33 - (p * v - q * u)
+            pdot = (K - bq3 * abs(p) * p - righting * R32) * im3
+            qdot = (M - bq4 * abs(q) * q + righting * R31) * im4
+            rdot = (N - bq5 * abs(r) * r) * im5
         else:
-            Bf = B * (0.5 + pd / height)
-        net = W - Bf
-        cx, cy, cz = W * gx - Bf * bx, W * gy - Bf * by, W * gz - Bf * bz
-        # Accelerations: thrust - drag + hydrostatics, over M + M_A; transport term.
-        udot = (X - (bl0 + bq0 * abs(ur)) * ur + net * R31) * im0 - (q * w - r * v)
-        vdot = (Y - (bl1 + bq1 * abs(vr)) * vr + net * R32) * im1 - (r * u - p * w)
-        wdot = (Z - (bl2 + bq2 * abs(wr)) * wr + net * R33) * im2 - (p * v - q * u)
-        pdot = (K - (bl3 + bq3 * abs(p)) * p + cy * R33 - cz * R32) * im3
-        qdot = (M - (bl4 + bq4 * abs(q)) * q + cz * R31 - cx * R33) * im4
-        rdot = (N - (bl5 + bq5 * abs(r)) * r + cx * R32 - cy * R31) * im5
+            # Hydrostatics: weight W and (partly submerged) buoyancy Bf along NED down.
+            if height is None or pd >= half_height:
+                Bf = B
+            elif pd <= -half_height:
+                Bf = 0.0
+            else:
+                Bf = B * (0.5 + pd / height)
+            net = W - Bf
+            cx, cy, cz = W * gx - Bf * bx, W * gy - Bf * by, W * gz - Bf * bz
+            # Accelerations: thrust - drag + hydrostatics, over M + M_A; transport term.
+            udot = (X - (bl0 + bq0 * abs(ur)) * ur + net * R31) * im0 - (q * w - r * v)
+            vdot = (Y - (bl1 + bq1 * abs(vr)) * vr + net * R32) * im1 - (r * u - p * w)
+            wdot = (Z - (bl2 + bq2 * abs(wr)) * wr + net * R33) * im2 - (p * v - q * u)
+            pdot = (K - (bl3 + bq3 * abs(p)) * p + cy * R33 - cz * R32) * im3
+            qdot = (M - (bl4 + bq4 * abs(q)) * q + cz * R31 - cx * R33) * im4
+            rdot = (N - (bl5 + bq5 * abs(r)) * r + cx * R32 - cy * R31) * im5
         u += dt * udot
         v += dt * vdot
         w += dt * wdot
@@ -746,82 +769,6 @@ def _integrate_updated(state, n, dt, tau, c, lag_terms=None):
         pe += dt * (R21 * u + R22 * v + R23 * w)
         pd += dt * (R31 * u + R32 * v + R33 * w)
         # Attitude: q <- q * exp(omega dt / 2), then renormalise.
-        rate2 = p * p + q * q + r * r
-        if rate2 > _SMALL_RATE_RAD_S * _SMALL_RATE_RAD_S:
-            rate = sqrt(rate2)
-            s = sin(0.5 * rate * dt) / rate
-            c0 = cos(0.5 * rate * dt)
-        else:
-            s, c0 = 0.5 * dt, 1.0
-        dx, dy, dz = s * p, s * q, s * r
-        qw, qx, qy, qz = (qw * c0 - qx * dx - qy * dy - qz * dz,
-                          qw * dx + qx * c0 + qy * dz - qz * dy,
-                          qw * dy - qx * dz + qy * c0 + qz * dx,
-                          qw * dz + qx * dy - qy * dx + qz * c0)
-        k = 1.0 / sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-        qw, qx, qy, qz = qw * k, qx * k, qy * k, qz * k
-    return [pn, pe, pd, qw, qx, qy, qz, u, v, w, p, q, r]
-
-
-def _integrate_stock(state, n, dt, tau, c, lag_terms=None):
-    """n semi-implicit Euler steps of the stock SIM_Submarine model (as _integrate_updated)."""
-    pn, pe, pd, qw, qx, qy, qz, u, v, w, p, q, r = state
-    X, Y, Z, K, M, N = tau
-    im0, im1, im2, im3, im4, im5 = c["inv_mass"]
-    bq0, bq1, bq2, bq3, bq4, bq5 = c["bq"]
-    cn, ce, cd = c["current"]
-    has_current = c["has_current"]
-    height = c["height"]
-    g, buoy_full, righting = c["g"], c["buoy_full"], c["righting"]
-    sqrt, sin, cos = math.sqrt, math.sin, math.cos
-    for _ in range(n):
-        if lag_terms is not None:
-            # Thruster lag: steady wrench plus the decaying modes (see _ModalLag).
-            X, Y, Z, K, M, N = tau
-            for term in lag_terms:
-                d_k, p_k, (w0, w1, w2, w3, w4, w5) = term
-                X += (w0 * p_k).real
-                Y += (w1 * p_k).real
-                Z += (w2 * p_k).real
-                K += (w3 * p_k).real
-                M += (w4 * p_k).real
-                N += (w5 * p_k).real
-                term[1] = p_k * d_k
-        xx, yy, zz = qx * qx, qy * qy, qz * qz
-        xy, xz, yz = qx * qy, qx * qz, qy * qz
-        wx, wy, wz = qw * qx, qw * qy, qw * qz
-        R11, R12, R13 = 1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)
-        R21, R22, R23 = 2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)
-        R31, R32, R33 = 2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)
-        if has_current:
-            ur = u - (R11 * cn + R21 * ce + R31 * cd)
-            vr = v - (R12 * cn + R22 * ce + R32 * cd)
-            wr = w - (R13 * cn + R23 * ce + R33 * cd)
-        else:
-            ur, vr, wr = u, v, w
-        below = pd - 0.5 * height
-        if below < 0.0:
-            buoy = 0.0
-        elif below > 0.5 * height:
-            buoy = buoy_full
-        else:
-            buoy = buoy_full * below / height
-        net_down = g - buoy
-        udot = (X - bq0 * abs(ur) * ur) * im0 + net_down * R31 - (q * w - r * v)
-        vdot = (Y - bq1 * abs(vr) * vr) * im1 + net_down * R32 - (r * u - p * w)
-        wdot = (Z - bq2 * abs(wr) * wr) * im2 + net_down * R33 - (p * v - q * u)
-        pdot = (K - bq3 * abs(p) * p - righting * R32) * im3
-        qdot = (M - bq4 * abs(q) * q + righting * R31) * im4
-        rdot = (N - bq5 * abs(r) * r) * im5
-        u += dt * udot
-        v += dt * vdot
-        w += dt * wdot
-        p += dt * pdot
-        q += dt * qdot
-        r += dt * rdot
-        pn += dt * (R11 * u + R12 * v + R13 * w)
-        pe += dt * (R21 * u + R22 * v + R23 * w)
-        pd += dt * (R31 * u + R32 * v + R33 * w)
         rate2 = p * p + q * q + r * r
         if rate2 > _SMALL_RATE_RAD_S * _SMALL_RATE_RAD_S:
             rate = sqrt(rate2)
