@@ -82,9 +82,6 @@ class LoopResult(object):
     def duration_s(self):
         return float(self.t_s[-1] - self.t_s[0]) if len(self.t_s) else 0.0
 
-    def column(self, name):
-        return self.log[name]
-
 
 class ClosedLoop(object):
     """The hybrid autopilot and the vehicle model in one process.

@@ -31,7 +31,6 @@ class LoopSettings:
     command_delay_s: float = 0.0
     initial_depth_m: float = 5.0
     mode_label: str = "inprocess"
-    latency_name: str = ""
 
     @property
     def loop_latency_s(self):
@@ -52,7 +51,7 @@ class LoopSettings:
         """Copy with the telemetry rate, delays (and input rate, if set) of a :class:`LatencyCase`."""
         return replace(self, telemetry_rate_hz=case.telemetry_rate_hz,
                        telemetry_delay_s=case.telemetry_delay_s,
-                       command_delay_s=case.command_delay_s, latency_name=case.name,
+                       command_delay_s=case.command_delay_s,
                        desired_rate_hz=case.desired_rate_hz or self.desired_rate_hz)
 
 
@@ -197,8 +196,7 @@ def load_analysis_settings(path=None):
         telemetry_rate_hz=lp.positive("telemetry_rate_hz"),
         telemetry_delay_s=_nonnegative(lp, "telemetry_delay_s"),
         command_delay_s=_nonnegative(lp, "command_delay_s"),
-        initial_depth_m=lp.finite("initial_depth_m"), mode_label=str(lp.raw("mode_label")),
-        latency_name="default")
+        initial_depth_m=lp.finite("initial_depth_m"), mode_label=str(lp.raw("mode_label")))
     st = _Section(data, path, "step")
     band = st.positive("settle_band")
     if band >= 1.0:
