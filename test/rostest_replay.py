@@ -4,10 +4,13 @@
 Run A: `roslaunch brov2_hybrid hybrid_autopilot.launch` with a dive CSV and
 record_bag:=true. Run B: `roslaunch brov2_hybrid replay.launch bag:=<A's bag>`, which
 plays A's recorded desired states into the autopilot in place of csv_reader. Both
-logs are aligned on their first ACTIVE tick. Tolerances (stated): the desired attitude
-agrees within DESIRED_TOL_DEG (one control tick of phase), and the measured attitude
-within RMS_TOL_DEG RMS and MAX_TOL_DEG at any time, per axis (the two runs differ only
-by thread timing in the loop).
+logs are aligned on their first ACTIVE tick. Tolerances (stated): the replayed desired
+attitude is the recorded one up to DESIRED_PHASE_TOL_S of timing (bag playback on the
+simulated clock can lag or bunch messages when the machine is busy; seen: 0.35 s at 2x
+speed-up on 2 cores, so the suite runs in real time): at every time it
+lies within the recorded desired's range over +-DESIRED_PHASE_TOL_S, to DESIRED_TOL_DEG.
+The measured attitude agrees within RMS_TOL_DEG RMS and MAX_TOL_DEG at any time, per
+axis (the two runs differ only by thread timing in the loop).
 """
 import os
 import sys
@@ -21,9 +24,21 @@ import rostest_common as rc
 from brov2_hybrid.logfile import read_log
 
 AXES = ("roll", "pitch", "yaw")
-DESIRED_TOL_DEG = 2.0
+DESIRED_PHASE_TOL_S = 0.5
+DESIRED_TOL_DEG = 0.05
 RMS_TOL_DEG = 1.5
 MAX_TOL_DEG = 5.0
+
+
+def outside_window(t, recorded, replayed, half_width_s):
+    """How far (>= 0) each replayed sample lies outside the recorded signal's range over
+    [t - half_width_s, t + half_width_s] (both sampled on the grid t)."""
+    out = np.empty(len(t))
+    for k, tk in enumerate(t):
+        sel = (t >= tk - half_width_s) & (t <= tk + half_width_s)
+        lo, hi = recorded[sel].min(), recorded[sel].max()
+        out[k] = max(lo - replayed[k], replayed[k] - hi, 0.0)
+    return out
 
 
 def active_part(log):
@@ -59,9 +74,12 @@ class Replay(unittest.TestCase):
             y_b = np.interp(t, tb, np.degrees(np.unwrap(b["%s_rad" % axis])))
             diff = y_b - y_a
             rms = float(np.sqrt(np.mean(diff ** 2)))
-            rospy.loginfo("replay: %s desired max diff %.3f deg, attitude RMS diff %.3f deg, max %.3f deg",
-                          axis, np.max(np.abs(d_b - d_a)), rms, np.max(np.abs(diff)))
-            self.assertLess(np.max(np.abs(d_b - d_a)), DESIRED_TOL_DEG, "%s: replayed desired attitude differs" % axis)
+            off = outside_window(t, d_a, d_b, DESIRED_PHASE_TOL_S)
+            rospy.loginfo("replay: %s desired max diff %.3f deg (%.3f deg beyond +-%.2f s of timing), "
+                          "attitude RMS diff %.3f deg, max %.3f deg",
+                          axis, np.max(np.abs(d_b - d_a)), off.max(), DESIRED_PHASE_TOL_S, rms, np.max(np.abs(diff)))
+            self.assertLess(off.max(), DESIRED_TOL_DEG, "%s: replayed desired attitude differs by more than "
+                            "+-%.2f s of timing (%.3f deg beyond)" % (axis, DESIRED_PHASE_TOL_S, off.max()))
             self.assertLess(rms, RMS_TOL_DEG, "%s: replayed response differs (RMS)" % axis)
             self.assertLess(np.max(np.abs(diff)), MAX_TOL_DEG, "%s: replayed response differs (max)" % axis)
 
