@@ -1,0 +1,139 @@
+"""Output stages (quantitative / stock naive / stock compensated) and firmware detection."""
+import numpy as np
+import pytest
+
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.firmware_output import (
+    OUTPUT_STAGES, FirmwareDetector, classify_outputs, output_stage, stage_for_firmware,
+)
+from brov2_hybrid.mixers import mix_stock
+from brov2_hybrid.model import load_setup
+from brov2_hybrid.rc import load_rc_map
+
+
+@pytest.fixture(scope="module")
+def setup():
+    return load_setup()
+
+
+@pytest.fixture(scope="module")
+def rc_map():
+    return load_rc_map()
+
+
+@pytest.fixture(scope="module")
+def stages(setup, rc_map):
+    return {name: output_stage(name, setup, rc_map) for name in OUTPUT_STAGES}
+
+
+def _err(stage, u):
+    """Largest per-DOF wrench error as a fraction of tau_max."""
+    return float(np.max(np.abs(stage.command(u).tau_error / stage.setup.tau_max)))
+
+
+def test_small_yaw_lost_by_stock_delivered_by_compensation(setup, stages):
+    u = [0, 0, 0, 0, 0, 0.05]      # 1.9 N m (REFERENCE.md 11)
+    naive = stages["stock_naive"].command(u)
+    assert naive.motor_pwm[:4].tolist() == [1520, 1480, 1480, 1520]   # 1500 +- 400*0.05: dead band
+    assert naive.tau_achieved[5] == pytest.approx(0.0, abs=1e-9)
+    comp = stages["stock"].command(u)
+    assert comp.tau_achieved[5] == pytest.approx(0.05 * setup.tau_max[5], rel=0.02)
+    assert np.max(np.abs(comp.tau_achieved[:5])) < 0.005 * np.min(setup.tau_max)
+
+
+def test_compensated_channels_are_what_stock_algorithm_1_turns_into_the_motor_pwms(setup, rc_map, stages):
+    rng = np.random.default_rng(3)
+    for u in rng.uniform(-0.4, 0.4, (20, 6)):
+        cmd = stages["stock"].command(u)
+        pwm = list(cmd.channel_pwm.values())
+        assert all(isinstance(p, int) and 1100 <= p <= 1900 for p in pwm)
+        # independent path: mixers.mix_stock on the u the channels carry
+        assert np.allclose(cmd.motor_pwm, np.rint(mix_stock(rc_map.u_from_pwm(cmd.channel_pwm), setup.T_hat)))
+
+
+def test_random_small_commands_median_error_under_one_percent(setup, stages):
+    rng = np.random.default_rng(7)
+    U = rng.uniform(-0.3, 0.3, (300, 6))
+    comp = np.median([_err(stages["stock"], u) for u in U])
+    naive = np.median([_err(stages["stock_naive"], u) for u in U])
+    quant = np.median([_err(stages["quantitative"], u) for u in U])
+    assert comp <= 0.01
+    assert naive > 0.04            # the problem the stage fixes (issue 8: 4-10 %)
+    assert comp <= 2.0 * quant + 0.002
+
+
+@pytest.mark.parametrize("dof", range(6))
+@pytest.mark.parametrize("amp", [0.02, -0.02, 0.05, 0.2, -0.5])
+def test_no_small_command_loss_single_dof(setup, stages, dof, amp):
+    u = np.zeros(6)
+    u[dof] = amp
+    got = stages["stock"].command(u).tau_achieved[dof]
+    assert got == pytest.approx(amp * setup.tau_max[dof], rel=0.10)
+
+
+def test_compensated_not_worse_than_naive_at_large_commands(stages):
+    """Saturated commands: the compensation falls back to u itself when that is closer."""
+    def rms(stage, u):
+        return float(np.linalg.norm(stage.command(u).tau_error / stage.setup.tau_max))
+    rng = np.random.default_rng(11)
+    U = rng.uniform(-1.0, 1.0, (60, 6))
+    comp = np.array([rms(stages["stock"], u) for u in U])
+    naive = np.array([rms(stages["stock_naive"], u) for u in U])
+    assert np.median(comp) <= np.median(naive) + 1e-9
+    assert np.all(comp <= naive * 1.1 + 1e-9)
+
+
+def test_unknown_stage_and_firmware_named(setup, rc_map):
+    with pytest.raises(Brov2Error, match="stock_naive"):
+        output_stage("bogus", setup, rc_map)
+    with pytest.raises(Brov2Error, match="firmware"):
+        stage_for_firmware("stock_naive", setup, rc_map)
+    assert stage_for_firmware("stock", setup, rc_map).name == "stock"
+
+
+def test_classify_by_motor_outputs(setup, rc_map, stages):
+    probe = rc_map.pwm_from_u([0, 0, 0, 0, 0, 0.05])
+    stock = stages["stock_naive"].command([0, 0, 0, 0, 0, 0.05]).motor_pwm
+    quant = stages["quantitative"].command([0, 0, 0, 0, 0, 0.05]).motor_pwm
+    assert classify_outputs(probe, stock, setup, rc_map, 3.0)[0] == "stock"
+    assert classify_outputs(probe, quant, setup, rc_map, 3.0)[0] == "quantitative"
+    # a motor reversed on the vehicle (MOT_n_DIRECTION) mirrors its PWM about 1500
+    reversed_ = quant.copy()
+    reversed_[1] = 3000 - reversed_[1]
+    assert classify_outputs(probe, reversed_, setup, rc_map, 3.0)[0] == "quantitative"
+    neutral = rc_map.pwm_from_u(np.zeros(6))
+    assert classify_outputs(neutral, np.full(8, 1500.0), setup, rc_map, 3.0)[0] is None
+    assert classify_outputs(probe, np.full(8, 1700.0), setup, rc_map, 3.0)[0] is None
+
+
+def _channels(rc_map, u):
+    return rc_map.channel_array_from_u(u, 18, 65535)
+
+
+def test_detector_votes_with_transport_delay(setup, rc_map, stages):
+    det = FirmwareDetector(setup, rc_map, tolerance_us=3.0, votes_needed=3, window_s=0.5)
+    rng = np.random.default_rng(5)
+    history = []
+    t = 0.0
+    decided = None
+    for k in range(40):
+        u = rng.uniform(-0.2, 0.2, 6)
+        det.on_override(t, _channels(rc_map, u))
+        history.append(u)
+        if k >= 3 and k % 2 == 0:       # outputs of the command sent 3 ticks (60 ms) ago
+            decided = det.on_outputs(t, list(stages["stock_naive"].command(history[k - 3]).motor_pwm))
+        t += 0.02
+    assert decided == "stock"
+    assert det.votes["quantitative"] == 0
+    msg = det.mismatch_message("quantitative")
+    assert "'firmware'" in msg and "firmware:=stock" in msg and "Algorithm 1" in msg
+    assert det.mismatch_message("stock") is None and det.mismatch_message("auto") is None
+
+
+def test_detector_ignores_neutral_and_undecided(setup, rc_map):
+    det = FirmwareDetector(setup, rc_map, tolerance_us=3.0, votes_needed=3, window_s=0.5)
+    det.on_override(0.0, _channels(rc_map, np.zeros(6)))
+    for k in range(10):
+        assert det.on_outputs(0.01 * k, [1500] * 8) is None
+    assert det.votes == {"quantitative": 0, "stock": 0}
+    assert det.mismatch_message("stock") is None
