@@ -19,11 +19,14 @@ from genmsg import gentools, msg_loader  # noqa: E402
 _REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 _STANDIN = os.path.join(_REPO, "third_party", "mavros_msgs")
 
-# md5sums of the real mavros_msgs (mavros 1.x, ROS Noetic).
+# md5sums of the real mavros_msgs (mavros 1.x, ROS Noetic). VFR_HUD: computed from
+# mavros_msgs/msg/VFR_HUD.msg of mavlink/mavros 1.x and the same value found in
+# code generated from the real package (rosserial getMD5(), gennodejs/genlisp md5sum).
 REAL_MD5 = {
     "msg/OverrideRCIn": "fd1e1c08fa504ec32737c41f45223398",
     "msg/RCOut": "52cacf104bab5ae3b103cfe176590713",
     "msg/State": "65cd0a9fff993b062b91e354554ec7e9",
+    "msg/VFR_HUD": "1f55e210c3d39fe105d44d8dc963655f",
     "srv/CommandBool": "e09abbb4e5bae6b558e5010966eb6e9e",
     "srv/SetMode": "e4f18fa93379f9ff1780d270ce110203",
 }
