@@ -153,3 +153,133 @@ def test_parameters_are_validated(setup):
     assert p.set("RC_OVERRIDE_TIME", -1)[0] and p.get("RC_OVERRIDE_TIME") == -1
     with pytest.raises(KeyError):
         p.set("NO_SUCH_PARAM", 1)
+
+
+# --------------------------------------------------------------- ArduSub failsafe semantics
+# Sub::failsafe_pilot_input_check (ArduSub/failsafe.cpp): the count runs from the last
+# pilot input (boot = 0), armed or not; it fires once and stays latched until input resumes.
+
+def test_pilot_failsafe_counts_from_boot_not_from_arming(setup):
+    fw = firmware(setup)
+    fw.set_armed(1.0, True)                 # armed 1 s after boot, no input yet
+    assert fw.next_event_s(1.0) == pytest.approx(3.0)   # FS_PILOT_TIMEOUT after boot
+    fw.update(2.999)
+    assert fw.armed
+    fw.update(3.0)
+    assert not fw.armed and fw.failsafe_pilot_input
+
+
+def test_pilot_failsafe_fires_once_while_disarmed_and_latches(setup):
+    fw = firmware(setup)
+    fw.update(3.0)
+    assert fw.failsafe_pilot_input and fw.counters["pilot_failsafe"] == 1
+    assert [t for _, t in fw.pop_messages()] == ["Lost manual control"]
+    # A client connects 10 s after boot and arms: latched, so nothing fires ...
+    fw.set_armed(10.0, True)
+    for t in (10.0, 12.0, 13.4):
+        fw.update(t)
+    assert fw.armed and fw.counters["pilot_failsafe"] == 1
+    # ... its first input 3.5 s after arming clears the latch; the vehicle stays armed.
+    fw.handle_rc_override(13.5, GCS, channels(ch4=1600))
+    fw.update(13.5)
+    assert fw.armed and not fw.failsafe_pilot_input
+    # Input stops: FS_PILOT_TIMEOUT after the last one the failsafe disarms.
+    assert fw.next_event_s(13.5) == pytest.approx(16.5)
+    fw.update(16.4999)
+    assert fw.armed
+    fw.update(16.5)
+    assert not fw.armed and fw.counters["pilot_failsafe"] == 2
+
+
+def test_pilot_failsafe_disabled_never_fires(setup):
+    fw = firmware(setup, fs_pilot_input=0)
+    fw.set_armed(0.0, True)
+    fw.update(100.0)
+    assert fw.armed and not fw.failsafe_pilot_input
+
+
+def test_override_from_gcs_counts_as_pilot_input_even_when_overrides_are_off(setup):
+    fw = firmware(setup, rc_override_time_s=0.0)
+    fw.set_armed(0.0, True)
+    fw.handle_rc_override(2.0, GCS, channels(ch4=1600))
+    fw.update(4.0)
+    assert fw.armed and fw.rc_channels(4.0)[3] == 1500
+    assert fw.last_pilot_input_s(4.0) == 2.0
+    fw.handle_rc_override(4.5, 1, channels(ch4=1600))   # another system: not pilot input
+    assert fw.last_pilot_input_s(4.5) == 2.0
+
+
+def test_command_delay_delays_pilot_input_for_the_failsafe(setup):
+    fw = firmware(setup, command_delay_s=0.5)
+    fw.update(3.0)
+    assert fw.failsafe_pilot_input
+    fw.handle_rc_override(4.0, GCS, channels(ch4=1600))
+    assert fw.last_pilot_input_s(4.49) == 0.0
+    fw.update(4.4)
+    assert fw.failsafe_pilot_input            # not seen yet
+    fw.update(4.5)
+    assert not fw.failsafe_pilot_input
+
+
+# --------------------------------------------------------------- MANUAL_CONTROL
+def joystick_pwm(gain, x, y, z, r, thr_gain=1.0):
+    """Independent restatement of ArduSub's joystick.cpp arithmetic (truncate, then limit)."""
+    def lim(v):
+        return min(1900, max(1100, int(v)))
+    rpy, thr = 0.4 * gain, 0.8 * gain * thr_gain
+    return [1500, 1500, lim(z * thr + 1500 - 500 * thr), lim(r * rpy + 1500), lim(x * rpy + 1500),
+            lim(y * rpy + 1500), 1500, 1500, 1100, 1100, 1100]
+
+
+@pytest.mark.parametrize("gain, x, y, z, r", [
+    (0.5, 0, 0, 500, 0),            # sticks centred: neutral
+    (0.5, 1000, -1000, 1000, 1000),  # full stick at the default gain: 1500 +/- 200 (throttle 1700)
+    (1.0, 1000, -1000, 0, -1000),   # full gain: 1900 / 1100
+    (0.25, 333, -77, 611, 999),     # truncation toward zero
+])
+def test_manual_control_maps_axes_like_ardusub(setup, gain, x, y, z, r):
+    fw = firmware(setup, js_gain_default=gain)
+    assert fw.handle_manual_control(1.0, GCS, x, y, z, r)
+    assert fw.rc_channels(1.0)[:11] == joystick_pwm(gain, x, y, z, r)
+
+
+def test_manual_control_hand_computed_values(setup):
+    fw = firmware(setup)                              # gain 0.5
+    assert fw.manual_control_channels(1000, 0, 1000, -500)[2:6] == [1700, 1400, 1700, 1500]
+    assert fw.params.set("JS_THR_GAIN", 2.0)[0]
+    assert fw.manual_control_channels(0, 0, 1000, 0)[2] == 1900   # 0.8*0.5*2 = 0.8: 1500 + 400
+    assert fw.manual_control_channels(0, 0, 0, 0)[2] == 1100
+
+
+def test_manual_control_flies_and_counts_as_pilot_input(setup):
+    fw = firmware(setup)
+    fw.set_armed(0.0, True)
+    fw.handle_manual_control(2.0, GCS, 0, 0, 500, 1000)    # yaw right, gain 0.5 -> ch4 1700
+    rc = [1500, 1500, 1500, 1700, 1500, 1500, 1500, 1500]
+    assert fw.update(2.0) == expected_pwm(setup, "quantitative", rc)
+    fw.update(4.99)
+    assert fw.armed                                         # input at 2 s: failsafe at 5 s
+    fw.update(5.0)
+    assert not fw.armed
+
+
+def test_manual_control_from_another_system_is_ignored(setup):
+    fw = firmware(setup)
+    assert not fw.handle_manual_control(0.5, 1, 1000, 0, 500, 0)
+    assert fw.rc_channels(0.5)[4] == 1500 and fw.counters["manual_control_rejected_sysid"] == 1
+    assert fw.last_pilot_input_s(0.5) == 0.0
+
+
+def test_manual_control_and_rc_override_share_the_channels(setup):
+    fw = firmware(setup, fs_pilot_input=0)
+    fw.handle_manual_control(0.0, GCS, 1000, 0, 500, 0)         # forward 1700, yaw 1500
+    fw.handle_rc_override(1.0, GCS, channels(ch4=1600))         # newest writer of ch4 wins
+    rc = fw.rc_channels(1.0)
+    assert rc[3] == 1600 and rc[4] == 1700
+    fw.handle_manual_control(2.0, GCS, 0, 0, 500, 0)            # joystick rewrites 1-11
+    rc = fw.rc_channels(2.0)
+    assert rc[3] == 1500 and rc[4] == 1500
+    # RC_OVERRIDE_TIME applies to joystick-written channels as to overrides.
+    fw.handle_rc_override(4.0, GCS, channels(ch5=1800))
+    rc = fw.rc_channels(5.0)
+    assert rc[4] == 1800 and rc[2] == 1500 and rc[8] == 1500   # ch9 (lights, 1100) expired at 5 s

@@ -29,6 +29,8 @@ class FirmwareConfig:
     loop_rate_hz: float
     command_delay_s: float
     telemetry_delay_s: float
+    js_gain_default: float
+    js_thr_gain: float
 
 
 @dataclass
@@ -56,6 +58,13 @@ def _nonnegative(section, key):
     return value
 
 
+def _within(section, key, low, high):
+    value = section.finite(key)
+    if not low <= value <= high:
+        raise ParameterError("%s: expected %g..%g, got %r" % (section._key(key), low, high, value))
+    return value
+
+
 def load_firmware_config(path=None):
     """Read :class:`FirmwareConfig` from the ``firmware`` section."""
     path = simulator_file(path)
@@ -79,7 +88,9 @@ def load_firmware_config(path=None):
         fs_pilot_input=fs_input, fs_pilot_timeout_s=s.positive("fs_pilot_timeout_s"),
         loop_rate_hz=s.positive("loop_rate_hz"),
         command_delay_s=_nonnegative(s, "command_delay_s"),
-        telemetry_delay_s=_nonnegative(s, "telemetry_delay_s"))
+        telemetry_delay_s=_nonnegative(s, "telemetry_delay_s"),
+        js_gain_default=_within(s, "js_gain_default", 0.1, 1.0),
+        js_thr_gain=_within(s, "js_thr_gain", 0.5, 4.0))
 
 
 def load_link_config(path=None):

@@ -7,9 +7,22 @@ Behaviour follows ArduSub (REFERENCE.md sections 5 and 9):
   0 and 65535 both mean "unchanged" (ArduPilot's GCS_MAVLINK::handle_rc_channels_override).
   An override older than RC_OVERRIDE_TIME seconds is dropped (-1: never; 0: overrides
   disabled). Without an override a channel reads neutral (there is no RC receiver).
-* Pilot-input failsafe: armed with no accepted override for FS_PILOT_TIMEOUT seconds
-  -> STATUSTEXT "Lost manual control", controls to neutral and, with FS_PILOT_INPUT = 2,
-  disarm (1 = warn only, 0 = off). The timer restarts when the vehicle is armed.
+* Pilot input is RC_CHANNELS_OVERRIDE or MANUAL_CONTROL from SYSID_MYGCS (ArduSub's
+  ``GCS_MAVLINK_Sub::handle_message``). MANUAL_CONTROL is turned into overrides of
+  channels 1-11 as ``Sub::transform_manual_control_to_rc_override`` (ArduSub/joystick.cpp)
+  does: forward/lateral/yaw = 1500 + 0.4 * gain * (x, y, r), throttle = 1500 + 0.8 * gain *
+  JS_THR_GAIN * (z - 500), each truncated to an integer and limited to 1100..1900; pitch,
+  roll, camera pan/tilt 1500; lights 1100; video switch 1100. Both inputs write the same
+  override slots, so the newest writer of a channel wins and RC_OVERRIDE_TIME applies
+  to both. Joystick buttons (BTNn_FUNCTION) are not simulated.
+* Pilot-input failsafe (ArduSub/failsafe.cpp, ``Sub::failsafe_pilot_input_check``): when
+  no pilot input has been seen for FS_PILOT_TIMEOUT seconds -- counted from boot, armed
+  or not; arming does not restart it -- it fires once: STATUSTEXT "Lost manual
+  control", controls to neutral and, with FS_PILOT_INPUT = 2, disarm (a no-op when
+  already disarmed; 1 = warn only, 0 = off). It stays latched until input resumes, so
+  a vehicle armed while latched stays armed until input has come and gone again.
+  (Older ArduSub releases compiled this check out of SITL builds; we keep it, as on
+  a real vehicle.)
 * Modes: MANUAL (19) is implemented; every other mode is refused (this simulator has
   no attitude or depth controller). Motors run only when armed AND in MANUAL; otherwise
   every motor gets the neutral PWM.
@@ -45,6 +58,18 @@ CHAN_RELEASE = 0
 CHAN_NOCHANGE = 65535
 
 MIXER_KINDS = ("quantitative", "stock")  # MOT_MIXER 0, 1
+
+# Sub::transform_manual_control_to_rc_override (ArduSub/joystick.cpp): MANUAL_CONTROL
+# x, y, r in -1000..1000 and z in 0..1000 (500 neutral) -> override PWMs [us].
+JS_RPY_SCALE_PER_GAIN = 0.4        # rpyScale = 0.4 * gain
+JS_THROTTLE_SCALE_PER_GAIN = 0.8   # throttleScale = 0.8 * gain * JS_THR_GAIN
+JS_Z_NEUTRAL = 500
+JS_CENTER_US = 1500
+JS_LIMITS_US = (1100, 1900)        # constrain_int16(..., 1100, 1900)
+JS_GAIN_LIMITS = (0.1, 1.0)        # Sub::init_joystick: constrain_float(gain, 0.1, 1.0)
+JS_LIGHTS_US = 1100                # lights1/2 start at RC9/RC10 MIN
+JS_VIDEO_SWITCH_US = 1100
+N_JOYSTICK_CHANNELS = 11           # set_override(0 .. 10)
 
 # MAV_SEVERITY
 SEVERITY_CRITICAL = 2
@@ -164,13 +189,17 @@ class Firmware(object):
         self.params.add(ParamDef("FS_PILOT_TIMEOUT", float(config.fs_pilot_timeout_s), PARAM_REAL32, 0.1, 60.0))
         self.params.add(ParamDef("MOT_MIXER", float(MIXER_KINDS.index(config.mixer)), PARAM_INT8, 0, 1, integer=True),
                         on_change=self._on_mixer)
+        self.params.add(ParamDef("JS_GAIN_DEFAULT", float(config.js_gain_default), PARAM_REAL32, *JS_GAIN_LIMITS))
+        self.params.add(ParamDef("JS_THR_GAIN", float(config.js_thr_gain), PARAM_REAL32, 0.5, 4.0))
         self.params.add(ParamDef("SIM_CMD_DELAY", float(config.command_delay_s), PARAM_REAL32, 0.0, 5.0),
                         on_change=self._on_command_delay)
         self.mixer_kind = config.mixer
         self.armed = False
         self.mode = MANUAL
         self.failsafe_pilot_input = False
-        self.armed_at_s = None
+        # Sub::failsafe.last_pilot_input_ms starts at 0: the count runs from boot.
+        self._last_pilot_input_s = 0.0
+        self._pending_pilot_input_s = []         # arrivals not yet seen (command delay)
         self._live_values = [0] * N_RC_CHANNELS   # override PWMs as received (0 = none)
         self._live_stamps = [None] * N_RC_CHANNELS
         self._command_line = DelayLine(config.command_delay_s)
@@ -180,7 +209,8 @@ class Firmware(object):
         self._cache_pwm = None
         self.motor_pwm_us = [self.neutral_us] * N_MOTORS
         self.counters = {"override_accepted": 0, "override_rejected_sysid": 0,
-                         "override_disabled": 0, "pilot_failsafe": 0}
+                         "override_disabled": 0, "pilot_failsafe": 0,
+                         "manual_control_accepted": 0, "manual_control_rejected_sysid": 0}
 
     # ------------------------------------------------------------------ parameters
     def _check_override_time(self, value):
@@ -221,24 +251,85 @@ class Firmware(object):
         """RC_CHANNELS_OVERRIDE from ``sysid``: ``channels`` are the 8 or 18 raw values.
 
         Returns True when accepted (sender is SYSID_MYGCS and overrides are enabled).
+        Input from SYSID_MYGCS counts as pilot input even when overrides are disabled
+        (ArduSub sets last_pilot_input_ms before GCS_MAVLINK::handle_rc_channels_override).
         """
         if sysid != self.sysid_mygcs:
             self.counters["override_rejected_sysid"] += 1
             return False
+        self._pilot_input(t_s)
         if self.params.get("RC_OVERRIDE_TIME") == 0:
             self.counters["override_disabled"] += 1
             return False
+        updates = {}
         for i, value in enumerate(list(channels)[:N_RC_CHANNELS]):
             value = int(value)
             if value == CHAN_NOCHANGE:
                 continue
             if i >= 8 and value == CHAN_RELEASE:
                 continue  # channels 9-18: 0 also means "no change"
+            updates[i] = value
+        self._set_overrides(t_s, updates)
+        self.counters["override_accepted"] += 1
+        return True
+
+    @property
+    def joystick_gain(self):
+        """Joystick gain (Sub::init_joystick: JS_GAIN_DEFAULT limited to 0.1..1)."""
+        return min(JS_GAIN_LIMITS[1], max(JS_GAIN_LIMITS[0], self.params.get("JS_GAIN_DEFAULT")))
+
+    def manual_control_channels(self, x, y, z, r):
+        """MANUAL_CONTROL axes -> override PWMs of channels 1-11 (list of 11 ints).
+
+        ``Sub::transform_manual_control_to_rc_override`` without trims, input hold or
+        buttons: x forward, y lateral, r yaw in -1000..1000; z throttle 0..1000, 500 neutral.
+        """
+        gain = self.joystick_gain
+        rpy_scale = JS_RPY_SCALE_PER_GAIN * gain
+        throttle_scale = JS_THROTTLE_SCALE_PER_GAIN * gain * self.params.get("JS_THR_GAIN")
+        throttle_base = JS_CENTER_US - JS_Z_NEUTRAL * throttle_scale
+        low, high = JS_LIMITS_US
+
+        def limit(value):
+            # C: constrain_int16(float expression, 1100, 1900) truncates toward zero first.
+            return min(high, max(low, int(math.trunc(value))))
+
+        return [limit(JS_CENTER_US),                           # 1 pitch (pitchTrim 0)
+                limit(JS_CENTER_US),                           # 2 roll (rollTrim 0)
+                limit(z * throttle_scale + throttle_base),     # 3 throttle
+                limit(r * rpy_scale + JS_CENTER_US),           # 4 yaw
+                limit(x * rpy_scale + JS_CENTER_US),           # 5 forward
+                limit(y * rpy_scale + JS_CENTER_US),           # 6 lateral
+                JS_CENTER_US, JS_CENTER_US,                    # 7 camera pan, 8 camera tilt
+                JS_LIGHTS_US, JS_LIGHTS_US,                    # 9 lights 1, 10 lights 2
+                JS_VIDEO_SWITCH_US]                            # 11 video switch
+
+    def handle_manual_control(self, t_s, sysid, x, y, z, r, buttons=0):
+        """MANUAL_CONTROL from ``sysid`` (already checked to target this vehicle).
+
+        Returns True when accepted (sender is SYSID_MYGCS). ``buttons`` are counted
+        as received but their functions (BTNn_FUNCTION) are not simulated.
+        """
+        if sysid != self.sysid_mygcs:
+            self.counters["manual_control_rejected_sysid"] += 1
+            return False
+        values = self.manual_control_channels(x, y, z, r)
+        if self.params.get("RC_OVERRIDE_TIME") != 0:   # RC_Channels::set_override ignores them then
+            self._set_overrides(t_s, dict(enumerate(values)))
+        self._pilot_input(t_s)
+        self.counters["manual_control_accepted"] += 1
+        return True
+
+    def _set_overrides(self, t_s, updates):
+        """Write override PWMs {channel index: value} received at ``t_s`` (0 releases)."""
+        for i, value in updates.items():
             self._live_values[i] = value
             self._live_stamps[i] = t_s if value != CHAN_RELEASE else None
         self._command_line.push(t_s, (tuple(self._live_values), tuple(self._live_stamps)))
-        self.counters["override_accepted"] += 1
-        return True
+
+    def _pilot_input(self, t_s):
+        """Pilot input arrived at ``t_s``; the firmware sees it command_delay_s later."""
+        self._pending_pilot_input_s.append(t_s + self._command_line.delay_s)
 
     def _neutral_controls(self, t_s):
         self._live_values = [0] * N_RC_CHANNELS
@@ -250,8 +341,7 @@ class Firmware(object):
         """Arm or disarm; returns True (always possible in this simulator)."""
         arm = bool(arm)
         if arm and not self.armed:
-            self.armed_at_s = t_s
-            self.failsafe_pilot_input = False
+            # Arming restarts no failsafe timer and clears no latch (ArduSub).
             self._say(SEVERITY_INFO, "Arming motors")
         elif not arm and self.armed:
             self._say(SEVERITY_INFO, "Disarming motors")
@@ -290,11 +380,12 @@ class Firmware(object):
         """Normalised pilot command u (6,) from the RC channels (brov2_hybrid.rc)."""
         return self.rc_map.u_from_pwm(self.rc_channels(t_s))
 
-    def _last_pilot_input_s(self, t_s):
-        values, stamps, t_fw = self._input_state(t_s)
-        known = [s for s in stamps if s is not None]
-        # Seen by the firmware command_delay_s after arrival.
-        return (max(known) + self._command_line.delay_s) if known else None
+    def last_pilot_input_s(self, t_s):
+        """When the firmware last saw pilot input, as of ``t_s`` (0 = boot: none yet)."""
+        pending = self._pending_pilot_input_s
+        while pending and pending[0] <= t_s:
+            self._last_pilot_input_s = max(self._last_pilot_input_s, pending.pop(0))
+        return self._last_pilot_input_s
 
     def update(self, t_s):
         """Run the firmware loop at ``t_s``: failsafe, then motors. Returns the 8 PWMs."""
@@ -312,22 +403,21 @@ class Firmware(object):
         return self.motor_pwm_us
 
     def _check_pilot_failsafe(self, t_s):
+        """Sub::failsafe_pilot_input_check: armed or not, fire once, latch until input."""
         action = int(self.params.get("FS_PILOT_INPUT"))
-        if action == 0 or not self.armed:
+        if action == 0:
+            self.failsafe_pilot_input = False
             return
-        timeout = self.params.get("FS_PILOT_TIMEOUT")
-        last = self._last_pilot_input_s(t_s)
-        reference = self.armed_at_s if last is None else max(last, self.armed_at_s)
-        if t_s - reference < timeout:
+        if t_s < self.last_pilot_input_s(t_s) + self.params.get("FS_PILOT_TIMEOUT"):
             self.failsafe_pilot_input = False
             return
         if self.failsafe_pilot_input:
-            return
+            return  # only act once
         self.failsafe_pilot_input = True
         self.counters["pilot_failsafe"] += 1
         self._say(SEVERITY_CRITICAL, "Lost manual control")
         self._neutral_controls(t_s)
-        if action == 2:
+        if action == 2 and self.armed:
             self.set_armed(t_s, False)
 
     def next_event_s(self, t_s):
@@ -345,8 +435,9 @@ class Firmware(object):
             later = [s + delay + timeout for s in live if s + delay + timeout > t_s]
             if later:
                 candidates.append(min(later))
-        if self.armed and int(self.params.get("FS_PILOT_INPUT")) != 0 and not self.failsafe_pilot_input:
-            last = self._last_pilot_input_s(t_s)
-            reference = self.armed_at_s if last is None else max(last, self.armed_at_s)
-            candidates.append(reference + self.params.get("FS_PILOT_TIMEOUT"))
+        last_input = self.last_pilot_input_s(t_s)   # also drops arrivals already seen
+        if int(self.params.get("FS_PILOT_INPUT")) != 0 and not self.failsafe_pilot_input:
+            candidates.append(last_input + self.params.get("FS_PILOT_TIMEOUT"))
+        if self._pending_pilot_input_s:
+            candidates.append(self._pending_pilot_input_s[0])
         return min(candidates)

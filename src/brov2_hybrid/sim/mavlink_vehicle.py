@@ -7,11 +7,18 @@ whatever comes back. Each link has its own MAVLink parser (pymavlink, MAVLink 2,
 robust parsing): malformed bytes are counted and skipped, never fatal.
 
 :class:`MavlinkVehicle` answers as ArduSub does: COMMAND_LONG / COMMAND_INT
-(arm/disarm 400, DO_SET_MODE 176, SET_MESSAGE_INTERVAL 511, REQUEST_MESSAGE 512,
-REQUEST_AUTOPILOT_CAPABILITIES 520; others -> COMMAND_ACK UNSUPPORTED), SET_MODE,
-RC_CHANNELS_OVERRIDE (via :class:`~brov2_hybrid.sim.firmware.Firmware`), the PARAM
-protocol, REQUEST_DATA_STREAM, TIMESYNC and MISSION_REQUEST_LIST (empty mission).
+(arm/disarm 400, DO_SET_MODE 176, GET_HOME_POSITION 410, SET_MESSAGE_INTERVAL 511,
+REQUEST_MESSAGE 512, REQUEST_AUTOPILOT_CAPABILITIES 520; others -> COMMAND_ACK
+UNSUPPORTED; every command is acknowledged, broadcast or not, as GCS_MAVLINK does),
+SET_MODE, RC_CHANNELS_OVERRIDE and MANUAL_CONTROL (via
+:class:`~brov2_hybrid.sim.firmware.Firmware`), the PARAM protocol, REQUEST_DATA_STREAM,
+TIMESYNC, MISSION_REQUEST_LIST (an empty mission: MISSION_COUNT 0) and MISSION_ACK.
 Messages addressed to another system are ignored. Unknown message types are counted.
+
+Message intervals belong to a channel, as in ArduPilot (one GCS_MAVLINK per serial
+port or SITL TCP port): what SET_MESSAGE_INTERVAL / REQUEST_DATA_STREAM set on the
+TCP port applies to every client of that port, now and after a reconnect, until
+changed; the UDP out link is a channel of its own.
 Outgoing traffic can be held back by a telemetry transport delay (a
 :class:`~brov2_hybrid.delay.DelayLine`).
 """
@@ -272,7 +279,9 @@ class MavlinkVehicle(object):
         self.system_id = link_config.system_id
         self.component_id = link_config.component_id
         self._outgoing = DelayLine(telemetry_delay_s)
-        self.counters = {"received": 0, "unhandled": {}, "not_for_us": 0, "commands": 0}
+        self.counters = {"received": 0, "unhandled": {}, "not_for_us": 0, "commands": 0, "mission_acks": 0}
+        # Interval changes per channel ("tcp" port, "udp" out): name -> interval [s] or None.
+        self._channel_intervals = {"tcp": {}, "udp": {}}
         self.input_changed = False   # set when a message may change the motor outputs
         self._handlers = {
             "HEARTBEAT": self._on_heartbeat,
@@ -287,10 +296,13 @@ class MavlinkVehicle(object):
             "TIMESYNC": self._on_timesync,
             "SYSTEM_TIME": self._ignore,
             "MISSION_REQUEST_LIST": self._on_mission_request_list,
+            "MISSION_ACK": self._on_mission_ack,
+            "MANUAL_CONTROL": self._on_manual_control,
         }
         self._commands = {
             mavlink.MAV_CMD_COMPONENT_ARM_DISARM: self._cmd_arm_disarm,
             mavlink.MAV_CMD_DO_SET_MODE: self._cmd_do_set_mode,
+            mavlink.MAV_CMD_GET_HOME_POSITION: self._cmd_get_home_position,
             mavlink.MAV_CMD_SET_MESSAGE_INTERVAL: self._cmd_set_message_interval,
             mavlink.MAV_CMD_REQUEST_MESSAGE: self._cmd_request_message,
             mavlink.MAV_CMD_REQUEST_AUTOPILOT_CAPABILITIES: self._cmd_autopilot_capabilities,
@@ -309,6 +321,15 @@ class MavlinkVehicle(object):
     # ------------------------------------------------------------------ links
     def on_connect(self, connection, t_s):
         connection.scheduler = telemetry.StreamScheduler(self.config.stream_rates_hz, t_s)
+        for name, interval in self._channel_intervals[connection.kind].items():
+            connection.scheduler.set_interval(name, interval, t_s)
+
+    def _set_channel_interval(self, connection, name, interval_s, t_s):
+        """Set ``name``'s interval on ``connection``'s channel (None stops it)."""
+        self._channel_intervals[connection.kind][name] = interval_s
+        for link in self.server.links():
+            if link.kind == connection.kind and link.scheduler is not None:
+                link.scheduler.set_interval(name, interval_s, t_s)
 
     def on_close(self, connection):
         pass
@@ -385,6 +406,8 @@ class MavlinkVehicle(object):
         target = getattr(message, "target_system", 0)
         if target not in (0, self.system_id):
             return False
+        if message.get_type() == "MANUAL_CONTROL" and message.target != self.system_id:
+            return False  # ArduSub: "only accept control aimed at us" (no broadcast)
         component = getattr(message, "target_component", 0)
         return component in (0, self.component_id) or message.get_type() == "RC_CHANNELS_OVERRIDE"
 
@@ -401,6 +424,12 @@ class MavlinkVehicle(object):
         else:
             LOG.debug("RC override from system %d ignored (SYSID_MYGCS %d)",
                       message.get_srcSystem(), self.firmware.sysid_mygcs)
+
+    def _on_manual_control(self, connection, message, t_s):
+        # ArduSub GCS_MAVLINK_Sub::handle_message, MAVLINK_MSG_ID_MANUAL_CONTROL.
+        if self.firmware.handle_manual_control(t_s, message.get_srcSystem(), message.x, message.y,
+                                               message.z, message.r, message.buttons):
+            self.input_changed = True
 
     def _ack(self, connection, command, result, t_s, message=None):
         target_system = message.get_srcSystem() if message is not None else 0
@@ -459,11 +488,12 @@ class MavlinkVehicle(object):
             return mavlink.MAV_RESULT_FAILED
         interval_us = params[1]
         if interval_us == 0:
-            connection.scheduler.reset_default(name, t_s)
+            interval_s = connection.scheduler.default_intervals.get(name)
         elif interval_us < 0:
-            connection.scheduler.set_interval(name, None, t_s)
+            interval_s = None
         else:
-            connection.scheduler.set_interval(name, interval_us * 1e-6, t_s)
+            interval_s = interval_us * 1e-6
+        self._set_channel_interval(connection, name, interval_s, t_s)
         LOG.info("%s: %s interval %s", connection, name, connection.scheduler.interval_s(name))
         return mavlink.MAV_RESULT_ACCEPTED
 
@@ -471,6 +501,12 @@ class MavlinkVehicle(object):
         message_id = int(params[0])
         if message_id == mavlink.MAVLINK_MSG_ID_AUTOPILOT_VERSION:
             self._emit(connection, self._autopilot_version(), t_s)
+            return mavlink.MAV_RESULT_ACCEPTED
+        if message_id == mavlink.MAVLINK_MSG_ID_HOME_POSITION:
+            self._emit(connection, self._home_position(t_s), t_s)
+            return mavlink.MAV_RESULT_ACCEPTED
+        if message_id == mavlink.MAVLINK_MSG_ID_GPS_GLOBAL_ORIGIN:
+            self._emit(connection, self._gps_global_origin(t_s), t_s)
             return mavlink.MAV_RESULT_ACCEPTED
         name = telemetry.MESSAGE_BY_ID.get(message_id)
         if name is None:
@@ -480,8 +516,35 @@ class MavlinkVehicle(object):
         return mavlink.MAV_RESULT_ACCEPTED
 
     def _cmd_autopilot_capabilities(self, connection, params, t_s):
+        # GCS_MAVLINK::handle_command_request_autopilot_capabilities: param1 must be 1.
+        # MAVROS's sys_status sends it broadcast (target 0) and does not wait for the
+        # ACK; ArduPilot acknowledges anyway, so MAVROS logs "CMD: Unexpected command
+        # 520" against a real vehicle too.
+        if params[0] != 1.0:
+            return mavlink.MAV_RESULT_FAILED
         self._emit(connection, self._autopilot_version(), t_s)
         return mavlink.MAV_RESULT_ACCEPTED
+
+    def _cmd_get_home_position(self, connection, params, t_s):
+        # GCS_MAVLINK::handle_command_get_home_position: home is always set here (the NED
+        # origin at home_lat/lon/alt), so HOME_POSITION and GPS_GLOBAL_ORIGIN, ACCEPTED.
+        # MAVROS's home_position plugin polls this every 10 s until HOME_POSITION arrives.
+        self._emit(connection, self._home_position(t_s), t_s)
+        self._emit(connection, self._gps_global_origin(t_s), t_s)
+        return mavlink.MAV_RESULT_ACCEPTED
+
+    def _home_position(self, t_s):
+        # GCS_MAVLINK::send_home_position: local x, y, z 0, q identity, approach 0.
+        c = self.config
+        return self.encoder.home_position_encode(int(round(c.home_lat_deg * 1e7)), int(round(c.home_lon_deg * 1e7)),
+                                                 int(round(c.home_alt_m * 1000)), 0.0, 0.0, 0.0,
+                                                 [1.0, 0.0, 0.0, 0.0], 0.0, 0.0, 0.0, int(t_s * 1e6))
+
+    def _gps_global_origin(self, t_s):
+        c = self.config
+        return self.encoder.gps_global_origin_encode(int(round(c.home_lat_deg * 1e7)),
+                                                     int(round(c.home_lon_deg * 1e7)),
+                                                     int(round(c.home_alt_m * 1000)), int(t_s * 1e6))
 
     def _autopilot_version(self):
         return self.encoder.autopilot_version_encode(CAPABILITIES, FLIGHT_SW_VERSION, 0, 0, 0,
@@ -495,7 +558,7 @@ class MavlinkVehicle(object):
         rate = message.req_message_rate if message.start_stop else 0
         for group in groups:
             for name in group:
-                connection.scheduler.set_interval(name, (1.0 / rate) if rate > 0 else None, t_s)
+                self._set_channel_interval(connection, name, (1.0 / rate) if rate > 0 else None, t_s)
 
     def _on_timesync(self, connection, message, t_s):
         if message.tc1 == 0:
@@ -505,6 +568,11 @@ class MavlinkVehicle(object):
         mission_type = getattr(message, "mission_type", 0)
         self._emit(connection, self.encoder.mission_count_encode(message.get_srcSystem(),
                                                                  message.get_srcComponent(), 0, mission_type), t_s)
+
+    def _on_mission_ack(self, connection, message, t_s):
+        # The GCS's reply to MISSION_COUNT 0 (MAVROS's mission plugins send it). With no
+        # transfer in progress ArduPilot's MissionItemProtocol has nothing to do with it.
+        self.counters["mission_acks"] += 1
 
     # ------------------------------------------------------------------ parameters
     def _param_value(self, name, t_s):
