@@ -1,6 +1,6 @@
 """``brov2-analyze``: the paper's experiments from the command line.
 
-    brov2-analyze step | bode | dive | latency | compare-models | sysid | gains | trim
+    brov2-analyze step | bode | dive | latency | compare-models | sysid | gains | trim | firmware
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
@@ -22,8 +22,8 @@ from brov2_hybrid.analysis import experiments, report
 from brov2_hybrid.analysis.runner import Runner
 from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
 
-COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "reproduce", "summarize",
-            "compare-log")
+COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "reproduce",
+            "summarize", "compare-log")
 
 
 def _floats(text):
@@ -75,6 +75,8 @@ def build_parser():
     sub.add_parser("gains", parents=[common, loop], help="k_p, k_d, delta k_d table")
     p = sub.add_parser("trim", parents=[common], help="B-check from the quadratic drag over velocity ranges")
     p.add_argument("--rate-max", type=_floats, metavar="LIST", help="velocity spans v_max [rad/s]")
+    sub.add_parser("firmware", parents=[common, loop],
+                   help="stock ArduSub vs quantitative firmware: torque fidelity and closed loop per output stage")
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
     p = sub.add_parser("summarize", parents=[common], help="IAE / energy per axis and plots of a log CSV")
@@ -114,6 +116,8 @@ def quick_settings(settings):
         latency_cases=settings.latency_cases[:2],
         compare=replace(settings.compare, omega_d_rad_s=(3.0,), duration_s=6.0),
         sysid=replace(settings.sysid, torques_nm=(4.0, 8.0, 12.0)),
+        firmware=replace(settings.firmware, amplitudes=(0.02, 0.05, 0.3, 1.0), random_commands=40,
+                         omega_d_rad_s=(3.0,)),
     )
 
 
@@ -198,6 +202,8 @@ def run_one(ctx, args, omegas):
         return experiments.gains_experiment(ctx, omegas)
     if c == "trim":
         return experiments.trim_experiment(ctx, args.rate_max)
+    if c == "firmware":
+        return experiments.firmware_experiment(ctx, omegas)
     raise Brov2Error("unknown command %r (expected one of %s)" % (c, ", ".join(COMMANDS)))
 
 
@@ -225,7 +231,8 @@ def reproduce(ctx, omegas=None):
              ("dive", lambda: experiments.dive_experiment(ctx)),
              ("latency", lambda: experiments.latency_experiment(ctx, omegas)),
              ("compare_models", lambda: experiments.compare_models_experiment(ctx)),
-             ("sysid", lambda: experiments.sysid_experiment(ctx)))
+             ("sysid", lambda: experiments.sysid_experiment(ctx)),
+             ("firmware", lambda: experiments.firmware_experiment(ctx)))
     summaries = {}
     for name, fn in order:
         t0 = time.perf_counter()

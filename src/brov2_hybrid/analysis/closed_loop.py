@@ -4,8 +4,9 @@ One control tick (default 50 Hz) does what the nodes do, with the same core obje
 
     dive rows -> HybridController.update_desired (each new row, its own time stamp)
     latest attitude telemetry -> HybridController.compute -> u
-    u -> RC channel PWMs (integers, brov2_hybrid.rc) -> u as ArduSub reads it
-      -> VehicleSetup.mixer(kind).pwm (Algorithm 2 default, Algorithm 1 option)
+    u -> output stage (brov2_hybrid.firmware_output, as thruster_allocation) -> RC channel
+      PWMs (integers) -> u as ArduSub reads it
+      -> VehicleSetup.mixer(kind).pwm (Algorithm 2 default, stock Algorithm 1 option)
       -> motor PWMs (integers, as ArduSub outputs them) -> VehicleModel.set_motor_pwm
 
 and the vehicle model integrates its own fixed steps (1/400 s) between events.
@@ -30,6 +31,7 @@ import numpy as np
 from brov2_hybrid.control import HybridController
 from brov2_hybrid.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.firmware_output import output_stage
 from brov2_hybrid.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriter
 from brov2_hybrid.mixers import motor_pwm_from_rc
 from brov2_hybrid.model import load_setup
@@ -103,6 +105,11 @@ class ClosedLoop(object):
         self.controller_params = controller_params or load_controller_params()
         self.rc_map = rc_map or load_rc_map()
         self.mixer = self.setup.mixer(self.settings.mixer)
+        stage = self.settings.mixer if self.settings.output_stage == "auto" else self.settings.output_stage
+        self.output = output_stage(stage, self.setup, self.rc_map)
+        if self.output.firmware != self.settings.mixer:
+            raise Brov2Error("output_stage %r drives %s firmware, but the loop's mixer is %r"
+                             % (stage, self.output.firmware, self.settings.mixer))
         vm = _vehicle_model_module()
         options = sim_options if sim_options is not None else vm.load_sim_options()
         self.sim_options = replace(options, model=self.settings.model)
@@ -171,7 +178,7 @@ class ClosedLoop(object):
         u_lin = dive.u_linear[0]
         pending = collections.deque()  # physics steps at which a delayed command becomes due
         step, tick, next_sample = 0, 0, 0
-        rc_map, mixer = self.rc_map, self.mixer
+        rc_map, mixer, output = self.rc_map, self.mixer, self.output
         pwm_min_us, pwm_max_us = self.setup.thrusters.pwm_min_us, self.setup.thrusters.pwm_max_us
         while tick < n_ticks:
             t = step * dt
@@ -189,7 +196,7 @@ class ClosedLoop(object):
                 else:
                     out = controller.compute(eta2d, u_lin, seen[0], seen[1])
                     tau, u = out.tau_body_frd, out.u
-                rc = rc_map.pwm_from_u(u)
+                rc = output.channels(u)
                 pwm = np.array(motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us), dtype=float)
                 commands.push(t, pwm)
                 pending.append(step + self.command_delay_steps)

@@ -276,3 +276,56 @@ def log_summary(path, t_s, desired_deg, actual_deg, iae_deg_s, energy, title):
 
 def finite_or_nan(values):
     return [v if (v is not None and math.isfinite(v)) else float("nan") for v in values]
+
+
+def torque_fidelity(path, rows, small_u):
+    """Output stages: median / p95 wrench error and single-DOF delivered fraction over |u|.
+    ``rows``: dicts of experiments.torque_fidelity."""
+    fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
+    stages = []
+    for r in rows:
+        if r["stage"] not in stages:
+            stages.append(r["stage"])
+    for color, st in zip(_colors(len(stages)), stages):
+        sel = [r for r in rows if r["stage"] == st]
+        a = [r["u_amplitude"] for r in sel]
+        ax.plot(a, [r["median_error_pct"] for r in sel], "o-", color=color, label="%s, median" % st)
+        ax.plot(a, [r["p95_error_pct"] for r in sel], ":", color=color, label="%s, p95" % st)
+        ax2.fill_between(a, [r["single_dof_min_ratio"] for r in sel], [r["single_dof_max_ratio"] for r in sel],
+                         color=color, alpha=0.35, label=st)
+    ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
+    ax.set_xscale("log")
+    ax.set_yscale("symlog", linthresh=0.1)
+    ax.set_xlabel("|u| level a (random u ~ U(-a, a)^6)")
+    ax.set_ylabel("max per-DOF wrench error [% of tau_max]")
+    ax.legend(fontsize=7)
+    ax.grid(alpha=0.3)
+    ax2.axhspan(0.9, 1.1, color="0.9", zorder=0)
+    ax2.axvline(small_u, color="0.5", lw=0.8, ls="--")
+    ax2.set_xscale("log")
+    ax2.set_xlabel("single-DOF command |u_j|")
+    ax2.set_ylabel("delivered / requested (range over DOFs, signs)")
+    ax2.legend(fontsize=7)
+    ax2.grid(alpha=0.3)
+    fig.suptitle("Requested vs delivered wrench through the thrust table: quantitative firmware, "
+                 "stock ArduSub naive and compensated", fontsize=9)
+    return _save(fig, path)
+
+
+def firmware_steps(path, curves, step_deg, band, latency_label):
+    """Yaw steps per output stage; ``curves``: dicts with case, omega_d, t_s, yaw_deg."""
+    omegas = sorted({c["omega_d"] for c in curves})
+    fig, axes = plt.subplots(1, len(omegas), figsize=(4 * len(omegas), 3.6), sharey=True, squeeze=False)
+    styles = {"quantitative firmware": "-", "stock naive": ":", "stock compensated": "--"}
+    for ax, w in zip(axes[0], omegas):
+        for c in curves:
+            if c["omega_d"] == w:
+                ax.plot(c["t_s"], c["yaw_deg"], styles.get(c["case"], "-"), lw=1.4, label=c["case"])
+        ax.axhspan(step_deg * (1 - band), step_deg * (1 + band), color="0.88", zorder=0)
+        ax.set_title("w_d = %.1f rad/s" % w, fontsize=9)
+        ax.set_xlabel("time [s]")
+        ax.grid(alpha=0.3)
+    axes[0][0].set_ylabel("yaw [deg]")
+    axes[0][0].legend(fontsize=7, loc="lower right")
+    fig.suptitle("Yaw step on stock vs quantitative firmware; loop latency: %s" % latency_label, fontsize=9)
+    return _save(fig, path)

@@ -371,6 +371,8 @@ def write_report(ctx, summaries, wall_s):
         lines += _compare_section(s["compare_models"], settings.paper)
     if "sysid" in s:
         lines += _sysid_section(s["sysid"])
+    if "firmware" in s:
+        lines += _firmware_section(s["firmware"])
     lines += ["## Run times", "", "| experiment | wall [s] | simulated [s] |", "|---|---|---|"]
     for name, v in s.items():
         lines.append("| %s | %.1f | %s |" % (name, v.get("elapsed_s", 0.0), _f(v.get("sim_s"), "%.0f")))
@@ -379,6 +381,48 @@ def write_report(ctx, summaries, wall_s):
     with open(path, "w") as handle:
         handle.write("\n".join(lines))
     return path
+
+
+def _firmware_rows(fw):
+    """(case, omega_d) rows of the closed-loop comparison as table lines."""
+    out = []
+    for r in fw["closed_loop"]:
+        out.append("| %s | %g | %s | %s | %s | %s | %s |" % (
+            r["case"], r["omega_d"], _f(r["settling_s"]), _f(r["step_iae_deg_s"], "%.1f"),
+            " / ".join(_f(r["dive_iae_%s_deg_s" % a], "%.0f") for a in ("roll", "pitch", "yaw")),
+            _f(r["settling_s_vs_quantitative_pct"], "%+.1f"), " / ".join(
+                _f(r[c + "_vs_quantitative_pct"], "%+.1f") for c in
+                ["step_iae_deg_s"] + ["dive_iae_%s_deg_s" % a for a in ("roll", "pitch", "yaw")])))
+    return out
+
+
+def _firmware_section(fw):
+    out = ["## Stock ArduSub vs the paper's firmware (issue 8)", "",
+           "Real BlueROV2 Heavies run stock ArduSub (Algorithm 1, linear PWM), not the paper's modified "
+           "firmware (Algorithm 2, thrust table). The output stage `stock` (brov2_hybrid.firmware_output) "
+           "chooses the RC values for which stock Algorithm 1 outputs Algorithm 2's motor PWMs. "
+           "Torque fidelity: requested vs delivered wrench (T times the thrust-table forces of the motor PWMs); "
+           "error = largest per-DOF |error| as %% of tau_max over random u ~ U(-a, a)^6; single-DOF "
+           "commands +-a e_j give the delivered fraction.", "",
+           "| stage | a | median error [%] | p95 error [%] | single-DOF delivered / requested |",
+           "|---|---|---|---|---|"]
+    for r in fw["fidelity"]:
+        out.append("| %s | %g | %.2f | %.2f | %.2f .. %.2f |" % (
+            r["stage"], r["u_amplitude"], r["median_error_pct"], r["p95_error_pct"], r["single_dof_min_ratio"],
+            r["single_dof_max_ratio"]))
+    out += ["", "Compensated stage: largest median error for a <= 0.3: %.2f %% of tau_max (goal <= 1 %%); "
+            "single-DOF commands |u| >= %g delivered within %g %%: %s." % (
+                fw["compensated_median_error_pct_max_to_0.3"], fw["small_u"], 100 * fw["small_u_tolerance"],
+                "yes" if fw["compensated_small_loss_ok"] else "NO"), "",
+            _img("firmware_torque_fidelity.png"), "",
+            "Closed loop (loop latency: %s): yaw step 0 -> 90 deg and the bundled dive per case; the last "
+            "columns are the difference from the quantitative firmware (goal for stock compensated: within "
+            "5 %%)." % fw["latency"], "",
+            "| case | omega_d | settling [s] | step IAE [deg s] | dive IAE r / p / y [deg s] | settling vs quant. [%] "
+            "| IAE step / dive r / p / y vs quant. [%] |", "|---|---|---|---|---|---|---|"]
+    out += _firmware_rows(fw)
+    out += ["", _img("firmware_step.png"), ""]
+    return out
 
 
 def _sim_dt():
@@ -420,6 +464,17 @@ def console_lines(command, summary):
     if command == "gains":
         return "\n".join("  omega_d %g %-5s kp %.3f kd %.3f dkd %.3f kd+dkd %.3f" % tuple(r[:6])
                          for r in summary["rows"])
+    if command == "firmware":
+        lines = ["  %-22s a = %-5g median %6.2f %%  p95 %6.2f %%  single-DOF %.2f..%.2f" % (
+            r["stage"], r["u_amplitude"], r["median_error_pct"], r["p95_error_pct"], r["single_dof_min_ratio"],
+            r["single_dof_max_ratio"]) for r in summary["fidelity"]]
+        lines += ["  %-22s omega_d %g: settling %s s (%s %%), step IAE %s deg s, dive IAE r/p/y %s (%s %%)" % (
+            r["case"], r["omega_d"], _f(r["settling_s"]), _f(r["settling_s_vs_quantitative_pct"], "%+.1f"),
+            _f(r["step_iae_deg_s"], "%.1f"),
+            " / ".join(_f(r["dive_iae_%s_deg_s" % a], "%.0f") for a in ("roll", "pitch", "yaw")),
+            " / ".join(_f(r["dive_iae_%s_deg_s_vs_quantitative_pct" % a], "%+.1f") for a in ("roll", "pitch", "yaw")))
+            for r in summary["closed_loop"]]
+        return "\n".join(lines)
     if command == "trim":
         return "  B-check (roll, pitch, yaw) = %s N m s/rad" % ", ".join("%.3f" % b for b in summary["b_check"])
     return ""

@@ -11,6 +11,7 @@ import numpy as np
 
 from brov2_hybrid import paths
 from brov2_hybrid.errors import ParameterError
+from brov2_hybrid.firmware_output import OUTPUT_STAGES
 from brov2_hybrid.mixers import Mixer
 from brov2_hybrid.params import _Section, load_yaml
 
@@ -25,6 +26,7 @@ class LoopSettings:
     control_rate_hz: float = 50.0
     desired_rate_hz: float = 50.0
     mixer: str = "quantitative"
+    output_stage: str = "auto"     # 'auto': the stage for the mixer (firmware_output.OUTPUT_STAGES)
     model: str = "updated"
     telemetry_rate_hz: float = 50.0
     telemetry_delay_s: float = 0.0
@@ -137,7 +139,20 @@ class AnalysisSettings:
     gains_omega_d_rad_s: tuple
     trim_rate_max_rad_s: tuple
     paper: PaperFigures = None
+    firmware: object = None        # FirmwareSettings
     source: str = ""
+
+
+@dataclass(frozen=True)
+class FirmwareSettings:
+    """Output stages on stock vs quantitative firmware (brov2-analyze firmware)."""
+
+    amplitudes: tuple              # |u| levels of the torque-fidelity table
+    random_commands: int           # random commands per level
+    seed: int
+    small_u: float                 # smallest |u| that must be delivered within small_u_tolerance
+    small_u_tolerance: float
+    omega_d_rad_s: tuple           # closed-loop step sweep and dive
 
 
 def grid(start, stop, step):
@@ -193,6 +208,7 @@ def load_analysis_settings(path=None):
     loop = LoopSettings(
         control_rate_hz=lp.positive("control_rate_hz"), desired_rate_hz=lp.positive("desired_rate_hz"),
         mixer=_choice(lp, "mixer", Mixer.KINDS), model=_choice(lp, "model", MODELS),
+        output_stage=_choice(lp, "output_stage", ("auto",) + tuple(OUTPUT_STAGES)),
         telemetry_rate_hz=lp.positive("telemetry_rate_hz"),
         telemetry_delay_s=_nonnegative(lp, "telemetry_delay_s"),
         command_delay_s=_nonnegative(lp, "command_delay_s"),
@@ -247,6 +263,11 @@ def load_analysis_settings(path=None):
         table1_error_new_model_pct=tuple(pp.vector("table1_error_new_model_pct", len(table_w))),
         yaw_quadratic_drag_nm_s2=pp.positive("yaw_quadratic_drag_nm_s2"),
         yaw_inertia_kg_m2=pp.positive("yaw_inertia_kg_m2"), sysid_tolerance=pp.positive("sysid_tolerance"))
+    fw = _Section(data, path, "firmware")
+    firmware = FirmwareSettings(
+        amplitudes=_positive_list(fw, "amplitudes"), random_commands=fw.integer("random_commands", 1),
+        seed=fw.integer("seed", 0), small_u=fw.positive("small_u"),
+        small_u_tolerance=fw.positive("small_u_tolerance"), omega_d_rad_s=_positive_list(fw, "omega_d_rad_s"))
     gn = _Section(data, path, "gains")
     tr = _Section(data, path, "trim")
     return AnalysisSettings(
@@ -256,4 +277,4 @@ def load_analysis_settings(path=None):
         compare=compare, sysid=sysid, gains_omega_d_rad_s=_positive_list(gn, "omega_d_rad_s"),
         trim_rate_max_rad_s=grid(tr.positive("rate_max_min_rad_s"), tr.positive("rate_max_max_rad_s"),
                                  tr.positive("rate_max_step_rad_s")),
-        paper=paper, source=path)
+        paper=paper, firmware=firmware, source=path)
