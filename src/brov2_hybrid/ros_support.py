@@ -16,7 +16,7 @@ import numpy as np
 
 from brov2_hybrid import paths
 from brov2_hybrid.bridge_core import CHAN_NOCHANGE
-from brov2_hybrid.errors import Brov2Error, InputDataError, ParameterError
+from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid.params import load_yaml
 
 DEFAULT_AUTOPILOT_FILE = "autopilot.yaml"
@@ -453,69 +453,6 @@ def percentile_summary(samples, percentiles=(50, 99)):
 
 
 # --------------------------------------------------------------------------- dives from recorded messages
-DESIRED_STATE_TYPE = "brov2_hybrid/DesiredState"
-
-
-def desired_samples(messages, source, expected_type=DESIRED_STATE_TYPE):
-    """Samples for :func:`dive_from_samples` from recorded DesiredState messages.
-
-    Parameters
-    ----------
-    messages : iterable of (msg, t_s)
-        The messages of one bag topic with their record times [s]; a message without
-        a header stamp gets its record time.
-    source : str
-        Named in errors (``run.bag:/brov2/desired_state``).
-
-    Raises InputDataError naming ``source``, the expected type and the type found
-    when a message is not an ``expected_type`` (its ROS ``_type``).
-    """
-    samples = []
-    for k, (msg, t_s) in enumerate(messages, start=1):
-        found = getattr(msg, "_type", type(msg).__name__)
-        if found != expected_type:
-            raise InputDataError("%s: message %d: expected type %s, found %s"
-                                 % (source, k, expected_type, found))
-        stamp = msg.header.stamp.to_sec() or float(t_s)
-        samples.append((stamp, msg.roll_rad, msg.pitch_rad, msg.yaw_rad, msg.surge, msg.sway, msg.heave))
-    return samples
-
-
-def dive_from_samples(samples, source):
-    """Build a :class:`~brov2_hybrid.dive_csv.Dive` from recorded desired states.
-
-    Parameters
-    ----------
-    samples : sequence of (stamp_s, roll_rad, pitch_rad, yaw_rad, surge, sway, heave)
-        In recording order (e.g. the DesiredState messages of a bag).
-    source : str
-        Named in errors (e.g. ``run.bag:/brov2/desired_state``).
-
-    The same checks as a dive CSV: finite numbers, strictly increasing time, linear
-    commands in [-1, 1]; errors name the message index (1-based) and the field.
-    """
-    from brov2_hybrid.dive_csv import Dive
-
-    fields = ("stamp", "roll_rad", "pitch_rad", "yaw_rad", "surge", "sway", "heave")
-    rows = []
-    last_t = -math.inf
-    for k, sample in enumerate(samples, start=1):
-        if len(sample) != len(fields):
-            raise InputDataError("%s: message %d: expected %d values, got %d" % (source, k, len(fields), len(sample)))
-        for name, value in zip(fields, sample):
-            if not math.isfinite(float(value)):
-                raise InputDataError("%s: message %d: field '%s': expected a finite number, got %r"
-                                     % (source, k, name, value))
-        if sample[0] <= last_t:
-            raise InputDataError("%s: message %d: field 'stamp': expected time to increase, got %.6f after %.6f"
-                                 % (source, k, sample[0], last_t))
-        last_t = float(sample[0])
-        for name, value in zip(fields[4:], sample[4:]):
-            if abs(value) > 1.0:
-                raise InputDataError("%s: message %d: field '%s': expected a command in [-1, 1], got %g"
-                                     % (source, k, name, value))
-        rows.append([float(v) for v in sample])
-    if not rows:
-        raise InputDataError("%s: no desired-state messages" % source)
-    data = np.array(rows)
-    return Dive(t_s=data[:, 0] - data[0, 0], eta2d_rad=data[:, 1:4], u_linear=data[:, 4:7], source=source)
+# Moved to brov2_hybrid.bag_input / brov2_hybrid.dive_csv (one validation for CSV and bag dives).
+from brov2_hybrid.bag_input import DESIRED_STATE_TYPE, desired_samples  # noqa: E402,F401
+from brov2_hybrid.dive_csv import dive_from_samples  # noqa: E402,F401
