@@ -4,13 +4,14 @@ SHELL := /bin/bash
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test run bench reproduce lint clean distclean
+.PHONY: help setup test run bench soak reproduce lint clean distclean
 
 help:
 	@echo "make setup      install ROS 1 / venv / catkin workspace (idempotent)"
 	@echo "make test       setup, then pytest + rostest + catkin_lint + vermin; last line 'N passed, N failed'"
 	@echo "make run        a dive with the hybrid autopilot (ARGS='name:=value ...' for roslaunch)"
-	@echo "make bench      benchmarks (python -m brov2_hybrid.bench)"
+	@echo "make bench      benchmarks (core, simulator, ROS latency, then a 10 min soak; BROV2_SOAK_MIN=0 skips it)"
+	@echo "make soak       the soak alone (ARGS='--minutes 2')"
 	@echo "make reproduce  rerun the paper's experiments"
 	@echo "make lint       catkin_lint and vermin only"
 	@echo "make clean      remove the workspace (.ws) and test output; distclean also removes .venv"
@@ -27,6 +28,10 @@ run:
 
 bench:
 	@bash scripts/bench.sh $(ARGS)
+
+soak:
+	@bash scripts/setup.sh
+	@source scripts/env.sh && python scripts/bench_soak.py $(ARGS)
 
 reproduce:
 	@bash scripts/reproduce.sh $(ARGS)

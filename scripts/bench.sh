@@ -2,7 +2,10 @@
 # `make bench`: prints timing figures (asserts nothing). Core control tick, simulator
 # physics, in-process closed loop and `make reproduce` wall time
 # (python -m brov2_hybrid.bench), then the ROS pipeline's attitude -> override latency
-# and 50 Hz loop jitter (scripts/bench_ros.sh). Extra arguments go to brov2_hybrid.bench.
+# and 50 Hz loop jitter (scripts/bench_ros.sh), then the soak: the whole autopilot looping
+# the bundled dive for BROV2_SOAK_MIN minutes (default 10; 0 skips it) with memory growth,
+# tick-cost drift and dropped ticks (scripts/bench_soak.py). Extra arguments go to
+# brov2_hybrid.bench.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 bash "$REPO/scripts/setup.sh"
@@ -11,3 +14,4 @@ source "$REPO/scripts/env.sh"
 cd "$REPO"
 python -m brov2_hybrid.bench "$@"
 bash "$REPO/scripts/bench_ros.sh"
+python "$REPO/scripts/bench_soak.py"
