@@ -9,6 +9,10 @@ and stay in the band to the end of the dive.
 The same run's log (written by the logger node) is then replayed through the fast
 in-process loop of brov2_hybrid.analysis (issue 5): both settling times must agree
 within 10 %.
+
+Private parameter ``mixer`` (default quantitative) names the simulator's firmware
+(yaw_step_stock.test: stock ArduSub); the autopilot runs with firmware:=auto and must
+tell it from the motor outputs (latched on /brov2/firmware) and fly the same step.
 """
 import math
 import os
@@ -18,11 +22,15 @@ import unittest
 import numpy as np
 import rospy
 import rostest
+from dataclasses import replace
+
 from scipy import signal
+from std_msgs.msg import String
 
 import rostest_common as rc
 from brov2_hybrid import paths
 from brov2_hybrid.analysis import metrics
+from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.analysis.closed_loop import compare_with_log
 from brov2_hybrid.control import HybridController
 from brov2_hybrid.gains import lti_closed_loop
@@ -49,6 +57,8 @@ class YawStep(unittest.TestCase):
     def setUpClass(cls):
         status = rc.StatusRecorder()
         topics = rc.autopilot_topics()
+        cls.firmware = rc.Latest("/brov2/firmware", String)
+        cls.mixer = rospy.get_param("~mixer", "quantitative")
         rc.wait_engaged(topics)
         rc.wait_dive_done(topics, 120.0)
         rospy.sleep(0.5)
@@ -73,9 +83,15 @@ class YawStep(unittest.TestCase):
         tail = t > t[-1] - 2.0
         self.assertTrue(np.all(np.abs(yaw_deg[tail] - 90.0) <= 90.0 * BAND), "yaw left the band at the end")
 
+    def test_firmware_told_from_motor_outputs(self):
+        msg = self.firmware.get()
+        self.assertIsNotNone(msg, "the mission never latched the firmware on /brov2/firmware")
+        self.assertEqual(msg.data, self.mixer, "the simulator runs the %s mixer" % self.mixer)
+
     def test_inprocess_loop_agrees(self):
         log = rc.only_file(os.path.join(self.log_dir, "*.csv"))   # this run's own folder (yaw_step.test)
-        result = compare_with_log(log, tolerance=AGREEMENT, dive_csv_path=DIVE)
+        loop = replace(load_analysis_settings().loop, mixer=self.mixer)   # output stage: the one for the mixer
+        result = compare_with_log(log, loop, tolerance=AGREEMENT, dive_csv_path=DIVE)
         rospy.loginfo("yaw step: ROS settling %.3f s, in-process %.3f s (%.1f %% apart)",
                       result["ros_settling_s"], result["inprocess_settling_s"], 100 * result["relative_difference"])
         self.assertTrue(result["ok"], "settling %.3f s in ROS vs %.3f s in-process (%.1f %% apart, > %d %%), log %s"
