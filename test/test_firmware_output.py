@@ -137,3 +137,27 @@ def test_detector_ignores_neutral_and_undecided(setup, rc_map):
         assert det.on_outputs(0.01 * k, [1500] * 8) is None
     assert det.votes == {"quantitative": 0, "stock": 0}
     assert det.mismatch_message("stock") is None
+
+
+def test_closed_loop_refuses_a_stage_for_another_firmware():
+    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.analysis.settings import LoopSettings
+    with pytest.raises(Brov2Error, match="output_stage 'quantitative' drives quantitative firmware"):
+        ClosedLoop(LoopSettings(mixer="stock", output_stage="quantitative"))
+
+
+def test_closed_loop_yaw_step_on_stock_firmware_compensated_like_quantitative():
+    """Issue 8 goal: stock compensated within 5 % of the quantitative firmware's settling time."""
+    import math
+    from brov2_hybrid.analysis import metrics
+    from brov2_hybrid.analysis.closed_loop import ClosedLoop, step_dive
+    from brov2_hybrid.analysis.settings import LoopSettings
+    step = math.radians(90.0)
+    settle = {}
+    for name, settings in (("quantitative", LoopSettings()), ("stock", LoopSettings(mixer="stock")),
+                           ("naive", LoopSettings(mixer="stock", output_stage="stock_naive"))):
+        res = ClosedLoop(settings).run(step_dive(step, 1.0, 8.0, 50.0), 8.0, omega_d_rad_s=3.0)
+        settle[name] = metrics.settling_time(res.t_s, res.log["yaw_rad"], step, 1.0, band=0.05)
+    assert math.isfinite(settle["quantitative"])
+    assert abs(settle["stock"] - settle["quantitative"]) <= 0.05 * settle["quantitative"]
+    assert not settle["naive"] <= 1.5 * settle["quantitative"]     # the dead band costs the naive stock
