@@ -295,7 +295,7 @@ def torque_fidelity(path, rows, small_u):
                          color=color, alpha=0.35, label=st)
     ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
     ax.set_xscale("log")
-    ax.set_yscale("symlog", linthresh=0.1)
+    ax.set_yscale("log")
     ax.set_xlabel("|u| level a (random u ~ U(-a, a)^6)")
     ax.set_ylabel("max per-DOF wrench error [% of tau_max]")
     ax.legend(fontsize=7)
