@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""rostest: mavros_depth publishes /brov2/depth_m from what the real MAVROS publishes.
+
+Plays MAVROS's part: /mavros/vfr_hud (mavros_msgs/VFR_HUD, ArduSub altitude = -depth)
+and /mavros/global_position/rel_alt (std_msgs/Float64). Depth must follow VFR_HUD while
+it streams (rel_alt ignored), and fall back to rel_alt once VFR_HUD stops.
+"""
+import threading
+import unittest
+
+import rospy
+import rostest
+from mavros_msgs.msg import VFR_HUD
+from std_msgs.msg import Float64
+
+import rostest_common as rc
+
+
+class MavrosDepth(unittest.TestCase):
+    def setUp(self):
+        self._lock = threading.Lock()
+        self.depths = []
+        rospy.Subscriber("/brov2/depth_m", Float64, self._on_depth, queue_size=100)
+        self.vfr = rospy.Publisher("/mavros/vfr_hud", VFR_HUD, queue_size=10)
+        self.rel = rospy.Publisher("/mavros/global_position/rel_alt", Float64, queue_size=10)
+        rc.wait_for(lambda: self.vfr.get_num_connections() and self.rel.get_num_connections(), 20.0,
+                    "mavros_depth to subscribe")
+
+    def _on_depth(self, msg):
+        with self._lock:
+            self.depths.append(msg.data)
+
+    def _play(self, seconds, vfr_altitude=None, rel_alt=None, rate_hz=10.0):
+        rate = rospy.Rate(rate_hz)
+        end = rospy.get_time() + seconds
+        while rospy.get_time() < end and not rospy.is_shutdown():
+            if vfr_altitude is not None:
+                self.vfr.publish(VFR_HUD(altitude=vfr_altitude))
+            if rel_alt is not None:
+                self.rel.publish(Float64(data=rel_alt))
+            rate.sleep()
+
+    def test_vfr_hud_first_then_rel_alt(self):
+        self._play(1.5, vfr_altitude=-3.5, rel_alt=-2.0)
+        with self._lock:
+            both = list(self.depths)
+            self.depths = []
+        self.assertGreaterEqual(len(both), 10, "too few depths while VFR_HUD streamed: %r" % both)
+        self.assertTrue(all(abs(d - 3.5) < 1e-6 for d in both), "not -VFR_HUD.altitude: %r" % both)
+        self._play(3.0, rel_alt=-2.0)   # VFR_HUD stops: after source_stale_s (1 s) rel_alt counts
+        with self._lock:
+            after = list(self.depths)
+        self.assertGreaterEqual(len(after), 10, "no fallback to rel_alt: %r" % after)
+        self.assertTrue(all(abs(d - 2.0) < 1e-6 for d in after), "not -rel_alt: %r" % after)
+
+
+if __name__ == "__main__":
+    rospy.init_node("rostest_mavros_depth")
+    rostest.rosrun("brov2_hybrid", "mavros_depth", MavrosDepth)
