@@ -29,7 +29,9 @@ Stages (:data:`OUTPUT_STAGES`, by name):
 * ``quantitative`` -- the vehicle runs Algorithm 2: send u as is;
 * ``stock_naive`` -- the vehicle runs Algorithm 1 and u is sent as is (what the paper's
   pipeline does on a stock vehicle; kept for the analysis);
-* ``stock`` -- the vehicle runs Algorithm 1, u compensated as above.
+* ``stock`` -- the vehicle runs Algorithm 1, u compensated as above (target: the wrench
+  of Algorithm 2's motor PWMs, so the vehicle flies as on the paper's firmware);
+* ``stock_wrench`` -- as ``stock``, aiming at the requested wrench tau_max u itself.
 
 :class:`FirmwareDetector` tells from an override and the motor outputs it produced
 (/mavros/rc/out) which mixer the vehicle runs (``auto``).
@@ -127,10 +129,16 @@ class StockNaiveOutput(OutputStage):
 
 
 class StockCompensatedOutput(OutputStage):
-    """The vehicle runs stock Algorithm 1; u' makes it output Algorithm 2's motor PWMs."""
+    """The vehicle runs stock Algorithm 1; u' makes it output Algorithm 2's motor PWMs.
+
+    The target is the wrench Algorithm 2's own (whole-microsecond) motor PWMs deliver, so
+    the vehicle flies as on the paper's firmware, which the paper's gains assume.
+    """
 
     name = "stock"
     firmware = "stock"
+    #: 'algorithm2': reproduce Algorithm 2's wrench; 'requested': tau_max * u itself.
+    target = "algorithm2"
 
     def __init__(self, setup, rc_map):
         super(StockCompensatedOutput, self).__init__(setup, rc_map)
@@ -154,8 +162,8 @@ class StockCompensatedOutput(OutputStage):
         setup = self.setup
         table = setup.table
         m_target = self.target_mixer.normalized(u)               # Algorithm 2's m* (8,)
-        f_target = table.force_from_pwm(table.pwm_from_normalized(m_target))
-        tau_req = setup.tau_max * u
+        f_target = table.force_from_pwm(np.rint(table.pwm_from_normalized(m_target)))
+        tau_req = setup.T @ f_target if self.target == "algorithm2" else setup.tau_max * u
         w = 1.0 / setup.tau_max
         f_now = f_target.copy()
         u_out = np.zeros(6)
@@ -211,9 +219,22 @@ class StockCompensatedOutput(OutputStage):
         return (f1 - f0) / (side * h) * table.half_range_us
 
 
+class StockRequestedWrenchOutput(StockCompensatedOutput):
+    """As :class:`StockCompensatedOutput`, aiming at the requested wrench tau_max * u.
+
+    Closer to the request than Algorithm 2 itself for the smallest forces: Algorithm 2
+    rounds a force of a fraction of a microsecond's thrust to the dead-band edge (no
+    thrust); this stage picks the microsecond that delivers it.
+    """
+
+    name = "stock_wrench"
+    target = "requested"
+
+
 #: Output stages by name.
 OUTPUT_STAGES = collections.OrderedDict(
-    (cls.name, cls) for cls in (QuantitativeFirmwareOutput, StockNaiveOutput, StockCompensatedOutput))
+    (cls.name, cls) for cls in (QuantitativeFirmwareOutput, StockNaiveOutput, StockCompensatedOutput,
+                                StockRequestedWrenchOutput))
 
 
 def output_stage(name, setup, rc_map):

@@ -542,7 +542,8 @@ def summarize_log(log_path, out_dir, rc_map=None):
 #: (label, vehicle mixer, output stage) of the firmware comparison.
 FIRMWARE_CASES = (("quantitative firmware", "quantitative", "quantitative"),
                   ("stock naive", "stock", "stock_naive"),
-                  ("stock compensated", "stock", "stock"))
+                  ("stock compensated", "stock", "stock"),
+                  ("stock to requested wrench", "stock", "stock_wrench"))
 
 
 def torque_fidelity(setup, rc_map, amplitudes, n_random, seed):

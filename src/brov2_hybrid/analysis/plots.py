@@ -316,7 +316,8 @@ def firmware_steps(path, curves, step_deg, band, latency_label):
     """Yaw steps per output stage; ``curves``: dicts with case, omega_d, t_s, yaw_deg."""
     omegas = sorted({c["omega_d"] for c in curves})
     fig, axes = plt.subplots(1, len(omegas), figsize=(4 * len(omegas), 3.6), sharey=True, squeeze=False)
-    styles = {"quantitative firmware": "-", "stock naive": ":", "stock compensated": "--"}
+    styles = {"quantitative firmware": "-", "stock naive": ":", "stock compensated": "--",
+              "stock to requested wrench": "-."}
     for ax, w in zip(axes[0], omegas):
         for c in curves:
             if c["omega_d"] == w:
