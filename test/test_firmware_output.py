@@ -62,6 +62,24 @@ def test_random_small_commands_median_error_under_one_percent(setup, stages):
     assert comp <= 2.0 * quant + 0.002
 
 
+def test_compensated_delivers_what_algorithm_2_delivers(setup, stages):
+    """The stock stage flies as the paper's firmware: its wrench is Algorithm 2's, not just close to u."""
+    rng = np.random.default_rng(9)
+    diff = [np.max(np.abs(stages["stock"].command(u).tau_achieved - stages["quantitative"].command(u).tau_achieved)
+                   / setup.tau_max) for u in rng.uniform(-0.3, 0.3, (200, 6))]
+    assert np.median(diff) < 0.002
+
+
+def test_requested_wrench_stage_keeps_sub_microsecond_forces(setup, stages):
+    """Algorithm 2 rounds a tiny force to the dead-band edge (no thrust); stock_wrench keeps it."""
+    u = [0, 0, 0, 0, 0, 0.004]      # 0.15 N m
+    quant = stages["quantitative"].command(u).tau_achieved[5]
+    wrench = stages["stock_wrench"].command(u).tau_achieved[5]
+    want = 0.004 * setup.tau_max[5]
+    assert abs(wrench - want) < abs(quant - want)
+    assert wrench == pytest.approx(want, rel=0.5)
+
+
 @pytest.mark.parametrize("dof", range(6))
 @pytest.mark.parametrize("amp", [0.02, -0.02, 0.05, 0.2, -0.5])
 def test_no_small_command_loss_single_dof(setup, stages, dof, amp):
