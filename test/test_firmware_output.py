@@ -71,7 +71,7 @@ def test_compensated_delivers_what_algorithm_2_delivers(setup, stages):
 
 
 def test_requested_wrench_stage_keeps_sub_microsecond_forces(setup, stages):
-    """Algorithm 2 rounds a tiny force to the dead-band edge (no thrust); stock_wrench keeps it."""
+    """Algorithm 2 rounds each motor on its own (1531 us: 0.18 N m for 0.15); stock_wrench picks by the wrench."""
     u = [0, 0, 0, 0, 0, 0.004]      # 0.15 N m
     quant = stages["quantitative"].command(u).tau_achieved[5]
     wrench = stages["stock_wrench"].command(u).tau_achieved[5]

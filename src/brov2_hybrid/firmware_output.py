@@ -223,8 +223,9 @@ class StockRequestedWrenchOutput(StockCompensatedOutput):
     """As :class:`StockCompensatedOutput`, aiming at the requested wrench tau_max * u.
 
     Closer to the request than Algorithm 2 itself for the smallest forces: Algorithm 2
-    rounds a force of a fraction of a microsecond's thrust to the dead-band edge (no
-    thrust); this stage picks the microsecond that delivers it.
+    rounds each motor's PWM to the whole microsecond on its own (just past the dead band
+    one microsecond is ~0.04 N, a large share of a small force); this stage picks the
+    microseconds by the wrench they deliver together.
     """
 
     name = "stock_wrench"
