@@ -224,7 +224,7 @@ class StockRequestedWrenchOutput(StockCompensatedOutput):
 
     Closer to the request than Algorithm 2 itself for the smallest forces: Algorithm 2
     rounds each motor's PWM to the whole microsecond on its own (just past the dead band
-    one microsecond is ~0.04 N, a large share of a small force); this stage picks the
+    one microsecond is ~0.05 N, a large share of a small force); this stage picks the
     microseconds by the wrench they deliver together.
     """
 
