@@ -400,7 +400,8 @@ def _firmware_section(fw):
     out = ["## Stock ArduSub vs the paper's firmware (issue 8)", "",
            "Real BlueROV2 Heavies run stock ArduSub (Algorithm 1, linear PWM), not the paper's modified "
            "firmware (Algorithm 2, thrust table). The output stage `stock` (brov2_hybrid.firmware_output) "
-           "chooses the RC values for which stock Algorithm 1 outputs Algorithm 2's motor PWMs. "
+           "chooses the RC values for which stock Algorithm 1 outputs Algorithm 2's motor PWMs (its wrench); "
+           "`stock_wrench` (\"stock to requested wrench\") aims at tau_max u itself. "
            "Torque fidelity: requested vs delivered wrench (T times the thrust-table forces of the motor PWMs); "
            "error = largest per-DOF |error| as %% of tau_max over random u ~ U(-a, a)^6; single-DOF "
            "commands +-a e_j give the delivered fraction.", "",
