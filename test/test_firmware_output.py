@@ -179,3 +179,12 @@ def test_closed_loop_yaw_step_on_stock_firmware_compensated_like_quantitative():
     assert math.isfinite(settle["quantitative"])
     assert abs(settle["stock"] - settle["quantitative"]) <= 0.05 * settle["quantitative"]
     assert not settle["naive"] <= 1.5 * settle["quantitative"]     # the dead band costs the naive stock
+
+
+def test_neutral_and_dead_band_ties_stay_neutral(rc_map, stages):
+    assert set(stages["stock"].command(np.zeros(6)).channel_pwm.values()) == {1500}
+    # a request Algorithm 2 itself delivers as zero (rounded onto the dead-band edge): every
+    # candidate delivers nothing, and the tie goes to the neutral channels
+    cmd = stages["stock"].command([0, 0, 0, 0, 0, 1e-6])
+    assert stages["quantitative"].command([0, 0, 0, 0, 0, 1e-6]).tau_achieved[5] == 0.0
+    assert set(cmd.channel_pwm.values()) == {1500}

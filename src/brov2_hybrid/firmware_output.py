@@ -48,6 +48,9 @@ from brov2_hybrid.mixers import motor_pwm_from_rc
 
 #: Firmware names a vehicle can run (mixer kinds of ``mixers.Mixer``).
 FIRMWARES = ("quantitative", "stock")
+#: Weight of |u'|^2 against the squared normalized wrench error when choosing among the
+#: 1 us candidates: only decides between candidates that deliver the same wrench.
+TIE_BREAK = 1e-12
 #: Values of the ``firmware`` parameter.
 FIRMWARE_CHOICES = ("auto",) + FIRMWARES
 
@@ -159,6 +162,8 @@ class StockCompensatedOutput(OutputStage):
         self.newton_steps = 3
 
     def u_to_send(self, u):
+        if not np.any(u):
+            return u                                              # neutral stays exactly neutral
         setup = self.setup
         table = setup.table
         m_target = self.target_mixer.normalized(u)               # Algorithm 2's m* (8,)
@@ -203,7 +208,9 @@ class StockCompensatedOutput(OutputStage):
             pwm = np.rint(table.pwm_from_normalized(m))
             forces = table.force_from_pwm(pwm)
             err = (forces @ T_g.T + tau_rest - tau_req) * w
-            best = int(np.argmin(np.einsum("ij,ij->i", err, err)))
+            # Ties (e.g. several candidates inside the dead band) go to the smallest command.
+            score = np.einsum("ij,ij->i", err, err) + TIE_BREAK * np.einsum("ij,ij->i", cand, cand)
+            best = int(np.argmin(score))
             u_out[dofs] = cand[best]
             f_now[motors] = forces[best]
         return u_out
