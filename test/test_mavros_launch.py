@@ -11,6 +11,7 @@ nodes/wait_for_vehicle run unchanged; a private ROS master is started on a free 
 import json
 import os
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -101,15 +102,55 @@ def test_hybrid_launch_with_mavros_wraps_mavros_node(fake_mavros, tmp_path):
     assert "/mavlink_bridge" in nodes and "/mavros" not in nodes and "/mavros_depth" not in nodes
 
 
-def _roslaunch(fake_pkgs, tmp_path, vehicle_port, extra, timeout_s=90):
+def _descendants(pid):
+    """Process ids below pid (roslaunch starts the master and nodes in their own sessions)."""
+    found, todo = [], [pid]
+    while todo:
+        out = subprocess.run(["ps", "-o", "pid=", "--ppid", str(todo.pop())], stdout=subprocess.PIPE,
+                             universal_newlines=True).stdout
+        children = [int(p) for p in out.split()]
+        found.extend(children)
+        todo.extend(children)
+    return found
+
+
+def _finish(proc, log_path, timeout_s):
+    """Output of roslaunch once it ends; after timeout_s end it (SIGINT, then SIGKILL to it
+    and everything it started) and fail."""
+    try:
+        proc.wait(timeout=timeout_s)
+    except subprocess.TimeoutExpired:
+        children = _descendants(proc.pid)
+        proc.send_signal(signal.SIGINT)
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+        for pid in children:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
+        pytest.fail("roslaunch did not end within %.0f s:\n%s" % (timeout_s, log_path.read_text()))
+    return log_path.read_text()
+
+
+def _start(cmd, env, tmp_path):
+    log_path = tmp_path / "roslaunch.out"
+    with open(str(log_path), "w") as log:
+        proc = subprocess.Popen(cmd, env=env, stdout=log, stderr=subprocess.STDOUT)
+    return proc, log_path
+
+
+def _roslaunch(fake_pkgs, tmp_path, vehicle_port, extra):
     master_port = _free_port()
     env = _env(fake_pkgs, tmp_path, master_port)
     env["FAKE_MAVROS_PORT"] = str(vehicle_port)
     env["FAKE_MAVROS_RECORD"] = str(tmp_path / "record.json")
     cmd = ["roslaunch", "-p", str(master_port), "brov2_hybrid", "mavros.launch",
            "fcu_url:=tcp://127.0.0.1:%d" % vehicle_port] + extra
-    return subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            universal_newlines=True)
+    return _start(cmd, env, tmp_path)
 
 
 def test_mavros_node_starts_only_after_the_vehicle_listens(fake_mavros, tmp_path):
@@ -126,16 +167,14 @@ def test_mavros_node_starts_only_after_the_vehicle_listens(fake_mavros, tmp_path
         listener.listen(8)
         listening["t"] = time.time()
 
-    proc = _roslaunch(fake_pkgs, tmp_path, port, ["vehicle_wait_s:=60"])
+    proc, log_path = _roslaunch(fake_pkgs, tmp_path, port, ["vehicle_wait_s:=60"])
     thread = threading.Thread(target=listen_later)
     thread.start()
     try:
-        output, _ = proc.communicate(timeout=120)
+        output = _finish(proc, log_path, 120)
     finally:
         thread.join()
         listener.close()
-        if proc.poll() is None:
-            proc.kill()
     assert record.exists(), "fake mavros_node never started:\n" + output
     started = json.loads(record.read_text())
     assert started["started"] >= listening["t"], output
@@ -147,12 +186,8 @@ def test_mavros_node_starts_only_after_the_vehicle_listens(fake_mavros, tmp_path
 def test_vehicle_that_never_listens_ends_the_launch_naming_it(fake_mavros, tmp_path):
     fake_pkgs, record = fake_mavros
     port = _free_port()
-    proc = _roslaunch(fake_pkgs, tmp_path, port, ["vehicle_wait_s:=1"])
-    try:
-        output, _ = proc.communicate(timeout=120)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc, log_path = _roslaunch(fake_pkgs, tmp_path, port, ["vehicle_wait_s:=1"])
+    output = _finish(proc, log_path, 120)
     assert not record.exists(), "mavros_node started although nobody listened"
     assert "vehicle tcp://127.0.0.1:%d not reachable: waited" % port in output
     assert "not starting mavros_node" in output
@@ -170,13 +205,8 @@ def test_full_launch_with_simulator_starts_mavros_after_brov2_sitl_listens(fake_
            "sim:=true", "use_mavros:=true", "fcu_url:=tcp:127.0.0.1:%d" % port,
            "mavros_fcu_url:=tcp://127.0.0.1:%d" % port, "vehicle_wait_s:=60",
            "log_dir:=%s" % (tmp_path / "logs")]
-    proc = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            universal_newlines=True)
-    try:
-        output, _ = proc.communicate(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
+    proc, log_path = _start(cmd, env, tmp_path)
+    output = _finish(proc, log_path, 120)
     assert record.exists(), "fake mavros_node never started:\n" + output
     assert json.loads(record.read_text())["probe"] == "accepted", output
     assert "vehicle tcp://127.0.0.1:%d reachable after" % port in output
