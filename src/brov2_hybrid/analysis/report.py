@@ -403,7 +403,7 @@ def _firmware_section(fw):
            "chooses the RC values for which stock Algorithm 1 outputs Algorithm 2's motor PWMs (its wrench); "
            "`stock_wrench` (\"stock to requested wrench\") aims at tau_max u itself. "
            "Torque fidelity: requested vs delivered wrench (T times the thrust-table forces of the motor PWMs); "
-           "error = largest per-DOF |error| as %% of tau_max over random u ~ U(-a, a)^6; single-DOF "
+           "error = largest per-DOF |error| as % of tau_max over random u ~ U(-a, a)^6; single-DOF "
            "commands +-a e_j give the delivered fraction.", "",
            "| stage | a | median error [%] | p95 error [%] | single-DOF delivered / requested |",
            "|---|---|---|---|---|"]
