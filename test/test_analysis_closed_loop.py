@@ -97,11 +97,15 @@ def test_latency_increases_overshoot_at_high_omega_d(loop):
 
 
 def test_stock_mixer_option_changes_the_motor_pwms(loop):
-    stock = ClosedLoop(replace(loop.settings, mixer="stock"), setup=loop.setup)
-    a, b = yaw_step(loop, 3.0, duration=1.2), yaw_step(stock, 3.0, duration=1.2)
+    """Stock firmware sent u as is: same RC input, other motor PWMs (Algorithm 1). With the
+    default output stage for the mixer (compensated) the RC input changes instead."""
+    naive = ClosedLoop(replace(loop.settings, mixer="stock", output_stage="stock_naive"), setup=loop.setup)
+    comp = ClosedLoop(replace(loop.settings, mixer="stock"), setup=loop.setup)
+    a, b, c = (yaw_step(x, 3.0, duration=1.2) for x in (loop, naive, comp))
     k = np.searchsorted(a.t_s, T_STEP)
     assert a.log["rc4_us"][k] == b.log["rc4_us"][k]
     assert not np.array_equal(a.log["pwm1_us"][k:], b.log["pwm1_us"][k:])
+    assert a.log["rc4_us"][k] != c.log["rc4_us"][k]
 
 
 def test_compare_with_log_agrees_with_itself(loop, tmp_path):
