@@ -49,6 +49,7 @@ class LinkConfig:
     water_temperature_deg_c: float = 20.0
     battery_voltage_v: float = 16.0
     earth_magnetic_field_ned_gauss: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    signing_warning_interval_s: float = 30.0
 
 
 def _nonnegative(section, key):
@@ -120,7 +121,8 @@ def load_link_config(path=None):
         atmospheric_pressure_pa=s.positive("atmospheric_pressure_pa"),
         water_temperature_deg_c=s.finite("water_temperature_deg_c"),
         battery_voltage_v=s.positive("battery_voltage_v"),
-        earth_magnetic_field_ned_gauss=s.vector("earth_magnetic_field_ned_gauss", 3))
+        earth_magnetic_field_ned_gauss=s.vector("earth_magnetic_field_ned_gauss", 3),
+        signing_warning_interval_s=s.positive("signing_warning_interval_s"))
 
 
 def parse_host_port(text, what):

@@ -21,15 +21,26 @@ TCP port applies to every client of that port, now and after a reconnect, until
 changed; the UDP out link is a channel of its own.
 Outgoing traffic can be held back by a telemetry transport delay (a
 :class:`~brov2_hybrid.delay.DelayLine`).
+
+MAVLink 2 signing as ArduPilot (GCS_Signing.cpp, see :mod:`brov2_hybrid.mavlink_signing`):
+SETUP_SIGNING (or ``--signing-key-file`` at start, a vehicle keyed before) keys every
+link at once with one key and one table of stream timestamps; from then on everything
+sent is signed and unsigned or wrongly signed messages are dropped (counted per source,
+with a rate-limited STATUSTEXT), except RADIO_STATUS and RADIO. An all-zero key with
+timestamp 0 turns signing off. Unlike ArduPilot, no channel is exempt: ArduPilot lets
+channel 0 (a flight controller's USB port) through unsigned; our TCP port stands for
+the tether network, the link signing is meant to protect.
 """
 import errno
 import logging
 import math
 import select
 import socket
+import time
 
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
+from brov2_hybrid import mavlink_signing
 from brov2_hybrid.delay import DelayLine
 from brov2_hybrid.sim import telemetry
 from brov2_hybrid.sim.firmware import SEVERITY_WARNING
@@ -41,6 +52,8 @@ RECV_BYTES = 65536
 MAX_BACKLOG_BYTES = 1 << 20
 #: ArduSub 4.1.0 "official" as AUTOPILOT_VERSION.flight_sw_version.
 FLIGHT_SW_VERSION = (4 << 24) | (1 << 16) | (0 << 8) | 255
+#: pymavlink's BAD_DATA reason for a frame refused by signing (MAVLink.decode).
+SIGNATURE_REJECTED = "Invalid signature"
 CAPABILITIES = (mavlink.MAV_PROTOCOL_CAPABILITY_PARAM_FLOAT | mavlink.MAV_PROTOCOL_CAPABILITY_MISSION_INT
                 | mavlink.MAV_PROTOCOL_CAPABILITY_COMMAND_INT | mavlink.MAV_PROTOCOL_CAPABILITY_MAVLINK2)
 
@@ -96,6 +109,7 @@ class MavlinkServer(object):
         self._next_key = 1
         self.connections = {}
         self.udp = None
+        self.parser_hook = None   # called with every new parser (MavlinkVehicle: signing)
         self.counters = {"accepted": 0, "closed": 0, "bad_data": 0, "dropped_bytes": 0}
         if udp_out is not None:
             sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
@@ -242,12 +256,16 @@ class MavlinkServer(object):
         except Exception as exc:  # pymavlink raises on some corrupt frames even when robust
             LOG.debug("%s: parser error %s; parser reset", connection, exc)
             connection.parser = _new_parser()
+            if self.parser_hook is not None:
+                self.parser_hook(connection.parser)
             connection.bad_messages += 1
             self.counters["bad_data"] += 1
             return []
         good = []
         for message in parsed:
-            if message.get_type() == "BAD_DATA":
+            if message.get_type() == "BAD_DATA" and message.reason == SIGNATURE_REJECTED:
+                good.append(message)   # a whole frame, refused by signing: the vehicle counts it
+            elif message.get_type() == "BAD_DATA":
                 connection.bad_messages += 1
                 self.counters["bad_data"] += 1
             else:
@@ -279,7 +297,14 @@ class MavlinkVehicle(object):
         self.system_id = link_config.system_id
         self.component_id = link_config.component_id
         self._outgoing = DelayLine(telemetry_delay_s)
-        self.counters = {"received": 0, "unhandled": {}, "not_for_us": 0, "commands": 0, "mission_acks": 0}
+        self.counters = {"received": 0, "unhandled": {}, "not_for_us": 0, "commands": 0, "mission_acks": 0,
+                         "signature_rejected": 0, "signature_rejected_by_source": {}}
+        # One signing state for every link and for what we send (ArduPilot: one key,
+        # one shared signing_streams table; GCS_Signing.cpp load_signing_key).
+        self.signing = mavlink.MAVLinkSigning()
+        self.encoder.signing = self.signing
+        self._signing_warned_s = {}   # (system, component) -> last STATUSTEXT time [s]
+        server.parser_hook = self._setup_parser
         # Interval changes per channel ("tcp" port, "udp" out): name -> interval [s] or None.
         self._channel_intervals = {"tcp": {}, "udp": {}}
         self.input_changed = False   # set when a message may change the motor outputs
@@ -298,6 +323,7 @@ class MavlinkVehicle(object):
             "MISSION_REQUEST_LIST": self._on_mission_request_list,
             "MISSION_ACK": self._on_mission_ack,
             "MANUAL_CONTROL": self._on_manual_control,
+            "SETUP_SIGNING": self._on_setup_signing,
         }
         self._commands = {
             mavlink.MAV_CMD_COMPONENT_ARM_DISARM: self._cmd_arm_disarm,
@@ -320,9 +346,66 @@ class MavlinkVehicle(object):
 
     # ------------------------------------------------------------------ links
     def on_connect(self, connection, t_s):
+        self._setup_parser(connection.parser)
         connection.scheduler = telemetry.StreamScheduler(self.config.stream_rates_hz, t_s)
         for name, interval in self._channel_intervals[connection.kind].items():
             connection.scheduler.set_interval(name, interval, t_s)
+
+    # ------------------------------------------------------------------ signing
+    @property
+    def signing_enabled(self):
+        return self.signing.secret_key is not None
+
+    def _setup_parser(self, parser):
+        parser.signing = self.signing
+        mavlink_signing.verify_before_updating_streams(parser)
+
+    def set_signing_key(self, key, initial_timestamp, unix_s=None):
+        """Key every link with ``key`` (32 bytes); an all-zero key with timestamp 0 disables.
+
+        The next outgoing timestamp is the largest of ``initial_timestamp``, the current
+        one and the wall clock (ArduPilot raises it to GPS time: update_signing_timestamp).
+        """
+        key = bytes(bytearray(key))
+        if len(key) != mavlink_signing.KEY_BYTES:
+            raise ValueError("signing key: expected %d bytes, got %d" % (mavlink_signing.KEY_BYTES, len(key)))
+        signing = self.signing
+        if mavlink_signing.is_disabling(key, initial_timestamp):
+            signing.secret_key = None
+            signing.sign_outgoing = False
+            signing.allow_unsigned_callback = None
+            LOG.info("MAVLink signing disabled (all-zero key)")
+            return
+        signing.secret_key = key
+        signing.sign_outgoing = True
+        signing.allow_unsigned_callback = mavlink_signing.accept_unsigned
+        signing.link_id = 0
+        signing.timestamp = max(int(initial_timestamp), signing.timestamp,
+                                mavlink_signing.timestamp_now(time.time() if unix_s is None else unix_s))
+        LOG.info("MAVLink signing enabled on every link, key fingerprint %s", mavlink_signing.fingerprint(key))
+
+    def _on_setup_signing(self, connection, message, t_s):
+        # GCS_MAVLINK::handle_setup_signing: store the key, activate it on all links now.
+        # Once keyed, only a correctly signed SETUP_SIGNING gets here (the parser checks).
+        self.set_signing_key(message.secret_key, message.initial_timestamp)
+
+    def _on_rejected(self, connection, message, t_s):
+        """A frame refused by signing: count it, warn about its sender now and then."""
+        self.counters["signature_rejected"] += 1
+        sender = mavlink_signing.sender_of(message)
+        source = sender[:2] if sender else None
+        by_source = self.counters["signature_rejected_by_source"]
+        key = "%d/%d" % source if source else "unknown"
+        by_source[key] = by_source.get(key, 0) + 1
+        last = self._signing_warned_s.get(source)
+        if last is not None and t_s - last < self.config.signing_warning_interval_s:
+            return
+        self._signing_warned_s[source] = t_s
+        signed = bool(bytes(message.data)[2] & mavlink.MAVLINK_IFLAG_SIGNED) if sender else False
+        text = "Signing: dropped %s msg %s from %s" % ("badly signed" if signed else "unsigned",
+                                                       sender[2] if sender else "?", key)
+        LOG.warning("%s (%d so far from it)", text, by_source[key])
+        self.statustext(SEVERITY_WARNING, text, t_s)
 
     def _set_channel_interval(self, connection, name, interval_s, t_s):
         """Set ``name``'s interval on ``connection``'s channel (None stops it)."""
@@ -386,8 +469,11 @@ class MavlinkVehicle(object):
     # ------------------------------------------------------------------ receiving
     def handle(self, connection, message, t_s):
         """Act on one received message at simulated time ``t_s``."""
-        self.counters["received"] += 1
         kind = message.get_type()
+        if kind == "BAD_DATA":
+            self._on_rejected(connection, message, t_s)
+            return
+        self.counters["received"] += 1
         handler = self._handlers.get(kind)
         if handler is None:
             unhandled = self.counters["unhandled"]

@@ -22,6 +22,7 @@ import time
 import numpy as np
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
+from brov2_hybrid import mavlink_signing
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.model import load_setup
 from brov2_hybrid.sim import config as sim_config
@@ -61,10 +62,13 @@ class Simulator(object):
         Simulator YAML to read the defaults from.
     clock : callable
         Monotonic wall clock [s] (tests may inject one).
+    signing_key : bytes (32,), optional
+        Start keyed for MAVLink 2 signing, as a vehicle that was keyed before
+        (:mod:`brov2_hybrid.mavlink_signing`); default: unkeyed until SETUP_SIGNING.
     """
 
     def __init__(self, setup=None, sim_options=None, firmware_config=None, link_config=None,
-                 speedup=1.0, initial_eta=None, params_file=None, clock=time.monotonic):
+                 speedup=1.0, initial_eta=None, params_file=None, clock=time.monotonic, signing_key=None):
         if not (isinstance(speedup, (int, float)) and math.isfinite(speedup) and speedup > 0):
             raise Brov2Error("speedup: expected a number > 0, got %r" % (speedup,))
         self.setup = setup if setup is not None else load_setup()
@@ -95,6 +99,8 @@ class Simulator(object):
         builder = TelemetryBuilder(encoder, self.link_config, self.setup.vehicle, time.time())
         self.vehicle = MavlinkVehicle(self.server, self.model, self.firmware, builder, self.link_config,
                                       self.firmware_config.telemetry_delay_s)
+        if signing_key is not None:
+            self.vehicle.set_signing_key(signing_key, mavlink_signing.timestamp_now())
         self._add_sim_params()
         self._applied_pwm = None
         self._pending_tick_s = math.inf
@@ -260,6 +266,9 @@ def build_arg_parser():
     parser.add_argument("--noise", action="store_true", help="enable sensor noise (noise section)")
     parser.add_argument("--command-delay-s", type=float, help="pilot-input transport delay [s]")
     parser.add_argument("--telemetry-delay-s", type=float, help="telemetry transport delay [s]")
+    parser.add_argument("--signing-key-file", metavar="FILE",
+                        help="start keyed for MAVLink 2 signing with this key (64 hex digits, "
+                             "'passphrase: TEXT' or 32 raw bytes; README 'Signing')")
     parser.add_argument("--duration-s", type=float, help="stop after this many simulated seconds")
     parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return parser
@@ -296,8 +305,9 @@ def simulator_from_args(args):
     depth = start.depth_m if args.initial_depth_m is None else args.initial_depth_m
     attitude = start.attitude_deg if args.initial_attitude_deg is None else np.array(args.initial_attitude_deg)
     eta = np.concatenate([[0.0, 0.0, depth], np.radians(attitude)])
+    key = mavlink_signing.load_key(args.signing_key_file) if args.signing_key_file else None
     return Simulator(sim_options=options, firmware_config=firmware, link_config=link,
-                     speedup=args.speedup, initial_eta=eta, params_file=args.params)
+                     speedup=args.speedup, initial_eta=eta, params_file=args.params, signing_key=key)
 
 
 def main(argv=None):
