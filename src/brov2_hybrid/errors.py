@@ -134,12 +134,17 @@ class Utf8Lines(object):
         if self.line == 1 and raw.startswith(codecs.BOM_UTF8):
             raw = raw[len(codecs.BOM_UTF8):]
         try:
-            return raw.decode("utf-8")
+            text = raw.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise InputDataError(
                 "%s:%d: %s is not UTF-8 text: byte 0x%02x at byte %d of the line (%s); expected UTF-8 "
                 "(in a spreadsheet program, save as 'CSV UTF-8')"
                 % (self.path, self.line, self.what, raw[exc.start], exc.start + 1, exc.reason))
+        if b"\x00" in raw:
+            raise InputDataError("%s:%d: %s has a NUL byte at byte %d of the line; expected UTF-8 text "
+                                 "(UTF-16 text or a binary file?)"
+                                 % (self.path, self.line, self.what, raw.index(b"\x00") + 1))
+        return text
 
     def close(self):
         self._handle.close()
