@@ -78,7 +78,7 @@ def load_bag_dive(path, topic, max_abs_pitch_deg=None):
             check_topic(topics, path, topic)
             messages = [(msg, t.to_sec()) for _, msg, t in bag.read_messages(topics=[topic])]
     except rosbag.ROSBagUnindexedException:
-        raise InputDataError("%s: unindexed bag (the recording was not closed, e.g. rosbag record was killed); "
+        raise InputDataError("%s: unindexed bag (its index is missing or damaged, e.g. rosbag record was killed); "
                              "fix it with: rosbag reindex %s" % (path, path))
     except corrupt as exc:
         raise InputDataError("%s: corrupt bag (%s: %s); try rosbag check / rosbag reindex, or record again"
