@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """rostest 5: a bad dive CSV stops csv_reader with a clear error and nothing is published.
 
-Each file of test/data/bad_*.csv is given to `rosrun brov2_hybrid csv_reader`: the node
+Each file of CASES (test/data/bad_*.csv, a few of test/data/bad_inputs/) is given to `rosrun brov2_hybrid csv_reader`: the node
 must exit with status 1, its fatal message must name the file, line and column, and
 no DesiredState may appear on its topic. A good file, run the same way, must publish
 (so the harness can see messages when there are some).
@@ -25,6 +25,9 @@ CASES = {
     "bad_nan.csv": "bad_nan.csv:4: column 'pitch_deg': expected a finite number",
     "bad_time_not_increasing.csv": "bad_time_not_increasing.csv:4: column 'time_s': expected time to increase",
     "bad_command_out_of_range.csv": "bad_command_out_of_range.csv:3: column 'surge': expected a command in [-1, 1]",
+    # input hardening (issue 11): the desired-pitch limit and the encoding are checked at load too
+    "bad_inputs/pitch_85.csv": "pitch_85.csv:3: column 'pitch_deg': expected a desired pitch within +-80 deg",
+    "bad_inputs/latin1_byte.csv": "latin1_byte.csv:3: dive CSV is not UTF-8 text",
 }
 
 
