@@ -1,16 +1,21 @@
 """Control-tick log CSV: one row per control tick, written by the ROS ``logger`` node
 and by the in-process closed loop alike, read by the analysis tools.
 
-Files are never overwritten (:func:`unique_path` adds a suffix); every row is complete
-and flushed when written, so a crash loses at most the row being written.
+Files are never overwritten (:func:`unique_path` adds a suffix). Each row goes to the
+kernel in one unbuffered write as soon as it is made, so a killed writer (SIGKILL) loses
+nothing already written and leaves no torn row. When the disk fills (or any other write
+error) the file is cut back to its last complete row, closed, and writing stops with one
+:class:`LogWriteError`; later rows are dropped silently (README "Full disk").
 Angles in rad (NED/FRD), rates in rad/s, tau in N / N m (FRD), PWMs in us.
 """
 import csv
+import errno
+import io
 import os
 
 import numpy as np
 
-from brov2_hybrid.errors import InputDataError, open_csv
+from brov2_hybrid.errors import Brov2Error, InputDataError, open_csv
 
 LOG_COLUMNS = (
     ["time_s"]
@@ -38,40 +43,92 @@ def unique_path(path):
     return "%s_%d%s" % (stem, k, ext)
 
 
+class LogWriteError(Brov2Error):
+    """The log could not be written (disk full, I/O error); raised once, then writing stops."""
+
+
 class LogWriter(object):
-    """Append complete, flushed rows of :data:`LOG_COLUMNS` to a new CSV file."""
+    """Append complete rows of :data:`LOG_COLUMNS` to a new CSV file.
+
+    ``rows`` counts the rows on disk; ``error`` is None while writing, else the
+    :class:`LogWriteError` that stopped it.
+    """
 
     def __init__(self, path):
         directory = os.path.dirname(os.path.abspath(path))
         os.makedirs(directory, exist_ok=True)
         self.path = unique_path(path)
         # 'x' mode: fail rather than overwrite if another writer raced us to the name.
-        self._handle = open(self.path, "x", newline="")
-        self._writer = csv.writer(self._handle)
-        self._writer.writerow(LOG_COLUMNS)
-        self._handle.flush()
+        # Unbuffered: every row reaches the kernel whole in write(), none waits in a buffer.
+        self._handle = open(self.path, "xb", buffering=0)
         self.rows = 0
+        self.error = None
+        self._end_bytes = 0         # file size after the last complete row (or header)
+        self._line = io.StringIO()
+        self._csv = csv.writer(self._line)
+        try:
+            self._append(LOG_COLUMNS)
+        except OSError as exc:
+            self._handle.close()
+            raise LogWriteError("log %s: cannot write the header (%s)" % (self.path, _reason(exc)))
 
     def write(self, row):
-        """Write one row: a mapping with every column of :data:`LOG_COLUMNS`."""
+        """Write one row: a mapping with every column of :data:`LOG_COLUMNS`.
+
+        Returns True once the row is in the file, False when writing has stopped. The
+        write that fails (e.g. disk full) cuts the file back to its last complete row,
+        closes it and raises :class:`LogWriteError`; this happens once.
+        """
         missing = [c for c in LOG_COLUMNS if c not in row]
         if missing:
             raise InputDataError("log row: missing columns %s" % missing)
-        self._writer.writerow([_fmt(row[c]) for c in LOG_COLUMNS])
-        self._handle.flush()
+        if self.error is not None or self._handle.closed:
+            return False
+        try:
+            self._append([_fmt(row[c]) for c in LOG_COLUMNS])
+        except OSError as exc:
+            self.error = LogWriteError("log %s: %s after %d rows; logging stopped, the rows written are intact"
+                                       % (self.path, _reason(exc), self.rows))
+            self._cut_back()
+            raise self.error
         self.rows += 1
+        return True
+
+    def _append(self, fields):
+        self._line.seek(0)
+        self._line.truncate()
+        self._csv.writerow(fields)
+        data = self._line.getvalue().encode("utf-8")
+        done = 0
+        while done < len(data):   # a short write (disk nearly full) is continued or raises
+            done += os.write(self._handle.fileno(), data[done:])
+        self._end_bytes += len(data)
+
+    def _cut_back(self):
+        """Drop a partly written row, so that every row in the file is complete."""
+        try:
+            os.ftruncate(self._handle.fileno(), self._end_bytes)
+        finally:
+            self._handle.close()
 
     def close(self):
         if not self._handle.closed:
-            self._handle.flush()
-            os.fsync(self._handle.fileno())
-            self._handle.close()
+            try:
+                os.fsync(self._handle.fileno())
+            finally:
+                self._handle.close()
 
     def __enter__(self):
         return self
 
     def __exit__(self, *exc):
         self.close()
+
+
+def _reason(exc):
+    if exc.errno in (errno.ENOSPC, errno.EDQUOT):
+        return "disk full (%s)" % os.strerror(exc.errno)
+    return "write failed (%s)" % exc
 
 
 def _fmt(value):
