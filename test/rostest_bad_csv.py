@@ -26,7 +26,7 @@ CASES = {
     "bad_time_not_increasing.csv": "bad_time_not_increasing.csv:4: column 'time_s': expected time to increase",
     "bad_command_out_of_range.csv": "bad_command_out_of_range.csv:3: column 'surge': expected a command in [-1, 1]",
     # input hardening (issue 11): the desired-pitch limit and the encoding are checked at load too
-    "bad_inputs/pitch_85.csv": "pitch_85.csv:3: column 'pitch_deg': expected a desired pitch within +-80 deg",
+    "bad_inputs/pitch_85.csv": "pitch_85.csv:3: column 'pitch_deg': expected a desired pitch within +-60 deg",
     "bad_inputs/latin1_byte.csv": "latin1_byte.csv:3: dive CSV is not UTF-8 text",
 }
 
