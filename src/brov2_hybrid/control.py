@@ -17,6 +17,16 @@ buoyancy). The proportional term acts on the angle error and the derivative term
 the rate error (Eq. A5). Every angle error is wrapped to (-pi, pi], so a yaw error
 from 350 deg to 10 deg is +20 deg.
 
+Optional additions, both off by default (off = the paper's law, bit for bit):
+
+* Integral action (:class:`IntegralAction`): tau_4:6 += z with
+  dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2), k_i = ratio * omega_d * k_p, where eta2m is the
+  Eq. 22 reference model (the nominal closed loop driven by eta2d). On the nominal plant
+  eta2 follows eta2m and z stays 0, so the step response is the PD's; a steady disturbance
+  (drag moments of the open-loop DOFs, buoyancy mismatch) is integrated away. |z| <= tau_max,
+  no integration while the command is saturated in the direction it would push.
+* Drag feed-forward: tau_4:6 += B-check * J2_inv(eta2) eta2d_dot.
+
 Linear DOFs are open loop: tau_1:3 = linear_scale * u_1:3 * tau_max_1:3.
 The command sent to the vehicle is u = clip(tau / tau_max, -1, 1).
 Frames: body FRD, inertial NED; eta2 = (roll, pitch, yaw) [rad]; nu2 = (p, q, r) [rad/s].
@@ -30,7 +40,7 @@ import numpy as np
 from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
 from brov2_hybrid.gains import pd_gains, trim_linear_drag
 from brov2_hybrid.hydrostatics import _restoring_wrench
-from brov2_hybrid.kinematics import GIMBAL_LOCK_COS, _J2_inv, wrap_angle
+from brov2_hybrid.kinematics import GIMBAL_LOCK_COS, _J2, _J2_inv, wrap_angle
 
 
 def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
@@ -54,12 +64,17 @@ def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_momen
                             kp, kd_total, feedforward_moment)
 
 
-def _attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
-    """Kernel of :func:`attitude_torque` on validated float arrays."""
+def _body_J2_inv(eta2):
+    """J2_inv(eta2) (3, 3); raises at gimbal lock, where roll and yaw errors are undefined."""
     theta = float(eta2[1])
     if abs(math.cos(theta)) < GIMBAL_LOCK_COS:
         raise Brov2Error("eta2: pitch %.4f rad is at gimbal lock (+-pi/2); roll and yaw errors are undefined" % theta)
-    J2i = _J2_inv(float(eta2[0]), theta)
+    return _J2_inv(float(eta2[0]), theta)
+
+
+def _attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
+    """Kernel of :func:`attitude_torque` on validated float arrays."""
+    J2i = _body_J2_inv(eta2)
     return kp * (J2i @ wrap_angle(eta2d - eta2)) + kd_total * (J2i @ eta2d_dot - nu2) + feedforward_moment
 
 
@@ -137,6 +152,81 @@ class DesiredRateEstimator(object):
         return sum(self._diffs) / (self._times[-1] - self._times[0])
 
 
+class IntegralAction(object):
+    """Integral torque z (3,) [N m] on the deviation from the Eq. 22 reference model.
+
+    Per axis the reference model is the nominal closed loop of Eq. 22 (with the drag
+    feed-forward when it is on), integrated on the controller's ticks:
+
+        (I + M_A) eta2m'' = k_p wrap(eta2d - eta2m) + k_d,tot (eta2d_dot - eta2m') + B_ff eta2d_dot - B-check eta2m'
+
+    (B_ff = B-check with the drag feed-forward, else 0), and
+
+        dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2),   k_i = ratio * omega_d * k_p,
+
+    the error taken in the frame of the P term. Anti-windup: |z| <= tau_max per axis, and
+    an axis does not integrate while its command is saturated in the direction the error
+    would push. A reset axis restarts its model at the measured attitude and rate, z = 0.
+    The model uses semi-implicit Euler sub-steps no longer than 0.2 / (fastest model pole
+    bound (B-check + k_d,tot) / (I + M_A)), so it stays accurate at any tick rate.
+    """
+
+    def __init__(self, tau_max_nm):
+        self.tau_max_nm = np.asarray(tau_max_nm, dtype=float)
+        self.z_nm = np.zeros(3)
+        self._eta2m = np.zeros(3)
+        self._eta2m_dot = np.zeros(3)
+        self._stale = np.ones(3, dtype=bool)     # axes whose model restarts at the next tick
+        self._last_t_s = None
+
+    def reset(self, axes=None):
+        """Zero z and restart the reference model on ``axes`` (indices 0..2; default all).
+
+        Call on a mode change, a pilot takeover or when an axis leaves closed loop.
+        """
+        idx = [0, 1, 2] if axes is None else [int(a) for a in np.atleast_1d(axes)]
+        for a in idx:
+            if a not in (0, 1, 2):
+                raise Brov2Error("axes: expected indices 0 (roll), 1 (pitch), 2 (yaw), got %r" % (axes,))
+        self.z_nm[idx] = 0.0
+        self._stale[idx] = True
+        if axes is None:
+            self._last_t_s = None
+
+    def reference(self):
+        """The reference model's attitude eta2m (3,) [rad] (meaningful after a tick)."""
+        return self._eta2m.copy()
+
+    def step(self, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, gains, inertia, b_check, b_ff, ki, enabled):
+        """Advance to ``t_s`` and return z (3,) [N m]; ``tau_att`` is the torque without z."""
+        if np.any(self._stale):
+            st = self._stale
+            self._eta2m[st] = eta2[st]
+            self._eta2m_dot[st] = (_J2(float(eta2[0]), float(eta2[1])) @ nu2)[st]
+            self._stale[:] = False
+        dt = 0.0 if (t_s is None or self._last_t_s is None) else max(float(t_s) - self._last_t_s, 0.0)
+        if t_s is not None:
+            self._last_t_s = float(t_s)
+        if dt > 0.0:
+            kp, kd = gains.kp, gains.kd_total
+            fastest = float(np.max((b_check + kd) / inertia))
+            n = max(1, int(math.ceil(dt * fastest / 0.2)))
+            h = dt / n
+            m, md = self._eta2m, self._eta2m_dot
+            for _ in range(n):
+                acc = (kp * wrap_angle(eta2d - m) + kd * (eta2d_dot - md) + b_ff * eta2d_dot - b_check * md) / inertia
+                md = md + h * acc
+                m = wrap_angle(m + h * md)
+            self._eta2m, self._eta2m_dot = m, md
+            e = J2i @ wrap_angle(self._eta2m - eta2)
+            total = tau_att + self.z_nm
+            pushing_out = (np.abs(total) >= self.tau_max_nm) & (np.sign(e) == np.sign(total))
+            grow = np.where(enabled & ~pushing_out, ki * e * dt, 0.0)
+            self.z_nm = np.clip(self.z_nm + grow, -self.tau_max_nm, self.tau_max_nm)
+        self.z_nm[~enabled] = 0.0
+        return self.z_nm
+
+
 @dataclass
 class ControlOutput:
     """One control tick's result: tau_body_frd (6,) [N, N m], u (6,), saturated (6,)."""
@@ -168,12 +258,19 @@ class HybridController(object):
         self.feedforward_enabled = bool(settings.feedforward_enabled)
         self.linear_scale = float(settings.linear_scale)
         self.rate_estimator = DesiredRateEstimator(settings.rate_window)
+        self.integral_enabled = bool(settings.integral_enabled)
+        self.integral_ratio = as_finite(settings.integral_ratio, "integral_ratio")
+        if self.integral_ratio < 0:
+            raise Brov2Error("integral_ratio: expected a value >= 0, got %r" % settings.integral_ratio)
+        self.drag_feedforward_enabled = bool(settings.drag_feedforward_enabled)
+        self.integral = IntegralAction(self.tau_max[3:])
         # W r_G - B r_B, the lever of the hydrostatic moment (see hydrostatics).
         self._net_weight_n = vehicle.weight_n - vehicle.buoyancy_n
         self._lever = (vehicle.weight_n * vehicle.r_cg_m - vehicle.buoyancy_n * vehicle.r_cb_m).tolist()
 
     def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
-                  feedforward_enabled=None, linear_scale=None, rate_window=None):
+                  feedforward_enabled=None, linear_scale=None, rate_window=None,
+                  integral_enabled=None, integral_ratio=None, drag_feedforward_enabled=None):
         """Change settings (None keeps a value); validated before anything changes.
 
         Returns
@@ -194,6 +291,11 @@ class HybridController(object):
         if window < 1:
             raise Brov2Error("rate_window: expected an integer >= 1, got %r" % rate_window)
         ff = self.feedforward_enabled if feedforward_enabled is None else bool(feedforward_enabled)
+        integ = self.integral_enabled if integral_enabled is None else bool(integral_enabled)
+        ratio = self.integral_ratio if integral_ratio is None else as_finite(integral_ratio, "integral_ratio")
+        if ratio < 0:
+            raise Brov2Error("integral_ratio: expected a value >= 0, got %r" % integral_ratio)
+        drag_ff = self.drag_feedforward_enabled if drag_feedforward_enabled is None else bool(drag_feedforward_enabled)
 
         changes = []
         old = self.gains
@@ -209,8 +311,22 @@ class HybridController(object):
             changes.append("linear scale %.3f -> %.3f" % (self.linear_scale, scale))
         if window != self.rate_estimator.window:
             changes.append("rate window %d -> %d samples" % (self.rate_estimator.window, window))
+        if integ != self.integral_enabled:
+            changes.append("integral action %s -> %s" % (self.integral_enabled, integ))
+            self.integral.reset()
+        if ratio != self.integral_ratio:
+            changes.append("integral ratio %.3f -> %.3f" % (self.integral_ratio, ratio))
+        if drag_ff != self.drag_feedforward_enabled:
+            changes.append("drag feed-forward %s -> %s" % (self.drag_feedforward_enabled, drag_ff))
+            self.integral.reset()     # the reference model changes
+        switched_off = np.nonzero(self.closed_loop_enabled & ~enabled)[0]
+        if switched_off.size:
+            self.integral.reset(switched_off)
         self.gains = new_gains
         self.closed_loop_enabled = enabled
+        self.integral_enabled = integ
+        self.integral_ratio = ratio
+        self.drag_feedforward_enabled = drag_ff
         self.feedforward_enabled = ff
         self.linear_scale = scale
         self.rate_estimator.set_window(window)
@@ -229,7 +345,19 @@ class HybridController(object):
             return np.zeros(3)
         return -_restoring_wrench(float(eta2d[0]), float(eta2d[1]), self._net_weight_n, self._lever)[3:]
 
-    def compute(self, eta2d, u_linear, eta2, nu2, eta2d_dot=None):
+    def reset_integral(self, axes=None):
+        """Zero the integral torque on ``axes`` (0 roll, 1 pitch, 2 yaw; default all).
+
+        For mode changes and pilot takeover; a no-op in effect while the integral is off.
+        """
+        self.integral.reset(axes)
+
+    @property
+    def ki(self):
+        """Integral gains (3,) [N m / (rad s)]: integral_ratio * omega_d * k_p."""
+        return self.integral_ratio * self.gains.omega_d_rad_s * self.gains.kp
+
+    def compute(self, eta2d, u_linear, eta2, nu2, eta2d_dot=None, t_s=None):
         """One control tick.
 
         Parameters
@@ -242,6 +370,9 @@ class HybridController(object):
             Measured attitude [rad] and body rates [rad/s].
         eta2d_dot : array_like (3,), optional
             Desired rates; default: the moving-average estimate.
+        t_s : float, optional
+            Time of this tick [s]; the integral action advances by the time since the
+            previous tick (without it, the integral is held).
 
         Returns
         -------
@@ -258,6 +389,16 @@ class HybridController(object):
         tau = np.empty(6)
         tau[:3] = self.linear_scale * u_lin * self.tau_max[:3]
         tau[3:] = _attitude_torque(eta2d, rate_d, eta2, nu2, g.kp, self._kd_total, self._feedforward(eta2d))
+        if self.drag_feedforward_enabled or self.integral_enabled:
+            J2i = _body_J2_inv(eta2)
+            b_ff = self.b_check if self.drag_feedforward_enabled else np.zeros(3)
+            if self.drag_feedforward_enabled:
+                tau[3:] += b_ff * (J2i @ rate_d)
+            if self.integral_enabled:
+                tau[3:] += self.integral.step(
+                    None if t_s is None else as_finite(t_s, "t_s"), eta2d, rate_d, eta2, nu2, J2i,
+                    tau[3:] * self._enabled_mask, g, self.total_inertia, self.b_check, b_ff, self.ki,
+                    self.closed_loop_enabled)
         tau[3:] *= self._enabled_mask
         u, saturated = _normalize(tau, self.tau_max)
         return ControlOutput(tau_body_frd=tau, u=u, saturated=saturated)

@@ -229,6 +229,10 @@ class ControllerParams:
     closed_loop_enabled: tuple
     linear_scale: float
     source: str = ""
+    # Optional integral action and drag feed-forward (off = the paper's PD law; see control.py).
+    integral_enabled: bool = False
+    integral_ratio: float = 0.3
+    drag_feedforward_enabled: bool = False
 
 
 def load_controller_params(path=None):
@@ -245,6 +249,9 @@ def load_controller_params(path=None):
     scale = c.finite("linear_scale")
     if not 0.0 <= scale <= 1.0:
         raise ParameterError("%s:controller.linear_scale: expected a value in [0, 1], got %r" % (path, scale))
+    ratio = c.finite("integral_ratio")
+    if ratio < 0:
+        raise ParameterError("%s:controller.integral_ratio: expected a value >= 0, got %r" % (path, ratio))
     return ControllerParams(
         omega_d_rad_s=c.positive("omega_d_rad_s"),
         kappa=kappa,
@@ -255,4 +262,7 @@ def load_controller_params(path=None):
         closed_loop_enabled=tuple(enabled),
         linear_scale=scale,
         source=path,
+        integral_enabled=c.boolean("integral_enabled"),
+        integral_ratio=ratio,
+        drag_feedforward_enabled=c.boolean("drag_feedforward_enabled"),
     )

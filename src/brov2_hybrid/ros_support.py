@@ -224,6 +224,7 @@ class AutopilotCore(object):
         self._desired = None       # (age reference, eta2d, u_linear, stamp)
         self._hold = None          # eta2d held while the input is stale
         self._nan_source = ""
+        self._last_mode = None     # a mode change resets the controller's integral action
 
     @staticmethod
     def _age_reference(stamp_s, received_s):
@@ -252,7 +253,13 @@ class AutopilotCore(object):
             self.controller.update_desired(stamp_s, eta2d)
         self._desired = (self._age_reference(stamp_s, received_s), eta2d, u_linear, stamp_s)
 
+    def _enter(self, mode):
+        if mode != self._last_mode:
+            self.controller.reset_integral()
+            self._last_mode = mode
+
     def _neutral(self, mode, message, eta2d, u_lin, eta2, nu2, ages):
+        self._enter(mode)
         zero = np.zeros(6)
         return TickResult(mode, message, zero, zero.copy(), np.zeros(6, dtype=bool),
                           eta2d, u_lin, eta2, nu2, ages[0], ages[1])
@@ -287,8 +294,9 @@ class AutopilotCore(object):
                 np.round(np.degrees(eta2d), 1).tolist(),)
         else:
             self._hold = None
+        self._enter(mode)
         try:
-            out = self.controller.compute(eta2d, u_lin, eta2, nu2, eta2d_dot=rate_d)
+            out = self.controller.compute(eta2d, u_lin, eta2, nu2, eta2d_dot=rate_d, t_s=now_s)
         except Brov2Error as exc:
             return self._neutral(MODE_FAULT, "control law refused its inputs: %s" % exc,
                                  eta2d, u_lin, eta2, nu2, ages)

@@ -97,9 +97,13 @@ class ClosedLoop(object):
     sim_options : brov2_hybrid.vehicle_model.SimOptions, optional
         Simulator options (default: ``load_sim_options()``); ``settings.model`` wins
         over ``sim_options.model``.
+    plant_setup : brov2_hybrid.model.VehicleSetup, optional
+        The vehicle the simulator flies when it differs from the one the controller
+        is tuned for (model mismatch; default: ``setup``).
     """
 
-    def __init__(self, settings=None, setup=None, controller_params=None, sim_options=None, rc_map=None):
+    def __init__(self, settings=None, setup=None, controller_params=None, sim_options=None, rc_map=None,
+                 plant_setup=None):
         self.settings = settings or load_analysis_settings().loop
         self.setup = setup or load_setup()
         self.controller_params = controller_params or load_controller_params()
@@ -113,7 +117,7 @@ class ClosedLoop(object):
         vm = _vehicle_model_module()
         options = sim_options if sim_options is not None else vm.load_sim_options()
         self.sim_options = replace(options, model=self.settings.model)
-        self.vehicle = vm.VehicleModel(self.setup, self.sim_options)
+        self.vehicle = vm.VehicleModel(plant_setup or self.setup, self.sim_options)
         self.dt_s = float(self.sim_options.dt_s)
         self.steps_per_tick = self._steps(1.0 / self.settings.control_rate_hz, "control period", exact=True)
         self.steps_per_sample = self._steps(1.0 / self.settings.telemetry_rate_hz, "telemetry period", exact=True)
@@ -128,13 +132,15 @@ class ClosedLoop(object):
                              % (name, self.dt_s, duration_s))
         return k
 
-    def new_controller(self, omega_d_rad_s=None, kappa=None):
-        """A fresh HybridController (params/controller.yaml), optionally retuned."""
+    def new_controller(self, omega_d_rad_s=None, kappa=None, options=None):
+        """A fresh HybridController (params/controller.yaml), optionally retuned;
+        ``options``: more :meth:`HybridController.configure` keywords (e.g. integral_enabled)."""
         c = HybridController(self.setup.vehicle, self.controller_params, self.setup.tau_max)
-        c.configure(omega_d_rad_s=omega_d_rad_s, kappa=kappa)
+        c.configure(omega_d_rad_s=omega_d_rad_s, kappa=kappa, **(options or {}))
         return c
 
-    def run(self, dive, duration_s=None, omega_d_rad_s=None, log_path=None, initial_eta=None, kappa=None):
+    def run(self, dive, duration_s=None, omega_d_rad_s=None, log_path=None, initial_eta=None, kappa=None,
+            controller_options=None):
         """Fly ``dive`` (a :class:`~brov2_hybrid.dive_csv.Dive`) and return a :class:`LoopResult`.
 
         Parameters
@@ -147,6 +153,8 @@ class ClosedLoop(object):
             Also write the rows to this CSV (never overwritten: a suffix is added).
         initial_eta : array_like (6,), optional
             Start pose (default: at ``initial_depth_m``, attitude of the dive's first row).
+        controller_options : dict, optional
+            More :meth:`HybridController.configure` keywords (e.g. ``integral_enabled``).
         """
         wall0 = time.perf_counter()
         if not isinstance(dive, Dive):
@@ -155,7 +163,7 @@ class ClosedLoop(object):
         duration = dive.duration_s if duration_s is None else float(duration_s)
         if duration <= 0.0:
             raise Brov2Error("duration_s: expected > 0, got %r" % duration)
-        controller = self.new_controller(omega_d_rad_s, kappa)
+        controller = self.new_controller(omega_d_rad_s, kappa, controller_options)
         delay = _delay_module()
         telemetry = delay.DelayLine(self.telemetry_delay_steps * self.dt_s)
         commands = delay.DelayLine(self.command_delay_steps * self.dt_s)
@@ -194,7 +202,7 @@ class ClosedLoop(object):
                 if seen is None:  # no attitude yet: neutral, as the nodes do
                     tau, u = np.zeros(6), np.zeros(6)
                 else:
-                    out = controller.compute(eta2d, u_lin, seen[0], seen[1])
+                    out = controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t)
                     tau, u = out.tau_body_frd, out.u
                 rc = output.channels(u)
                 pwm = np.array(motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us), dtype=float)

@@ -1,0 +1,116 @@
+"""Optional integral action and drag feed-forward of the control law (issue 10 section 2)."""
+import math
+
+import numpy as np
+import pytest
+
+from brov2_hybrid.control import HybridController, attitude_torque, normalize
+from brov2_hybrid.ros_support import AutopilotCore
+
+YAW = 2
+
+
+def _controller(setup, controller_params, **options):
+    c = HybridController(setup.vehicle, controller_params, setup.tau_max)
+    c.configure(**options)
+    return c
+
+
+def test_integral_off_is_the_paper_law_bit_for_bit(setup, controller_params):
+    """Off (the default): every output equals Eq. 18/24 exactly, whatever t_s says."""
+    rng = np.random.default_rng(7)
+    c = _controller(setup, controller_params, integral_ratio=0.7)
+    assert not c.integral_enabled and not c.drag_feedforward_enabled
+    for k in range(200):
+        eta2d, eta2 = rng.uniform(-1.2, 1.2, 3), rng.uniform(-1.2, 1.2, 3)
+        nu2, rate_d = rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
+        u_lin = rng.uniform(-1, 1, 3)
+        out = c.compute(eta2d, u_lin, eta2, nu2, eta2d_dot=rate_d, t_s=0.02 * k)
+        tau = np.concatenate([u_lin * setup.tau_max[:3],
+                              attitude_torque(eta2d, rate_d, eta2, nu2, c.gains.kp, c.gains.kd_total,
+                                              c.feedforward_moment(eta2d))])
+        assert out.tau_body_frd.tobytes() == tau.tobytes()
+        assert out.u.tobytes() == normalize(tau, setup.tau_max)[0].tobytes()
+
+
+def _fly_yaw(c, disturbance_nm, duration_s, step_rad=0.0, dt=0.02, substeps=20):
+    """Linear yaw plant (I + M_A) r' = tau + d - B_check r at roll = pitch = 0 (Eq. 22's plant)."""
+    inertia, b = c.total_inertia[YAW], c.b_check[YAW]
+    psi, r, out = 0.0, 0.0, []
+    for k in range(int(round(duration_s / dt))):
+        t = k * dt
+        tau = c.compute([0, 0, step_rad], [0, 0, 0], [0, 0, psi], [0, 0, r], eta2d_dot=np.zeros(3),
+                        t_s=t).tau_body_frd[5]
+        h = dt / substeps
+        for _ in range(substeps):
+            r += h * (tau + disturbance_nm - b * r) / inertia
+            psi += h * r
+        out.append(psi)
+    return np.array(out)
+
+
+def test_integral_removes_the_steady_error_of_a_constant_disturbance(setup, controller_params):
+    d = 3.0   # N m, well inside tau_max
+    pd = _fly_yaw(_controller(setup, controller_params, omega_d_rad_s=3.0), d, 40.0)
+    pdi = _fly_yaw(_controller(setup, controller_params, omega_d_rad_s=3.0, integral_enabled=True), d, 40.0)
+    kp = _controller(setup, controller_params, omega_d_rad_s=3.0).gains.kp[YAW]
+    assert pd[-1] == pytest.approx(d / kp, rel=1e-3)         # PD: offset d / k_p (Eq. 22 at s = 0)
+    assert abs(pdi[-1]) < 1e-3 * d / kp
+
+
+def test_integral_keeps_the_nominal_step_response(setup, controller_params):
+    """Undisturbed nominal plant: the model-following integrator stays ~0, so a yaw
+    step flies as the PD does (no integrator overshoot)."""
+    step = math.radians(60)
+    pd = _fly_yaw(_controller(setup, controller_params, omega_d_rad_s=2.0), 0.0, 15.0, step)
+    c = _controller(setup, controller_params, omega_d_rad_s=2.0, integral_enabled=True)
+    pdi = _fly_yaw(c, 0.0, 15.0, step)
+    assert np.max(np.abs(pdi - pd)) < 0.01 * step
+    assert pdi.max() <= step * 1.001
+
+
+def test_anti_windup_bounds_the_integral_by_tau_max(setup, controller_params):
+    c = _controller(setup, controller_params, integral_enabled=True, integral_ratio=2.0)
+    for k in range(2000):     # a 170 deg error held for 40 s: the command saturates
+        out = c.compute([0, 0, 3.0], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3), t_s=0.02 * k)
+    assert np.all(np.abs(c.integral.z_nm) <= setup.tau_max[3:])
+    assert out.saturated[5]
+    # Conditional integration: z stops growing once PD + z saturates (one tick of slack).
+    pd = c.gains.kp[YAW] * 3.0
+    assert c.integral.z_nm[YAW] <= setup.tau_max[5] - pd + c.ki[YAW] * math.pi * 0.02
+
+
+def test_reset_and_axis_disable_clear_the_integral(setup, controller_params):
+    c = _controller(setup, controller_params, integral_enabled=True)
+    for k in range(100):
+        c.compute([0.1, 0.1, 0.1], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3), t_s=0.02 * k)
+    assert np.all(c.integral.z_nm != 0.0)
+    c.reset_integral([0])
+    assert c.integral.z_nm[0] == 0.0 and np.all(c.integral.z_nm[1:] != 0.0)
+    c.configure(closed_loop_enabled=[True, True, False])
+    assert c.integral.z_nm[2] == 0.0 and c.integral.z_nm[1] != 0.0
+    with pytest.raises(Exception, match="axes"):
+        c.reset_integral([3])
+
+
+def test_autopilot_core_resets_the_integral_on_a_mode_change(setup, controller_params):
+    c = _controller(setup, controller_params, integral_enabled=True)
+    core = AutopilotCore(c, 0.5, 1.0)
+    core.set_attitude(0.0, [0, 0, 0], [0, 0, 0])
+    for k in range(50):
+        t = 0.02 * k
+        core.set_attitude(t, [0, 0, 0], [0, 0, 0])
+        core.set_desired(t, [0, 0, 0.2], [0, 0, 0])
+        core.tick(t)
+    assert c.integral.z_nm[YAW] != 0.0
+    core.tick(3.0)       # desired state too old: NO_INPUT hold (attitude also stale -> neutral)
+    assert c.integral.z_nm[YAW] == 0.0
+
+
+def test_drag_feedforward_adds_b_check_times_desired_rate(setup, controller_params):
+    c = _controller(setup, controller_params, drag_feedforward_enabled=True)
+    rate = np.array([0.0, 0.0, 0.5])
+    on = c.compute([0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=rate).tau_body_frd
+    c.configure(drag_feedforward_enabled=False)
+    off = c.compute([0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=rate).tau_body_frd
+    assert on[5] - off[5] == pytest.approx(c.b_check[YAW] * 0.5)
