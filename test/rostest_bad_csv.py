@@ -5,9 +5,13 @@ Each file of CASES (test/data/bad_*.csv, a few of test/data/bad_inputs/) is give
 must exit with status 1, its fatal message must name the file, line and column, and
 no DesiredState may appear on its topic. A good file, run the same way, must publish
 (so the harness can see messages when there are some).
+A truncated bag (~bag_file) is refused the same way, with the `rosbag reindex` advice.
 """
+import os
+import shutil
 import subprocess
 import sys
+import tempfile
 import unittest
 
 import rospy
@@ -31,8 +35,8 @@ CASES = {
 }
 
 
-def run_reader(path, name, start_delay_s=0.0):
-    cmd = ["rosrun", "brov2_hybrid", "csv_reader", "__name:=%s" % name, "_dive_file:=%s" % path,
+def run_reader(path, name, start_delay_s=0.0, source="dive_file"):
+    cmd = ["rosrun", "brov2_hybrid", "csv_reader", "__name:=%s" % name, "_%s:=%s" % (source, path),
            "_desired_topic:=%s" % TOPIC, "_dive_done_topic:=%s" % DONE, "_start_delay_s:=%s" % start_delay_s]
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
@@ -54,6 +58,29 @@ class BadCsv(unittest.TestCase):
         rospy.sleep(0.5)
         self.assertEqual(self.desired.count, 0, "a refused dive published desired states")
         self.assertIsNone(self.done.get(), "a refused dive announced its end")
+
+    def test_truncated_bag_is_refused(self):
+        # a bag whose recording was cut off (half of a good one): unindexed, say how to fix
+        import rosbag
+        tmp = tempfile.mkdtemp()
+        good, cut = os.path.join(tmp, "good.bag"), os.path.join(tmp, "cut.bag")
+        with rosbag.Bag(good, "w") as bag:
+            for k in range(20):
+                msg = DesiredState()
+                msg.header.stamp = rospy.Time.from_sec(1.0 + 0.1 * k)
+                bag.write("/brov2/desired_state", msg, msg.header.stamp)
+        with open(good, "rb") as src, open(cut, "wb") as dst:
+            dst.write(src.read()[:os.path.getsize(good) // 2])
+        proc = run_reader(cut, "bag_reader", source="bag_file")
+        out, _ = proc.communicate(timeout=30.0)
+        text = out.decode(errors="replace")
+        self.assertEqual(proc.returncode, 1, text)
+        self.assertIn("cut.bag: unindexed bag", text)
+        self.assertIn("rosbag reindex", text)
+        self.assertIn("nothing published", text)
+        rospy.sleep(0.5)
+        self.assertEqual(self.desired.count, 0, "a refused bag published desired states")
+        shutil.rmtree(tmp)
 
     def test_good_file_publishes(self):
         # start 1 s after the node is up, so that this test's subscription is connected
