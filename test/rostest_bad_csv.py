@@ -2,10 +2,10 @@
 """rostest 5: a bad dive CSV stops csv_reader with a clear error and nothing is published.
 
 Each file of CASES (test/data/bad_*.csv, a few of test/data/bad_inputs/) is given to
-`rosrun brov2_hybrid csv_reader`: the node must exit with status 1, its fatal message must name the file, line and column, and
-no DesiredState may appear on its topic. A good file, run the same way, must publish
-(so the harness can see messages when there are some).
-A truncated bag (~bag_file) is refused the same way, with the `rosbag reindex` advice.
+`rosrun brov2_hybrid csv_reader`: the node must exit with status 1, its fatal message
+must name the file, line and column, and no DesiredState may appear on its topic. A
+good file, run the same way, must publish (so the harness can see messages when there
+are some). A truncated bag (~bag_file) is refused the same way, with the `rosbag reindex` advice.
 """
 import os
 import shutil
