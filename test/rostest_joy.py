@@ -9,9 +9,11 @@ params/joystick.yaml) and checks, on /brov2/status and /brov2/pilot_takeover:
    the pilot's open-loop u (not the PD) and the vehicle rolls;
 3. stick released: hand-back, the desired roll is the attitude measured at the hand-back
    and the vehicle settles back to it;
-4. deadman released with the surge stick deflected: desired attitude held, linear zero.
+4. deadman released with the surge stick deflected: desired attitude held, linear zero;
+5. the tick log marks the takeover ticks in its pilot_axes column (1 = roll).
 """
 import math
+import os
 import sys
 import threading
 import time
@@ -23,6 +25,7 @@ import rostest
 from sensor_msgs.msg import Joy
 
 import rostest_common as rc
+from brov2_hybrid.logfile import read_log
 from brov2_hybrid.msg import PilotTakeover
 from brov2_hybrid.pilot_input import load_joystick_settings, shape
 
@@ -142,6 +145,13 @@ class JoyFlight(unittest.TestCase):
         self.assertEqual(list(st.linear_cmd), [0.0, 0.0, 0.0])
         self.assertTrue(np.allclose(st.desired_rad, held, atol=1e-12), "desired attitude moved without the deadman")
         self.assertEqual(st.mode, "ACTIVE")
+
+        # 5. the log
+        log = read_log(rc.only_file(os.path.join(rospy.get_param("~log_dir"), "*.csv")))
+        n_pilot = int(np.sum(log["pilot_axes"] == 1))
+        rospy.loginfo("joy: %d of %d log rows with roll in pilot hands", n_pilot, len(log["time_s"]))
+        self.assertGreater(n_pilot, 0)
+        self.assertEqual(set(np.unique(log["pilot_axes"]).tolist()), {0.0, 1.0})
 
 
 if __name__ == "__main__":

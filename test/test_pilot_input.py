@@ -272,3 +272,18 @@ def test_replace_keeps_settings_validation_free():
     p.on_pose_quaternion(0.0, quaternion_from_euler([0, 0, 0.5]))
     p.on_joy(5.0, *joy(deadman=True))
     assert p.step(5.0).message == ""
+
+
+# --------------------------------------------------------------------------- log column
+def test_log_pilot_axes_column_and_older_logs(tmp_path):
+    from brov2_hybrid.logfile import LOG_COLUMNS, LogWriter, read_log
+    w = LogWriter(str(tmp_path / "new.csv"))
+    row = {c: 0.0 for c in LOG_COLUMNS}
+    row.update(mode="ACTIVE", pilot_axes=5)            # roll + yaw in pilot hands
+    w.write(row)
+    assert read_log(w.path)["pilot_axes"].tolist() == [5.0]
+    old = tmp_path / "old.csv"                         # a log written before the column existed
+    cols = [c for c in LOG_COLUMNS if c != "pilot_axes"]
+    old.write_text(",".join(cols) + "\n" + ",".join("ACTIVE" if c == "mode" else "1.0" for c in cols) + "\n")
+    log = read_log(str(old))
+    assert log["pilot_axes"].tolist() == [0.0] and log["yaw_rad"].tolist() == [1.0]

@@ -27,8 +27,12 @@ LOG_COLUMNS = (
     + ["u_%s" % d for d in ("surge", "sway", "heave", "roll", "pitch", "yaw")]
     + ["rc%d_us" % i for i in range(1, 7)]
     + ["pwm%d_us" % i for i in range(1, 9)]
-    + ["omega_d_rad_s", "depth_m", "mode"]
+    + ["omega_d_rad_s", "depth_m", "pilot_axes", "mode"]
 )
+# pilot_axes: the angular axes in pilot hands (pilot takeover, open loop) as a bit mask,
+# 1 roll + 2 pitch + 4 yaw (0: all with the autopilot).
+# Columns added after the first release, with the value a log written before them reads as:
+OPTIONAL_COLUMNS = {"pilot_axes": 0.0}
 NUMERIC_COLUMNS = LOG_COLUMNS[:-1]
 
 
@@ -142,12 +146,16 @@ def read_log(path):
     """Read a log CSV into a dict of numpy arrays (``mode`` stays a list of str)."""
     with open_csv(path, "log") as handle:
         reader = csv.DictReader(handle)
-        missing = [c for c in LOG_COLUMNS if c not in (reader.fieldnames or [])]
+        present = set(reader.fieldnames or [])
+        missing = [c for c in LOG_COLUMNS if c not in present and c not in OPTIONAL_COLUMNS]
         if missing:
             raise InputDataError("%s:1: not a brov2_hybrid log, missing columns %s" % (path, missing))
         cols = {c: [] for c in LOG_COLUMNS}
         for row in reader:
             for c in NUMERIC_COLUMNS:
+                if c not in present:
+                    cols[c].append(OPTIONAL_COLUMNS[c])
+                    continue
                 try:
                     cols[c].append(float(row[c]))
                 except (TypeError, ValueError):
