@@ -10,7 +10,8 @@ params/joystick.yaml) and checks, on /brov2/status and /brov2/pilot_takeover:
 3. stick released: hand-back, the desired roll is the attitude measured at the hand-back
    and the vehicle settles back to it;
 4. deadman released with the surge stick deflected: desired attitude held, linear zero;
-5. the tick log marks the takeover ticks in its pilot_axes column (1 = roll).
+5. the tick log marks the takeover ticks in its pilot_axes column (1 = roll);
+6. buttons: yaw closed-loop toggle off and on (status closed_loop_enabled), Start disarms.
 """
 import math
 import os
@@ -152,6 +153,22 @@ class JoyFlight(unittest.TestCase):
         rospy.loginfo("joy: %d of %d log rows with roll in pilot hands", n_pilot, len(log["time_s"]))
         self.assertGreater(n_pilot, 0)
         self.assertEqual(set(np.unique(log["pilot_axes"]).tolist()), {0.0, 1.0})
+
+        # 6. buttons (rising edges; the enable toggles need the deadman, arm/disarm does not)
+        def press(button, held=("deadman",)):
+            pilot.set(held=list(held) + [button])
+            time.sleep(0.3)
+            pilot.set(held=list(held))
+            time.sleep(0.3)
+        press("yaw_enable_toggle")
+        rc.wait_for(lambda: list(last_status(status).closed_loop_enabled) == [True, True, False], 10.0,
+                    "the yaw closed loop switched off by its button")
+        press("yaw_enable_toggle")
+        rc.wait_for(lambda: list(last_status(status).closed_loop_enabled) == [True, True, True], 10.0,
+                    "the yaw closed loop switched back on")
+        press("arm_toggle", held=())
+        rc.wait_for(lambda: topics["state"].get() is not None and not topics["state"].get().armed, 10.0,
+                    "the vehicle disarmed by the Start button")
 
 
 if __name__ == "__main__":
