@@ -82,7 +82,7 @@ def test_anti_windup_bounds_the_integral_by_tau_max(setup, controller_params):
 
 def test_reset_and_axis_disable_clear_the_integral(setup, controller_params):
     c = _controller(setup, controller_params, integral_enabled=True)
-    for k in range(100):
+    for k in range(300):
         c.compute([0.1, 0.1, 0.1], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3), t_s=0.02 * k)
     assert np.all(c.integral.z_nm != 0.0)
     c.reset_integral([0])
@@ -97,13 +97,13 @@ def test_autopilot_core_resets_the_integral_on_a_mode_change(setup, controller_p
     c = _controller(setup, controller_params, integral_enabled=True)
     core = AutopilotCore(c, 0.5, 1.0)
     core.set_attitude(0.0, [0, 0, 0], [0, 0, 0])
-    for k in range(50):
+    for k in range(300):      # the reference reaches the integral band, then z grows
         t = 0.02 * k
         core.set_attitude(t, [0, 0, 0], [0, 0, 0])
         core.set_desired(t, [0, 0, 0.2], [0, 0, 0])
         core.tick(t)
     assert c.integral.z_nm[YAW] != 0.0
-    core.tick(3.0)       # desired state too old: NO_INPUT hold (attitude also stale -> neutral)
+    core.tick(9.0)       # desired state too old: NO_INPUT hold (attitude also stale -> neutral)
     assert c.integral.z_nm[YAW] == 0.0
 
 
@@ -114,3 +114,12 @@ def test_drag_feedforward_adds_b_check_times_desired_rate(setup, controller_para
     c.configure(drag_feedforward_enabled=False)
     off = c.compute([0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=rate).tau_body_frd
     assert on[5] - off[5] == pytest.approx(c.b_check[YAW] * 0.5)
+
+
+def test_no_integration_while_the_reference_moves(setup, controller_params):
+    """Outside the integral band (the reference still far from eta2d) z stays 0."""
+    c = _controller(setup, controller_params, integral_enabled=True, integral_band_rad=math.radians(2.0))
+    for k in range(10):   # 0.2 s into a 60 deg step: the reference is still tens of degrees away
+        c.compute([0, 0, 1.0], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3), t_s=0.02 * k)
+    assert abs(math.degrees(1.0 - c.integral.reference()[YAW])) > 2.0
+    assert c.integral.z_nm[YAW] == 0.0

@@ -21,7 +21,8 @@ Optional additions, both off by default (off = the paper's law, bit for bit):
 
 * Integral action (:class:`IntegralAction`): tau_4:6 += z with
   dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2), k_i = ratio * omega_d * k_p, where eta2m is the
-  Eq. 22 reference model (the nominal closed loop driven by eta2d). On the nominal plant
+  Eq. 22 reference model (the nominal closed loop driven by eta2d), integrating only while
+  |eta2d - eta2m| <= integral band. On the nominal plant
   eta2 follows eta2m and z stays 0, so the step response is the PD's; a steady disturbance
   (drag moments of the open-loop DOFs, buoyancy mismatch) is integrated away. |z| <= tau_max,
   no integration while the command is saturated in the direction it would push.
@@ -164,7 +165,10 @@ class IntegralAction(object):
 
         dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2),   k_i = ratio * omega_d * k_p,
 
-    the error taken in the frame of the P term. Anti-windup: |z| <= tau_max per axis, and
+    the error taken in the frame of the P term. An axis integrates only while its reference
+    is within ``band_rad`` of eta2d (a commanded move is the PD's job: the real plant lags
+    the model there, through quadratic drag, saturation and latency, and integrating that
+    lag would overshoot). Anti-windup: |z| <= tau_max per axis, and
     an axis does not integrate while its command is saturated in the direction the error
     would push. A reset axis restarts its model at the measured attitude and rate, z = 0.
     The model uses semi-implicit Euler sub-steps no longer than 0.2 / (fastest model pole
@@ -173,6 +177,7 @@ class IntegralAction(object):
 
     def __init__(self, tau_max_nm):
         self.tau_max_nm = np.asarray(tau_max_nm, dtype=float)
+        self.band_rad = math.inf
         self.z_nm = np.zeros(3)
         self._eta2m = np.zeros(3)
         self._eta2m_dot = np.zeros(3)
@@ -221,7 +226,10 @@ class IntegralAction(object):
             e = J2i @ wrap_angle(self._eta2m - eta2)
             total = tau_att + self.z_nm
             pushing_out = (np.abs(total) >= self.tau_max_nm) & (np.sign(e) == np.sign(total))
-            grow = np.where(enabled & ~pushing_out, ki * e * dt, 0.0)
+            # Integrate only once the reference has reached eta2d: a commanded move is
+            # the PD's job (Eq. 22); the integrator only holds what the reference holds.
+            settled = np.abs(wrap_angle(eta2d - self._eta2m)) <= self.band_rad
+            grow = np.where(enabled & settled & ~pushing_out, ki * e * dt, 0.0)
             self.z_nm = np.clip(self.z_nm + grow, -self.tau_max_nm, self.tau_max_nm)
         self.z_nm[~enabled] = 0.0
         return self.z_nm
@@ -264,13 +272,15 @@ class HybridController(object):
             raise Brov2Error("integral_ratio: expected a value >= 0, got %r" % settings.integral_ratio)
         self.drag_feedforward_enabled = bool(settings.drag_feedforward_enabled)
         self.integral = IntegralAction(self.tau_max[3:])
+        self.integral.band_rad = as_positive(settings.integral_band_rad, "integral_band_rad")
         # W r_G - B r_B, the lever of the hydrostatic moment (see hydrostatics).
         self._net_weight_n = vehicle.weight_n - vehicle.buoyancy_n
         self._lever = (vehicle.weight_n * vehicle.r_cg_m - vehicle.buoyancy_n * vehicle.r_cb_m).tolist()
 
     def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
                   feedforward_enabled=None, linear_scale=None, rate_window=None,
-                  integral_enabled=None, integral_ratio=None, drag_feedforward_enabled=None):
+                  integral_enabled=None, integral_ratio=None, drag_feedforward_enabled=None,
+                  integral_band_rad=None):
         """Change settings (None keeps a value); validated before anything changes.
 
         Returns
@@ -296,6 +306,8 @@ class HybridController(object):
         if ratio < 0:
             raise Brov2Error("integral_ratio: expected a value >= 0, got %r" % integral_ratio)
         drag_ff = self.drag_feedforward_enabled if drag_feedforward_enabled is None else bool(drag_feedforward_enabled)
+        band = self.integral.band_rad if integral_band_rad is None else as_positive(integral_band_rad,
+                                                                                     "integral_band_rad")
 
         changes = []
         old = self.gains
@@ -316,6 +328,9 @@ class HybridController(object):
             self.integral.reset()
         if ratio != self.integral_ratio:
             changes.append("integral ratio %.3f -> %.3f" % (self.integral_ratio, ratio))
+        if band != self.integral.band_rad:
+            changes.append("integral band %.4f -> %.4f rad" % (self.integral.band_rad, band))
+            self.integral.band_rad = band
         if drag_ff != self.drag_feedforward_enabled:
             changes.append("drag feed-forward %s -> %s" % (self.drag_feedforward_enabled, drag_ff))
             self.integral.reset()     # the reference model changes

@@ -5,6 +5,7 @@ Loading checks every key: a missing key, a wrong-sized list or a non-physical va
 :class:`~brov2_hybrid.errors.ParameterError` naming the file and the key.
 Units are in the key names; frames are body FRD / inertial NED.
 """
+import math
 import os
 from dataclasses import dataclass, field
 
@@ -232,6 +233,7 @@ class ControllerParams:
     # Optional integral action and drag feed-forward (off = the paper's PD law; see control.py).
     integral_enabled: bool = False
     integral_ratio: float = 0.3
+    integral_band_rad: float = 0.035
     drag_feedforward_enabled: bool = False
 
 
@@ -252,6 +254,7 @@ def load_controller_params(path=None):
     ratio = c.finite("integral_ratio")
     if ratio < 0:
         raise ParameterError("%s:controller.integral_ratio: expected a value >= 0, got %r" % (path, ratio))
+    band_deg = c.positive("integral_band_deg")
     return ControllerParams(
         omega_d_rad_s=c.positive("omega_d_rad_s"),
         kappa=kappa,
@@ -264,5 +267,6 @@ def load_controller_params(path=None):
         source=path,
         integral_enabled=c.boolean("integral_enabled"),
         integral_ratio=ratio,
+        integral_band_rad=math.radians(band_deg),
         drag_feedforward_enabled=c.boolean("drag_feedforward_enabled"),
     )

@@ -1,6 +1,7 @@
 """``brov2-analyze``: the paper's experiments from the command line.
 
     brov2-analyze step | bode | dive | latency | compare-models | sysid | gains | trim | firmware
+    brov2-analyze integral | robustness [--samples N]   PD vs PD+I (issue 10)
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
@@ -22,7 +23,8 @@ from brov2_hybrid.analysis import experiments, report
 from brov2_hybrid.analysis.runner import Runner
 from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
 
-COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "reproduce",
+COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
+            "robustness", "reproduce",
             "summarize", "compare-log")
 
 
@@ -77,6 +79,11 @@ def build_parser():
     p.add_argument("--rate-max", type=_floats, metavar="LIST", help="velocity spans v_max [rad/s]")
     sub.add_parser("firmware", parents=[common, loop],
                    help="stock ArduSub vs quantitative firmware: torque fidelity and closed loop per output stage")
+    sub.add_parser("integral", parents=[common, loop],
+                   help="PD vs PD+I: LTI poles, steady errors on a plateau dive, yaw-step overshoot")
+    p = sub.add_parser("robustness", parents=[common, loop],
+                       help="Monte Carlo PD vs PD+I over model mismatch, current, latency and noise")
+    p.add_argument("--samples", type=int, default=None, help="samples per omega_d and law (default: params)")
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
     p = sub.add_parser("summarize", parents=[common], help="IAE / energy per axis and plots of a log CSV")
@@ -204,6 +211,12 @@ def run_one(ctx, args, omegas):
         return experiments.trim_experiment(ctx, args.rate_max)
     if c == "firmware":
         return experiments.firmware_experiment(ctx, omegas)
+    if c == "integral":
+        from brov2_hybrid.analysis.integral import integral_experiment
+        return integral_experiment(ctx, omegas)
+    if c == "robustness":
+        from brov2_hybrid.analysis.robustness import robustness_experiment
+        return robustness_experiment(ctx, omegas, args.samples)
     raise Brov2Error("unknown command %r (expected one of %s)" % (c, ", ".join(COMMANDS)))
 
 

@@ -373,6 +373,10 @@ def write_report(ctx, summaries, wall_s):
         lines += _sysid_section(s["sysid"])
     if "firmware" in s:
         lines += _firmware_section(s["firmware"])
+    for name in ("integral", "robustness"):   # issue 10: sections live in their own modules
+        if name in s:
+            import importlib
+            lines += importlib.import_module("brov2_hybrid.analysis." + name).report_section(s[name])
     lines += ["## Run times", "", "| experiment | wall [s] | simulated [s] |", "|---|---|---|"]
     for name, v in s.items():
         lines.append("| %s | %.1f | %s |" % (name, v.get("elapsed_s", 0.0), _f(v.get("sim_s"), "%.0f")))
@@ -478,4 +482,7 @@ def console_lines(command, summary):
         return "\n".join(lines)
     if command == "trim":
         return "  B-check (roll, pitch, yaw) = %s N m s/rad" % ", ".join("%.3f" % b for b in summary["b_check"])
+    if command in ("integral", "robustness"):
+        import importlib
+        return importlib.import_module("brov2_hybrid.analysis." + command).console_lines(summary)
     return ""
