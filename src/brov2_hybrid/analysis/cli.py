@@ -175,7 +175,7 @@ def _run(args):
     start = time.perf_counter()
     try:
         if args.command == "reproduce":
-            summaries = reproduce(ctx, omegas)
+            summaries = reproduce(ctx, omegas, quick=getattr(args, "quick", False))
             path = report.write_report(ctx, summaries, time.perf_counter() - start)
             print("reproduce: %.0f s wall on %s; report %s" % (time.perf_counter() - start, runner.describe(), path))
             return 0
@@ -235,8 +235,10 @@ def _sysid_runs(args):
     return runs
 
 
-def reproduce(ctx, omegas=None):
+def reproduce(ctx, omegas=None, quick=False):
     """Every experiment into ctx.out_dir; returns the summaries for the report."""
+    from brov2_hybrid.analysis.integral import integral_experiment
+    from brov2_hybrid.analysis.robustness import robustness_experiment
     order = (("gains", lambda: experiments.gains_experiment(ctx)),
              ("trim", lambda: experiments.trim_experiment(ctx)),
              ("step", lambda: experiments.step_experiment(ctx, omegas)),
@@ -245,7 +247,9 @@ def reproduce(ctx, omegas=None):
              ("latency", lambda: experiments.latency_experiment(ctx, omegas)),
              ("compare_models", lambda: experiments.compare_models_experiment(ctx)),
              ("sysid", lambda: experiments.sysid_experiment(ctx)),
-             ("firmware", lambda: experiments.firmware_experiment(ctx)))
+             ("firmware", lambda: experiments.firmware_experiment(ctx)),
+             ("integral", lambda: integral_experiment(ctx, (3.0,) if quick else None)),
+             ("robustness", lambda: robustness_experiment(ctx, (3.0,) if quick else None, 2 if quick else None)))
     summaries = {}
     for name, fn in order:
         t0 = time.perf_counter()

@@ -1,0 +1,271 @@
+"""Robustness sweep (issue 10 section 3): Monte Carlo over model mismatch, current, latency, noise.
+
+Each sample draws, from one seeded ``numpy.random.Generator`` (``robustness.seed`` in
+params/analysis.yaml), a plant that differs from the one the controller is tuned for:
+
+* rigid-body mass, inertia (per axis), added mass and linear / quadratic drag (per DOF)
+  scaled by U(1 - f, 1 + f) (f = ``mass_fraction`` etc.);
+* buoyancy - weight shifted by U(-b, b) N; the CB's height above the CG scaled by U(1 - h, 1 + h);
+* a constant horizontal current of U(0, current_max) m/s in a uniform direction;
+* a loop latency U(0, latency_max) s split evenly between telemetry and command;
+* Gaussian IMU noise (attitude / rate standard deviations scaled by U(0, 1)), its own seed.
+
+The controller keeps the nominal parameters. Every sample flies a yaw step (settling time,
+overshoot) and the plateau dive of :mod:`brov2_hybrid.analysis.integral` (IAE of roll +
+pitch + yaw) at each omega_d with PD and PD+I; PD and PD+I see the same samples.
+"""
+import math
+import os
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from brov2_hybrid import paths
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.kinematics import wrap_angle
+from brov2_hybrid.params import load_yaml
+from brov2_hybrid.analysis import metrics
+from brov2_hybrid.analysis.closed_loop import ClosedLoop, step_dive
+from brov2_hybrid.analysis.integral import plateau_dive
+from brov2_hybrid.analysis.settings import LatencyCase
+
+AXES = ("roll", "pitch", "yaw")
+LAWS = ("PD", "PD+I")
+_KEYS = ("seed", "samples", "omega_d_rad_s", "ratio", "mass_fraction", "inertia_fraction", "added_mass_fraction",
+         "drag_fraction", "net_buoyancy_n", "cb_height_fraction", "current_max_m_s", "latency_max_s",
+         "attitude_noise_std_rad", "rate_noise_std_rad_s", "step_deg", "step_time_s", "step_duration_s",
+         "plateau_s", "attitude_deg")
+
+
+@dataclass(frozen=True)
+class RobustnessSettings:
+    seed: int
+    samples: int
+    omega_d_rad_s: tuple
+    ratio: float
+    mass_fraction: float
+    inertia_fraction: float
+    added_mass_fraction: float
+    drag_fraction: float
+    net_buoyancy_n: float
+    cb_height_fraction: float
+    current_max_m_s: float
+    latency_max_s: float
+    attitude_noise_std_rad: float
+    rate_noise_std_rad_s: float
+    step_deg: float
+    step_time_s: float
+    step_duration_s: float
+    plateau_s: float
+    attitude_deg: float
+
+
+def load_robustness_settings(path=None):
+    """Section ``robustness`` of params/analysis.yaml."""
+    path = path or paths.params_path("analysis.yaml")
+    data = load_yaml(path)
+    sec = data.get("robustness") if isinstance(data, dict) else None
+    if not isinstance(sec, dict):
+        raise Brov2Error("%s: missing section 'robustness'" % path)
+    missing = [k for k in _KEYS if k not in sec]
+    if missing:
+        raise Brov2Error("%s:robustness: missing keys %s" % (path, ", ".join(missing)))
+    try:
+        values = {k: sec[k] for k in _KEYS}
+        values["seed"], values["samples"] = int(values["seed"]), int(values["samples"])
+        values["omega_d_rad_s"] = tuple(float(w) for w in values["omega_d_rad_s"])
+        for k in _KEYS[3:]:
+            values[k] = float(values[k])
+    except (TypeError, ValueError) as exc:
+        raise Brov2Error("%s:robustness: expected numbers (%s)" % (path, exc))
+    if values["samples"] < 1:
+        raise Brov2Error("%s:robustness.samples: expected an integer >= 1, got %r" % (path, values["samples"]))
+    return RobustnessSettings(**values)
+
+
+@dataclass(frozen=True)
+class Sample:
+    """One drawn perturbation (plain floats and tuples, so it pickles and prints)."""
+
+    index: int
+    mass_scale: float
+    inertia_scale: tuple
+    added_mass_scale: tuple
+    linear_drag_scale: tuple
+    quadratic_drag_scale: tuple
+    net_buoyancy_n: float
+    cb_height_scale: float
+    current_ned_m_s: tuple
+    latency_s: float
+    noise_scale: float
+    noise_seed: int
+
+
+def draw_samples(s, n=None):
+    """``n`` (default ``s.samples``) samples from ``numpy.random.default_rng(s.seed)``."""
+    rng = np.random.default_rng(s.seed)
+    out = []
+
+    def scale(f, size=None):
+        v = rng.uniform(1.0 - f, 1.0 + f, size)
+        return tuple(float(x) for x in v) if size else float(v)
+
+    for k in range(s.samples if n is None else int(n)):
+        speed, heading = rng.uniform(0.0, s.current_max_m_s), rng.uniform(-math.pi, math.pi)
+        out.append(Sample(
+            index=k, mass_scale=scale(s.mass_fraction), inertia_scale=scale(s.inertia_fraction, 3),
+            added_mass_scale=scale(s.added_mass_fraction, 6), linear_drag_scale=scale(s.drag_fraction, 6),
+            quadratic_drag_scale=scale(s.drag_fraction, 6),
+            net_buoyancy_n=float(rng.uniform(-s.net_buoyancy_n, s.net_buoyancy_n)),
+            cb_height_scale=scale(s.cb_height_fraction),
+            current_ned_m_s=(float(speed * math.cos(heading)), float(speed * math.sin(heading)), 0.0),
+            latency_s=float(rng.uniform(0.0, s.latency_max_s)), noise_scale=float(rng.uniform(0.0, 1.0)),
+            noise_seed=int(rng.integers(0, 2 ** 31 - 1))))
+    return out
+
+
+def perturbed_setup(setup, sample):
+    """Copy of ``setup`` whose vehicle carries ``sample``'s mismatch (the simulator's plant)."""
+    v = setup.vehicle
+    r_cb = v.r_cb_m.copy()
+    r_cb[2] = v.r_cg_m[2] + (v.r_cb_m[2] - v.r_cg_m[2]) * sample.cb_height_scale
+    vehicle = replace(
+        v, mass_kg=v.mass_kg * sample.mass_scale, inertia_kg_m2=v.inertia_kg_m2 * np.array(sample.inertia_scale),
+        added_mass=v.added_mass * np.array(sample.added_mass_scale),
+        linear_drag=v.linear_drag * np.array(sample.linear_drag_scale),
+        quadratic_drag=v.quadratic_drag * np.array(sample.quadratic_drag_scale),
+        buoyancy_n=v.buoyancy_n + sample.net_buoyancy_n, r_cb_m=r_cb)
+    return replace(setup, vehicle=vehicle)
+
+
+@dataclass(frozen=True)
+class RobustJob:
+    loop: object
+    settings: RobustnessSettings
+    sample: Sample
+    omega_d_rad_s: float
+    integral: bool
+    band: float
+
+
+def run_robust_job(job):
+    """One sample at one omega_d with one law: yaw-step metrics and plateau-dive IAE."""
+    from brov2_hybrid import vehicle_model
+    from brov2_hybrid.model import load_setup
+    s, smp = job.settings, job.sample
+    half = 0.5 * smp.latency_s
+    loop_settings = job.loop.with_latency(LatencyCase("robustness", job.loop.telemetry_rate_hz, half, half))
+    options = replace(vehicle_model.load_sim_options(), current_ned_m_s=np.array(smp.current_ned_m_s),
+                      noise_enabled=smp.noise_scale > 0.0,
+                      attitude_noise_std_rad=s.attitude_noise_std_rad * smp.noise_scale,
+                      rate_noise_std_rad_s=s.rate_noise_std_rad_s * smp.noise_scale, seed=smp.noise_seed)
+    setup = load_setup()
+    loop = ClosedLoop(loop_settings, setup=setup, sim_options=options, plant_setup=perturbed_setup(setup, smp))
+    ctl = {"integral_enabled": job.integral, "integral_ratio": s.ratio}
+    step_rad = math.radians(s.step_deg)
+    res = loop.run(step_dive(step_rad, s.step_time_s, s.step_duration_s, loop_settings.desired_rate_hz),
+                   s.step_duration_s, omega_d_rad_s=job.omega_d_rad_s, controller_options=ctl)
+    t, yaw = res.t_s, res.log["yaw_rad"]
+    dive, _ = plateau_dive(math.radians(s.attitude_deg), s.plateau_s, loop_settings.desired_rate_hz)
+    res_d = loop.run(dive, omega_d_rad_s=job.omega_d_rad_s, controller_options=ctl)
+    iae = sum(metrics.iae(res_d.t_s, np.degrees(wrap_angle(res_d.log["%s_d_rad" % a] - res_d.log["%s_rad" % a])))
+              for a in AXES)
+    return {"sample": smp.index, "omega_d": job.omega_d_rad_s, "law": LAWS[int(job.integral)],
+            "settling_s": metrics.settling_time(t, yaw, step_rad, s.step_time_s, band=job.band),
+            "overshoot_pct": metrics.overshoot(t, yaw, step_rad, s.step_time_s), "dive_iae_deg_s": float(iae),
+            "latency_s": smp.latency_s, "current_m_s": float(np.hypot(*smp.current_ned_m_s[:2])),
+            "sim_s": res.duration_s + res_d.duration_s, "wall_s": res.wall_s + res_d.wall_s}
+
+
+def _stats(values):
+    v = np.array([x for x in values if x is not None and math.isfinite(x)])
+    if not v.size:
+        return {"median": float("nan"), "p90": float("nan"), "max": float("nan"), "n": 0}
+    return {"median": float(np.median(v)), "p90": float(np.percentile(v, 90)), "max": float(v.max()), "n": int(v.size)}
+
+
+def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
+    """The Monte Carlo sweep on ``ctx.runner``: per-run CSV, summary CSV, box plot."""
+    from brov2_hybrid.analysis.experiments import write_csv
+    s = settings or load_robustness_settings()
+    if samples is not None:
+        s = replace(s, samples=int(samples))
+    omegas = tuple(omegas or s.omega_d_rad_s)
+    drawn = draw_samples(s)
+    band = ctx.settings.step.settle_band
+    jobs = [RobustJob(ctx.loop, s, smp, w, integ, band) for w in omegas for integ in (False, True) for smp in drawn]
+    runs = ctx.runner.map(run_robust_job, jobs, "robustness")
+    write_csv(ctx.path("robustness_runs.csv"),
+              ["sample", "omega_d_rad_s", "law", "settling_time_s", "overshoot_pct", "dive_iae_deg_s",
+               "latency_s", "current_m_s"],
+              [[r["sample"], r["omega_d"], r["law"], r["settling_s"], r["overshoot_pct"], r["dive_iae_deg_s"],
+                r["latency_s"], r["current_m_s"]] for r in runs])
+    table = []
+    for w in omegas:
+        for law in LAWS:
+            sel = [r for r in runs if r["omega_d"] == w and r["law"] == law]
+            table.append({"omega_d": w, "law": law,
+                          "settling_s": _stats([r["settling_s"] for r in sel]),
+                          "overshoot_pct": _stats([r["overshoot_pct"] for r in sel]),
+                          "dive_iae_deg_s": _stats([r["dive_iae_deg_s"] for r in sel]),
+                          "unsettled": sum(1 for r in sel if not math.isfinite(r["settling_s"]))})
+    write_csv(ctx.path("robustness_summary.csv"),
+              ["omega_d_rad_s", "law", "settling_median_s", "settling_p90_s", "settling_max_s", "unsettled",
+               "overshoot_median_pct", "overshoot_p90_pct", "overshoot_max_pct",
+               "iae_median_deg_s", "iae_p90_deg_s", "iae_max_deg_s"],
+              [[r["omega_d"], r["law"], r["settling_s"]["median"], r["settling_s"]["p90"], r["settling_s"]["max"],
+                r["unsettled"], r["overshoot_pct"]["median"], r["overshoot_pct"]["p90"], r["overshoot_pct"]["max"],
+                r["dive_iae_deg_s"]["median"], r["dive_iae_deg_s"]["p90"], r["dive_iae_deg_s"]["max"]]
+               for r in table])
+    fig = _plot(ctx.path("robustness.png"), omegas, runs)
+    return {"seed": s.seed, "samples": s.samples, "omega_d": list(omegas), "ratio": s.ratio, "table": table,
+            "files": ["robustness_runs.csv", "robustness_summary.csv", os.path.basename(fig)],
+            "sim_s": sum(r["sim_s"] for r in runs), "wall_s": sum(r["wall_s"] for r in runs)}
+
+
+def _plot(path, omegas, runs):
+    from brov2_hybrid.analysis.plots import _save, plt
+    fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
+    quantities = (("settling_s", "yaw-step settling time [s]"), ("overshoot_pct", "yaw-step overshoot [%]"),
+                  ("dive_iae_deg_s", "plateau-dive IAE roll+pitch+yaw [deg s]"))
+    for ax, (key, label) in zip(axes, quantities):
+        data, pos, ticks = [], [], []
+        for k, w in enumerate(omegas):
+            for j, law in enumerate(LAWS):
+                v = [r[key] for r in runs if r["omega_d"] == w and r["law"] == law and math.isfinite(r[key])]
+                data.append(v or [float("nan")])
+                pos.append(3 * k + j)
+            ticks.append(3 * k + 0.5)
+        box = ax.boxplot(data, positions=pos, widths=0.8, patch_artist=True)
+        for k, patch in enumerate(box["boxes"]):
+            patch.set_facecolor("C0" if k % 2 == 0 else "C1")
+        ax.set_xticks(ticks)
+        ax.set_xticklabels(["%g" % w for w in omegas])
+        ax.set_xlabel("omega_d [rad/s] (blue PD, orange PD+I)")
+        ax.set_ylabel(label)
+    return _save(fig, path)
+
+
+def _cell(st, fmt="%.2f"):
+    return (fmt + " / " + fmt + " / " + fmt) % (st["median"], st["p90"], st["max"])
+
+
+def console_lines(summary):
+    return "\n".join(["seed %d, %d samples per omega_d and law (median / p90 / max):" % (
+        summary["seed"], summary["samples"])] + [
+        "  omega_d %g %-4s settling %s s (unsettled %d), overshoot %s %%, dive IAE %s deg s" % (
+            r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], _cell(r["overshoot_pct"]),
+            _cell(r["dive_iae_deg_s"], "%.0f")) for r in summary["table"]])
+
+
+def report_section(summary):
+    lines = ["## Robustness: Monte Carlo PD vs PD+I (issue 10)", "",
+             "Seed %d, %d samples per omega_d and law (the same plants for both laws): mass, inertia, added "
+             "mass, drag +-20 %%, B - W +-2 N, CB height +-50 %%, current 0-0.5 m/s, latency 0-100 ms, IMU noise. "
+             "Cells: median / p90 / max." % (summary["seed"], summary["samples"]), "",
+             "| omega_d | law | yaw settling [s] | unsettled | overshoot [%] | plateau-dive IAE [deg s] |",
+             "|---|---|---|---|---|---|"]
+    lines += ["| %g | %s | %s | %d | %s | %s |" % (r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"],
+                                                  _cell(r["overshoot_pct"]), _cell(r["dive_iae_deg_s"], "%.0f"))
+              for r in summary["table"]]
+    return lines + ["", "![](robustness.png)", ""]

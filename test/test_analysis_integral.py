@@ -1,0 +1,84 @@
+"""Integral action analysis (LTI design numbers) and the robustness sweep (issue 10)."""
+import csv
+import math
+import os
+
+import numpy as np
+import pytest
+from scipy import signal as sps
+
+from brov2_hybrid.analysis import cli, lti
+from brov2_hybrid.analysis.integral import lti_row, pid_denominator, plateau_dive
+from brov2_hybrid.analysis.robustness import draw_samples, load_robustness_settings, perturbed_setup
+from brov2_hybrid.model import load_setup
+
+
+def test_lti_design_numbers_match_the_analytic_pid(setup, controller_params):
+    c = lti.controller_for(3.0, setup, controller_params)
+    r = lti_row(c, 0.3, 60.0)
+    inertia, b = c.total_inertia[2], c.b_check[2]
+    kp, kd = c.gains.kp[2], c.gains.kd_total[2]
+    ki = 0.3 * 3.0 * kp
+    assert r["ki"] == pytest.approx(ki)
+    np.testing.assert_allclose(pid_denominator(c), [inertia, b + kd, kp, ki])
+    # Every pole of the characteristic polynomial solves it, all stable.
+    for re, im in r["poles"]:
+        s = complex(re, im)
+        assert abs(inertia * s ** 3 + (b + kd) * s ** 2 + kp * s + ki) < 1e-9 * kp
+        assert re < 0
+    assert r["overshoot_pct"] == pytest.approx(0.0, abs=1e-6)     # Eq. 22 is overdamped at kappa = 20
+    # A plain PID on eta2d - eta2 makes the loop type 2: the step error integrates to 0, so it must overshoot.
+    assert r["plain_pid_overshoot_pct"] > 5.0
+
+
+def test_plateau_dive_holds_full_linear_commands_at_the_attitudes():
+    dive, segments = plateau_dive(math.radians(30), 5.0, 10.0)
+    assert len(segments) == 12
+    for start, end, roll, pitch, dof in segments:
+        k = (dive.t_s >= start) & (dive.t_s < end - 1e-9)
+        assert np.all(dive.u_linear[k, dof] == 1.0)
+        assert np.allclose(np.abs(dive.eta2d_rad[k, :2]), math.radians(30))
+
+
+def test_samples_are_seeded_and_perturb_the_plant_within_bounds():
+    s = load_robustness_settings()
+    a, b = draw_samples(s, 5), draw_samples(s, 5)
+    assert a == b
+    setup = load_setup()
+    for smp in a:
+        v, p = setup.vehicle, perturbed_setup(setup, smp).vehicle
+        assert abs(p.mass_kg / v.mass_kg - 1) <= s.mass_fraction
+        assert abs((p.buoyancy_n - p.weight_n) - (v.buoyancy_n - v.weight_n)) <= s.net_buoyancy_n
+        h0, h = v.r_cb_m[2] - v.r_cg_m[2], p.r_cb_m[2] - p.r_cg_m[2]
+        assert abs(h / h0 - 1) <= s.cb_height_fraction + 1e-12
+        assert 0 <= smp.latency_s <= s.latency_max_s
+        assert math.hypot(*smp.current_ned_m_s[:2]) <= s.current_max_m_s
+
+
+def _rows(path):
+    with open(path) as handle:
+        return list(csv.DictReader(handle))
+
+
+def test_robustness_cli_is_reproducible(tmp_path):
+    outs = []
+    for k in range(2):
+        out = str(tmp_path / ("r%d" % k))
+        assert cli.main(["robustness", "--samples", "1", "--omega-d", "3", "--out", out,
+                         "--jobs", "1" if k == 0 else "2", "--quiet"]) == 0
+        outs.append(_rows(os.path.join(out, "robustness_runs.csv")))
+    assert outs[0] == outs[1]
+    assert {r["law"] for r in outs[0]} == {"PD", "PD+I"}
+    assert os.path.getsize(os.path.join(str(tmp_path / "r0"), "robustness.png")) > 0
+
+
+def test_integral_cli_pd_plus_i_holds_attitude(tmp_path):
+    out = str(tmp_path)
+    assert cli.main(["integral", "--omega-d", "3", "--out", out, "--jobs", "2", "--quiet"]) == 0
+    rows = _rows(os.path.join(out, "integral_plateaus.csv"))
+    surge = [r for r in rows if r["plateau"] == "surge"]
+    pd = max(max(float(r["roll_err_deg"]), float(r["pitch_err_deg"])) for r in surge if r["law"] == "PD")
+    pdi = max(max(float(r["roll_err_deg"]), float(r["pitch_err_deg"])) for r in surge if r["law"] == "PD+I")
+    assert pd > 2.0 and pdi < 1.0
+    steps = _rows(os.path.join(out, "integral_steps.csv"))
+    assert all(float(r["overshoot_pct"]) <= 5.0 for r in steps if r["law"] == "PD+I")
