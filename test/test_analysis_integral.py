@@ -5,7 +5,6 @@ import os
 
 import numpy as np
 import pytest
-from scipy import signal as sps
 
 from brov2_hybrid.analysis import cli, lti
 from brov2_hybrid.analysis.integral import lti_row, pid_denominator, plateau_dive
