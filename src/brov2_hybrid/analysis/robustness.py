@@ -219,6 +219,11 @@ def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
                for r in table])
     fig = _plot(ctx.path("robustness.png"), omegas, runs)
     return {"seed": s.seed, "samples": s.samples, "omega_d": list(omegas), "ratio": s.ratio, "table": table,
+            "ranges": ("mass %g %%, inertia %g %%, added mass %g %%, drag %g %%, B - W +-%g N, CB height +-%g %%, "
+                       "current 0-%g m/s, latency 0-%g ms, IMU noise up to %g rad / %g rad/s" % (
+                           100 * s.mass_fraction, 100 * s.inertia_fraction, 100 * s.added_mass_fraction,
+                           100 * s.drag_fraction, s.net_buoyancy_n, 100 * s.cb_height_fraction, s.current_max_m_s,
+                           1000 * s.latency_max_s, s.attitude_noise_std_rad, s.rate_noise_std_rad_s)),
             "files": ["robustness_runs.csv", "robustness_summary.csv", os.path.basename(fig)],
             "sim_s": sum(r["sim_s"] for r in runs), "wall_s": sum(r["wall_s"] for r in runs)}
 
@@ -260,9 +265,8 @@ def console_lines(summary):
 
 def report_section(summary):
     lines = ["## Robustness: Monte Carlo PD vs PD+I (issue 10)", "",
-             "Seed %d, %d samples per omega_d and law (the same plants for both laws): mass, inertia, added "
-             "mass, drag +-20 %%, B - W +-2 N, CB height +-50 %%, current 0-0.5 m/s, latency 0-100 ms, IMU noise. "
-             "Cells: median / p90 / max." % (summary["seed"], summary["samples"]), "",
+             "Seed %d, %d samples per omega_d and law (the same plants for both laws), scale ranges +-: %s. "
+             "Cells: median / p90 / max." % (summary["seed"], summary["samples"], summary["ranges"]), "",
              "| omega_d | law | yaw settling [s] | unsettled | overshoot [%] | plateau-dive IAE [deg s] |",
              "|---|---|---|---|---|---|"]
     lines += ["| %g | %s | %s | %d | %s | %s |" % (r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"],
