@@ -1,0 +1,280 @@
+#!/usr/bin/env python3
+"""Crash matrix: SIGKILL each node of the autopilot mid-dive and measure what the vehicle does.
+
+Each case is a fresh `roslaunch hybrid_autopilot.launch` (own ROS master port, vehicle
+port and log folder) flying a level dive at constant surge in real time against the simulator, which
+this script runs itself so that it outlives the launch. A pymavlink client connected
+straight to the simulator (it accepts several TCP clients) watches the vehicle's own
+motor outputs (SERVO_OUTPUT_RAW) and armed flag (HEARTBEAT), so the observer does not
+depend on any node being killed. Per node it records: time from the kill until all
+eight motors are at neutral (1500 us), whether control came back (respawn), whether
+the vehicle is still armed at the end, whether the launch ended, what /rosout told
+the operator, and whether every tick log file reads back (brov2_hybrid.logfile.read_log).
+
+Prints a Markdown table (README "Crashes and failures") and exits 1 when a goal is
+missed: motors neutral <= --goal-s after an autopilot node dies (the bridge: within the
+vehicle's RC_OVERRIDE_TIME + --goal-s, nothing else can release an override a killed
+bridge keeps alive), and every log parses.
+
+    scripts/crash_matrix.py                      (all nodes)
+    scripts/crash_matrix.py --nodes control_law logger
+"""
+import argparse
+import glob
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from xmlrpc.client import ServerProxy
+
+os.environ.setdefault("MAVLINK20", "1")   # before pymavlink is imported: the simulator speaks MAVLink 2
+REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+sys.path.insert(0, os.path.join(REPO, "src"))
+
+from brov2_hybrid.errors import Brov2Error  # noqa: E402
+from brov2_hybrid.logfile import read_log  # noqa: E402
+
+NODES = ("control_law", "thruster_allocation", "mavlink_bridge", "csv_reader", "logger", "mission")
+NEUTRAL_US = 1500
+SURGE_CMD = 0.3     # constant surge in the test dive: the motors are never at neutral while controlled
+
+
+def write_dive(path, duration_s=300.0, step_s=0.1):
+    """A level dive at constant surge, so that 'all motors at 1500' can only mean 'not controlled'."""
+    with open(path, "w") as handle:
+        handle.write("time_s,roll_deg,pitch_deg,yaw_deg,surge,sway,heave\n")
+        for k in range(int(duration_s / step_s) + 1):
+            handle.write("%.2f,0,0,0,%g,0,0\n" % (k * step_s, SURGE_CMD))
+
+
+def free_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+def stop(proc, timeout_s=15.0):
+    if proc is None or proc.poll() is not None:
+        return
+    try:
+        os.killpg(proc.pid, signal.SIGINT)
+        proc.wait(timeout_s)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)
+        proc.wait(5.0)
+
+
+class VehicleWatch(object):
+    """SERVO_OUTPUT_RAW and the armed flag of the vehicle, stamped with wall time."""
+
+    def __init__(self, port):
+        from pymavlink import mavutil
+        self.samples = []          # (t_monotonic, [8 pwm])
+        self.armed = None
+        self._stop = False
+        deadline = time.monotonic() + 20.0
+        while True:
+            try:
+                self.link = mavutil.mavlink_connection("tcp:127.0.0.1:%d" % port, source_system=201,
+                                                       autoreconnect=False)
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.2)
+        self._thread = threading.Thread(target=self._run, daemon=True)
+        self._thread.start()
+
+    def _run(self):
+        while not self._stop:
+            try:
+                msg = self.link.recv_match(type=["SERVO_OUTPUT_RAW", "HEARTBEAT"], blocking=True, timeout=0.1)
+            except (OSError, ValueError):
+                return
+            if msg is None:
+                continue
+            if msg.get_type() == "HEARTBEAT" and msg.get_srcSystem() == 1:
+                self.armed = bool(msg.base_mode & 128)
+            elif msg.get_type() == "SERVO_OUTPUT_RAW":
+                self.samples.append((time.monotonic(), [getattr(msg, "servo%d_raw" % i) for i in range(1, 9)]))
+
+    def moving(self):
+        return bool(self.samples) and any(c != NEUTRAL_US for c in self.samples[-1][1])
+
+    def close(self):
+        self._stop = True
+        self._thread.join(2.0)
+        self.link.close()
+
+
+def node_pid(master_uri, name):
+    """The pid of ROS node ``name`` (via the master and the node's own XML-RPC API), or None."""
+    try:
+        code, _, uri = ServerProxy(master_uri).lookupNode("/crash_matrix", "/" + name)
+        if code != 1:
+            return None
+        code, _, pid = ServerProxy(uri).getPid("/crash_matrix")
+        return pid if code == 1 else None
+    except OSError:
+        return None
+
+
+def wait(predicate, timeout_s):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if predicate():
+            return True
+        time.sleep(0.05)
+    return False
+
+
+def rosout_after(ros_log_dir, t_wall):
+    """WARN/ERROR/FATAL lines of rosout.log stamped after ``t_wall``: (level, node, text)."""
+    out = []
+    for path in glob.glob(os.path.join(ros_log_dir, "**", "rosout.log"), recursive=True):
+        with open(path, errors="replace") as handle:
+            for line in handle:
+                parts = line.split(" ", 3)
+                try:
+                    stamp = float(parts[0])
+                except (ValueError, IndexError):
+                    continue
+                if stamp >= t_wall and len(parts) == 4 and parts[1] in ("WARN", "ERROR", "FATAL"):
+                    text = parts[3].split("] ", 2)[-1].strip()
+                    out.append((parts[1], parts[2].lstrip("/"), text))
+    return out
+
+
+def run_case(node, out_dir, observe_s, python):
+    case_dir = os.path.join(out_dir, node)
+    log_dir = os.path.join(case_dir, "logs")
+    ros_log = os.path.join(case_dir, "ros")
+    os.makedirs(log_dir)
+    dive = os.path.join(case_dir, "surge_dive.csv")
+    write_dive(dive)
+    port, master_port = free_port(), free_port()
+    master_uri = "http://127.0.0.1:%d" % master_port
+    env = dict(os.environ, ROS_MASTER_URI=master_uri, ROS_LOG_DIR=ros_log)
+    sim = launch = watch = None
+    result = {"node": node}
+    try:
+        sim = subprocess.Popen([python, "-m", "brov2_hybrid.sim", "--address", "tcp:127.0.0.1:%d" % port],
+                               stdout=open(os.path.join(case_dir, "sim.log"), "wb"), stderr=subprocess.STDOUT,
+                               start_new_session=True, env=env)
+        launch_out = open(os.path.join(case_dir, "roslaunch.log"), "wb")
+        launch = subprocess.Popen(
+            ["roslaunch", "-p", str(master_port), "brov2_hybrid", "hybrid_autopilot.launch", "sim:=false",
+             "fcu_url:=tcp:127.0.0.1:%d" % port, "dive:=%s" % dive, "exit_at_end:=false",
+             "log_dir:=%s" % log_dir, "output:=log"],
+            stdout=launch_out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
+        watch = VehicleWatch(port)
+        if not wait(lambda: watch.armed and watch.moving(), 90.0):
+            raise RuntimeError("%s: the vehicle never armed and moved (see %s)" % (node, case_dir))
+        time.sleep(2.0)                                    # mid-dive
+        pid = node_pid(master_uri, node)
+        if pid is None:
+            raise RuntimeError("%s: no such node in the launch" % node)
+        if not watch.moving():
+            raise RuntimeError("%s: motors at neutral before the kill (see %s)" % (node, case_dir))
+        t_wall, t0 = time.time(), time.monotonic()
+        os.kill(pid, signal.SIGKILL)
+        time.sleep(observe_s)
+        after = [(t - t0, pwm) for t, pwm in list(watch.samples) if t >= t0]
+        neutral = [t for t, pwm in after if all(c == NEUTRAL_US for c in pwm)]
+        result["neutral_s"] = neutral[0] if neutral else None
+        result["moving_at_end"] = bool(after) and any(c != NEUTRAL_US for c in after[-1][1])
+        result["armed"] = watch.armed
+        new_pid = node_pid(master_uri, node)
+        result["launch_ended"] = launch.poll() is not None
+        result["respawned"] = new_pid is not None and new_pid != pid
+        result["told"] = rosout_after(ros_log, t_wall)
+        with open(os.path.join(case_dir, "roslaunch.log"), errors="replace") as handle:
+            result["roslaunch"] = [ln.strip() for ln in handle if "has died" in ln or "respawning" in ln
+                                   or "REQUIRED" in ln]
+    finally:
+        if watch is not None:
+            watch.close()
+        stop(launch)
+        stop(sim)
+    files = sorted(glob.glob(os.path.join(log_dir, "*.csv")))
+    times, problems = [], []
+    for path in files:
+        try:
+            times.extend(read_log(path)["time_s"])
+        except Brov2Error as exc:
+            problems.append(str(exc))
+    times.sort()          # across files: a respawned logger's gap counts too
+    rows = len(times)
+    gap = max((b - a for a, b in zip(times[:-1], times[1:])), default=0.0)
+    result.update(log_files=len(files), log_rows=rows, log_gap_s=float(gap), log_problems=problems)
+    return result
+
+
+def goal(result, goal_s, override_time_s):
+    """(met, the goal in words)."""
+    if result["log_problems"] or result["log_files"] == 0:
+        return False, "every log parses"
+    if result["node"] == "logger":
+        return not (result["neutral_s"] is not None and result["neutral_s"] < 1.0 and not result["moving_at_end"]), \
+            "the dive goes on"
+    limit = goal_s + (override_time_s if result["node"] == "mavlink_bridge" else 0.0)
+    if result["neutral_s"] is None:
+        # respawned before the downstream timeouts (<= 1 s) let the held command lapse
+        return result["respawned"] and result["moving_at_end"], "neutral <= %.1f s or control back first" % limit
+    return result["neutral_s"] <= limit, "neutral <= %.1f s" % limit
+
+
+def table(results, goal_s, override_time_s):
+    lines = ["| node killed (SIGKILL) | motors neutral after | control back | armed after | launch | "
+             "operator told | log files / rows / largest gap | goal |",
+             "|---|---|---|---|---|---|---|---|"]
+    missed = 0
+    for r in results:
+        met, what = goal(r, goal_s, override_time_s)
+        missed += not met
+        first = {}
+        for lv, n, t in r["told"]:
+            first.setdefault(n, "%s %s: %s" % (lv, n, t[:80]))
+        told = "; ".join(list(first.values())[:2]) or "no /rosout warning"
+        launch_said = " ".join(r["roslaunch"])
+        if "REQUIRED" in launch_said:
+            told = "console: REQUIRED process died, shutdown; " + told
+        elif "has died" in launch_said:
+            told = "console: process has died (exit -9), respawning; " + told
+        lines.append("| %s | %s | %s | %s | %s | %s | %d / %d / %.2f s%s | %s %s |" % (
+            r["node"], "%.2f s" % r["neutral_s"] if r["neutral_s"] is not None else "never",
+            "yes" if r["moving_at_end"] else "no", {True: "yes", False: "no", None: "?"}[r["armed"]],
+            "ended" if r["launch_ended"] else ("respawned it" if r["respawned"] else "runs on without it"),
+            told.replace("|", "/"), r["log_files"], r["log_rows"], r["log_gap_s"],
+            " PARSE ERROR" if r["log_problems"] else "", "met" if met else "MISSED", what))
+    return "\n".join(lines), missed
+
+
+def main(argv=None):
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--nodes", nargs="+", choices=NODES, default=list(NODES))
+    parser.add_argument("--observe-s", type=float, default=6.0, help="watch the vehicle this long after the kill")
+    parser.add_argument("--goal-s", type=float, default=1.0, help="motors neutral within this after a kill")
+    parser.add_argument("--rc-override-time-s", type=float, default=3.0,
+                        help="the simulator's RC_OVERRIDE_TIME (params/simulator.yaml)")
+    parser.add_argument("--out", default=None, help="folder for the runs' logs (default: a new temp folder)")
+    args = parser.parse_args(argv)
+    import tempfile
+    out = args.out or tempfile.mkdtemp(prefix="brov2_crash_matrix_")
+    os.makedirs(out, exist_ok=True)
+    results = []
+    for node in args.nodes:
+        t = time.monotonic()
+        results.append(run_case(node, out, args.observe_s, sys.executable))
+        print("%s: done in %.0f s" % (node, time.monotonic() - t), file=sys.stderr, flush=True)
+    text, missed = table(results, args.goal_s, args.rc_override_time_s)
+    print(text)
+    print("\n%d of %d goals missed; runs in %s" % (missed, len(results), out))
+    return 1 if missed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
