@@ -10,6 +10,8 @@ depend on any node being killed. Per node it records: time from the kill until a
 eight motors are at neutral (1500 us), whether control came back (respawn), whether
 the vehicle is still armed at the end, whether the launch ended, what /rosout told
 the operator, and whether every tick log file reads back (brov2_hybrid.logfile.read_log).
+Before control_law is killed, omega_d is retuned with dynparam: the respawned node must
+fly with the retuned value (dynamic_reconfigure keeps it on the parameter server).
 
 Prints a Markdown table (README "Crashes and failures") and exits 1 when a goal is
 missed: motors neutral <= --goal-s after an autopilot node dies (the bridge: within the
@@ -39,6 +41,7 @@ from brov2_hybrid.logfile import read_log  # noqa: E402
 
 NODES = ("control_law", "thruster_allocation", "mavlink_bridge", "csv_reader", "logger", "mission")
 NEUTRAL_US = 1500
+RETUNED_OMEGA_D = 4.0   # rad/s, set with dynparam before control_law is killed; the respawn must keep it
 SURGE_CMD = 0.3     # constant surge in the test dive: the motors are never at neutral while controlled
 
 
@@ -179,6 +182,9 @@ def run_case(node, out_dir, observe_s, python):
             raise RuntimeError("%s: no such node in the launch" % node)
         if not watch.moving():
             raise RuntimeError("%s: motors at neutral before the kill (see %s)" % (node, case_dir))
+        if node == "control_law":   # state to recover: omega_d retuned live before the kill
+            subprocess.run(["rosrun", "dynamic_reconfigure", "dynparam", "set", "/control_law", "omega_d_rad_s",
+                            str(RETUNED_OMEGA_D)], env=env, check=True, stdout=subprocess.DEVNULL, timeout=30)
         t_wall, t0 = time.time(), time.monotonic()
         os.kill(pid, signal.SIGKILL)
         time.sleep(observe_s)
@@ -200,16 +206,19 @@ def run_case(node, out_dir, observe_s, python):
         stop(launch)
         stop(sim)
     files = sorted(glob.glob(os.path.join(log_dir, "*.csv")))
-    times, problems = [], []
+    times, problems, omega_d = [], [], None
     for path in files:
         try:
-            times.extend(read_log(path)["time_s"])
+            log = read_log(path)
+            times.extend(log["time_s"])
+            omega_d = float(log["omega_d_rad_s"][-1]) if len(log["time_s"]) else omega_d
         except Brov2Error as exc:
             problems.append(str(exc))
     times.sort()          # across files: a respawned logger's gap counts too
     rows = len(times)
     gap = max((b - a for a, b in zip(times[:-1], times[1:])), default=0.0)
-    result.update(log_files=len(files), log_rows=rows, log_gap_s=float(gap), log_problems=problems)
+    result.update(log_files=len(files), log_rows=rows, log_gap_s=float(gap), log_problems=problems,
+                  omega_d_at_end=omega_d)
     return result
 
 
@@ -217,6 +226,8 @@ def goal(result, goal_s, override_time_s):
     """(met, the goal in words)."""
     if result["log_problems"] or result["log_files"] == 0:
         return False, "every log parses"
+    if result["node"] == "control_law" and result["omega_d_at_end"] != RETUNED_OMEGA_D:
+        return False, "retuned omega_d %g kept (got %s)" % (RETUNED_OMEGA_D, result["omega_d_at_end"])
     if result["node"] == "logger":
         return not (result["neutral_s"] is not None and result["neutral_s"] < 1.0 and not result["moving_at_end"]), \
             "the dive goes on"
@@ -245,7 +256,8 @@ def table(results, goal_s, override_time_s):
         elif "has died" in launch_said:
             told = "console: process has died (exit -9), respawning; " + told
         lines.append("| %s | %s | %s | %s | %s | %s | %d / %d / %.2f s%s | %s %s |" % (
-            r["node"], "%.2f s" % r["neutral_s"] if r["neutral_s"] is not None else "never",
+            r["node"] + (" (omega_d retuned to %g first; %g after)" % (RETUNED_OMEGA_D, r["omega_d_at_end"])
+                         if r["node"] == "control_law" else ""), "%.2f s" % r["neutral_s"] if r["neutral_s"] is not None else "never",
             "yes" if r["moving_at_end"] else "no", {True: "yes", False: "no", None: "?"}[r["armed"]],
             "ended" if r["launch_ended"] else ("respawned it" if r["respawned"] else "runs on without it"),
             told.replace("|", "/"), r["log_files"], r["log_rows"], r["log_gap_s"],
