@@ -68,7 +68,8 @@ class Collector(object):
 def start_nodes(trigger):
     procs = [subprocess.Popen(["rosrun", "brov2_hybrid", "control_law", "_trigger:=%s" % trigger],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True),
-             subprocess.Popen(["rosrun", "brov2_hybrid", "thruster_allocation"],
+             # firmware told (no mission here to detect it; `auto` would send its probe forever)
+             subprocess.Popen(["rosrun", "brov2_hybrid", "thruster_allocation", "_firmware:=quantitative"],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True)]
     return procs
 

@@ -44,27 +44,35 @@ def free_port():
     return port
 
 
-def node_pids(session_id):
+def node_pids(launch_pid):
     """{node name: pid} of the nodes started by our roslaunch, from their ``__name:=`` argument.
 
-    Only processes of the launch's session count: other runs of the same nodes on this
-    machine (a test suite, another launch) are left out.
+    Only descendants of the launch count (roslaunch puts each node in a session of its
+    own, so the session id does not tell): other runs of the same nodes on this machine
+    (a test suite, another launch) are left out.
     """
-    found = {}
+    parent, cmdlines = {}, {}
     for proc in glob.glob("/proc/[0-9]*"):
         try:
+            pid = int(os.path.basename(proc))
             with open(os.path.join(proc, "stat")) as f:
-                if int(f.read().rsplit(")", 1)[1].split()[3]) != session_id:   # field 6: session
-                    continue
+                parent[pid] = int(f.read().rsplit(")", 1)[1].split()[1])   # field 4: ppid
             with open(os.path.join(proc, "cmdline"), "rb") as f:
-                args = f.read().split(b"\0")
+                cmdlines[pid] = f.read().split(b"\0")
         except (OSError, ValueError, IndexError):
+            continue
+    found = {}
+    for pid, args in cmdlines.items():
+        ancestor, hops = parent.get(pid), 0
+        while ancestor not in (None, 0, 1, launch_pid) and hops < 8:
+            ancestor, hops = parent.get(ancestor), hops + 1
+        if ancestor != launch_pid:
             continue
         for a in args:
             if a.startswith(b"__name:="):
                 name = a[len(b"__name:="):].decode("ascii", "replace")
                 if name in NODES:
-                    found[name] = int(os.path.basename(proc))
+                    found[name] = pid
     return found
 
 
