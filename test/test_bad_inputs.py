@@ -210,8 +210,8 @@ def test_samples_use_the_same_validation_as_csv():
 def test_default_limit_is_flown_without_reaching_gimbal_lock():
     # Cross-check of the default against the closed loop (in-process, default omega_d):
     # a step to +-limit must be tracked without the control law refusing (gimbal lock)
-    # and with the peak pitch at least 5 deg clear of 90 (the loop's pitch settles
-    # beyond the desired one; params/autopilot.yaml notes the figures).
+    # and with the peak pitch at least 5 deg clear of 90 (a sparse step overshoots;
+    # params/autopilot.yaml notes the figures), settling on the target.
     from brov2_hybrid.analysis.closed_loop import ClosedLoop
     from brov2_hybrid.dive_csv import Dive
     loop = ClosedLoop()
@@ -223,4 +223,4 @@ def test_default_limit_is_flown_without_reaching_gimbal_lock():
         pitch_deg = np.degrees(loop.run(dive, duration_s=12.0).log["pitch_rad"])
         assert np.all(np.isfinite(pitch_deg))
         assert np.max(np.abs(pitch_deg)) < 85.0, np.max(np.abs(pitch_deg))
-        assert sign * pitch_deg[-1] > 0.9 * limit          # it did get there
+        assert sign * pitch_deg[-1] == pytest.approx(limit, abs=0.5)   # it got there and stays

@@ -147,6 +147,30 @@ def test_rate_estimator_no_lookahead_and_repeats():
     assert np.all(est.rate() == 0)
 
 
+def test_rate_estimator_drops_a_held_setpoint():
+    """A sparse step (0 at 0 s, 0.5 rad at 1 s, then nothing): the estimate is the 1 s ramp
+    while the hold is shorter than that window, zero once the setpoint has been held longer."""
+    est = DesiredRateEstimator(window=5)
+    est.update(0.0, [0, 0.0, 0])
+    est.update(1.0, [0, 0.5, 0])
+    np.testing.assert_allclose(est.rate(), [0, 0.5, 0])          # no tick time: the old estimate
+    np.testing.assert_allclose(est.rate(1.9), [0, 0.5, 0])
+    np.testing.assert_allclose(est.rate(2.1), [0, 0, 0])
+    # dense samples keep their estimate between ticks
+    est = DesiredRateEstimator(window=4)
+    for k in range(10):
+        est.update(0.05 * k, [0, 0, 0.1 * 0.05 * k])
+    np.testing.assert_allclose(est.rate(0.45 + 0.02), [0, 0, 0.1])
+
+
+def test_held_setpoint_settles_on_target(controller):
+    """At rest on the desired attitude long after the last sample, only the feed-forward acts."""
+    controller.update_desired(0.0, [0.0, 0.0, 0.0])
+    controller.update_desired(1.0, [0.0, 0.5, 0.0])
+    out = controller.compute([0, 0.5, 0], [0, 0, 0], [0, 0.5, 0], [0, 0, 0], t_s=20.0)
+    np.testing.assert_allclose(out.tau_body_frd[3:], controller.feedforward_moment([0, 0.5, 0]), atol=1e-12)
+
+
 @pytest.mark.parametrize("arg", ["eta2d", "eta2", "nu2"])
 def test_rejects_nan(controller, arg):
     kwargs = dict(eta2d=[0, 0, 0], u_linear=[0, 0, 0], eta2=[0, 0, 0], nu2=[0, 0, 0])

@@ -146,11 +146,22 @@ class DesiredRateEstimator(object):
         self._values.append(eta2d)
         self._trim()
 
-    def rate(self):
-        """Estimated desired rates (3,) [rad/s]; zeros until two samples exist."""
+    def rate(self, now_s=None):
+        """Estimated desired rates (3,) [rad/s]; zeros until two samples exist.
+
+        ``now_s`` [s], the time of the tick asking: once the last sample has been held
+        longer than the window it was estimated over (now_s - t_last > t_last - t_first),
+        the pilot is holding the setpoint and the rate is zero. Without it the last
+        estimate would stand for as long as no sample comes: a dive CSV with sparse rows
+        (a step written as three rows) would leave the rate of its last jump in the
+        derivative term for good and push the vehicle past the target.
+        """
         if not self._diffs:
             return np.zeros(3)
-        return sum(self._diffs) / (self._times[-1] - self._times[0])
+        span = self._times[-1] - self._times[0]
+        if now_s is not None and now_s - self._times[-1] > span:
+            return np.zeros(3)
+        return sum(self._diffs) / span
 
 
 class IntegralAction(object):
@@ -399,7 +410,7 @@ class HybridController(object):
             raise Brov2Error("u_linear: expected values in [-1, 1], got %s" % u_lin.tolist())
         eta2 = as_vector(eta2, 3, "eta2")
         nu2 = as_vector(nu2, 3, "nu2")
-        rate_d = self.rate_estimator.rate() if eta2d_dot is None else as_vector(eta2d_dot, 3, "eta2d_dot")
+        rate_d = self.rate_estimator.rate(t_s) if eta2d_dot is None else as_vector(eta2d_dot, 3, "eta2d_dot")
         g = self.gains
         tau = np.empty(6)
         tau[:3] = self.linear_scale * u_lin * self.tau_max[:3]
