@@ -93,13 +93,15 @@ class StepJob:
     step_time_s: float
     duration_s: float
     band: float
+    controller_options: tuple = ()   # (name, value) pairs for HybridController.configure
 
 
 def run_step_job(job):
     """Yaw step at one omega_d: settling time, overshoot, undershoot, rise time, the curve."""
     loop = _closed_loop(job.loop)
     dive = step_dive(job.step_rad, job.step_time_s, job.duration_s, job.loop.desired_rate_hz)
-    res = loop.run(dive, job.duration_s, omega_d_rad_s=job.omega_d_rad_s, kappa=job.kappa)
+    res = loop.run(dive, job.duration_s, omega_d_rad_s=job.omega_d_rad_s, kappa=job.kappa,
+                   controller_options=dict(job.controller_options))
     t, yaw = res.t_s, res.log["yaw_rad"]
     return {
         "omega_d": job.omega_d_rad_s, "kappa": job.kappa,

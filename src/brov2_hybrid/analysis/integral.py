@@ -25,8 +25,7 @@ from brov2_hybrid.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.params import load_yaml
 from brov2_hybrid.kinematics import wrap_angle
-from brov2_hybrid.analysis import lti, metrics
-from brov2_hybrid.analysis.closed_loop import step_dive
+from brov2_hybrid.analysis import lti
 
 AXES = ("roll", "pitch", "yaw")
 LINEAR = ("surge", "sway", "heave")
@@ -154,31 +153,6 @@ def run_plateau_job(job):
             "sim_s": res.duration_s, "wall_s": res.wall_s}
 
 
-@dataclass(frozen=True)
-class StepIJob:
-    loop: object
-    omega_d_rad_s: float
-    integral: bool
-    ratio: float
-    step_rad: float
-    step_time_s: float
-    duration_s: float
-    band: float
-
-
-def run_step_i_job(job):
-    from brov2_hybrid.analysis.experiments import _closed_loop
-    loop = _closed_loop(job.loop)
-    dive = step_dive(job.step_rad, job.step_time_s, job.duration_s, job.loop.desired_rate_hz)
-    res = loop.run(dive, job.duration_s, omega_d_rad_s=job.omega_d_rad_s,
-                   controller_options={"integral_enabled": job.integral, "integral_ratio": job.ratio})
-    t, yaw = res.t_s, res.log["yaw_rad"]
-    return {"omega_d": job.omega_d_rad_s, "integral": job.integral,
-            "settling_s": metrics.settling_time(t, yaw, job.step_rad, job.step_time_s, band=job.band),
-            "overshoot_pct": metrics.overshoot(t, yaw, job.step_rad, job.step_time_s),
-            "sim_s": res.duration_s, "wall_s": res.wall_s}
-
-
 def integral_experiment(ctx, omegas=None, settings=None):
     """PD vs PD+I: LTI table, plateau-dive steady errors and yaw steps; CSVs + a plot."""
     from brov2_hybrid.analysis.experiments import write_csv
@@ -198,10 +172,14 @@ def integral_experiment(ctx, omegas=None, settings=None):
     jobs = [PlateauJob(ctx.loop, w, integ, s.ratio, s.attitude_rad, s.plateau_s, s.desired_rate_hz,
                        s.measure_fraction) for w in omegas for integ in (False, True)]
     st = ctx.settings.step
-    jobs_step = [StepIJob(ctx.loop, w, integ, s.ratio, st.step_rad, st.step_time_s, st.duration_s, st.settle_band)
+    from brov2_hybrid.analysis.experiments import StepJob, run_step_job
+    jobs_step = [StepJob(ctx.loop, w, None, st.step_rad, st.step_time_s, st.duration_s, st.settle_band,
+                         (("integral_enabled", integ), ("integral_ratio", s.ratio)))
                  for w in step_ws for integ in (False, True)]
     plate = ctx.runner.map(run_plateau_job, jobs, "integral plateaus")
-    steps = ctx.runner.map(run_step_i_job, jobs_step, "integral steps")
+    steps = ctx.runner.map(run_step_job, jobs_step, "integral steps")
+    for job, r in zip(jobs_step, steps):
+        r["integral"] = dict(job.controller_options)["integral_enabled"]
     rows = []
     for r in plate:
         for p in r["plateaus"]:
