@@ -12,6 +12,19 @@ import math
 
 import numpy as np
 
+from brov2_hybrid.ardusub import (
+    CHAN_NOCHANGE,
+    CHAN_RELEASE,
+    MODE_FLAG_CUSTOM_MODE_ENABLED,
+    MODE_FLAG_GUIDED_ENABLED,
+    MODE_FLAG_MANUAL_INPUT_ENABLED,
+    MODE_FLAG_SAFETY_ARMED,
+    MODE_NAMES,
+    MODES,
+    N_OVERRIDE_CHANNELS,
+    N_RELEASABLE_CHANNELS,
+    stream_group_of,
+)
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.kinematics import (
     quaternion_from_euler,
@@ -19,20 +32,6 @@ from brov2_hybrid.kinematics import (
     vector_frd_to_flu,
 )
 
-# ArduSub custom modes (HEARTBEAT.custom_mode) and MAV_MODE_FLAG bits.
-ARDUSUB_MODES = {
-    "STABILIZE": 0, "ACRO": 1, "ALT_HOLD": 2, "AUTO": 3, "GUIDED": 4, "CIRCLE": 7,
-    "SURFACE": 9, "POSHOLD": 16, "MANUAL": 19, "MOTOR_DETECT": 20,
-}
-MODE_FLAG_CUSTOM_MODE_ENABLED = 1
-MODE_FLAG_GUIDED_ENABLED = 8
-MODE_FLAG_MANUAL_INPUT_ENABLED = 64
-MODE_FLAG_SAFETY_ARMED = 128
-
-# OverrideRCIn / RC_CHANNELS_OVERRIDE special values (channels 1-8).
-CHAN_RELEASE = 0
-CHAN_NOCHANGE = 65535
-N_OVERRIDE_CHANNELS = 18
 
 
 def imu_from_euler(roll, pitch, yaw, p, q, r):
@@ -68,10 +67,7 @@ def depth_from_vfr_hud(alt_m):
 
 def mode_name(custom_mode):
     """ArduSub custom mode number -> name (``MODE(<n>)`` when unknown)."""
-    for name, number in ARDUSUB_MODES.items():
-        if number == custom_mode:
-            return name
-    return "MODE(%d)" % custom_mode
+    return MODE_NAMES.get(custom_mode, "MODE(%d)" % custom_mode)
 
 
 def parse_mode(base_mode, custom_mode):
@@ -85,13 +81,13 @@ def parse_mode(base_mode, custom_mode):
         if not base_mode:
             raise Brov2Error("set_mode: expected a custom_mode name (e.g. MANUAL) or a base_mode")
         return int(base_mode), 0
-    if text in ARDUSUB_MODES:
-        number = ARDUSUB_MODES[text]
+    if text in MODES:
+        number = MODES[text]
     elif text.isdigit():
         number = int(text)
     else:
         raise Brov2Error("set_mode: unknown ArduSub mode %r; expected one of %s"
-                         % (custom_mode, sorted(ARDUSUB_MODES)))
+                         % (custom_mode, sorted(MODES)))
     return int(base_mode) | MODE_FLAG_CUSTOM_MODE_ENABLED, number
 
 
@@ -113,14 +109,14 @@ def override_fields(channels):
     values = [int(c) for c in channels]
     if len(values) != N_OVERRIDE_CHANNELS:
         raise Brov2Error("override: expected %d channels, got %d" % (N_OVERRIDE_CHANNELS, len(values)))
-    if any(v < 0 or v > 65535 for v in values):
-        raise Brov2Error("override: channel values must be 0..65535, got %s" % values)
+    if any(v < CHAN_RELEASE or v > CHAN_NOCHANGE for v in values):
+        raise Brov2Error("override: channel values must be %d..%d, got %s" % (CHAN_RELEASE, CHAN_NOCHANGE, values))
     return values
 
 
 def release_of(channels):
     """The override that releases exactly the channels ``channels`` took (others no change)."""
-    return [CHAN_RELEASE if 0 < c < CHAN_NOCHANGE and k < 8 else CHAN_NOCHANGE
+    return [CHAN_RELEASE if CHAN_RELEASE < c < CHAN_NOCHANGE and k < N_RELEASABLE_CHANNELS else CHAN_NOCHANGE
             for k, c in enumerate(channels)]
 
 
@@ -288,6 +284,20 @@ def stream_requests(attitude_msg, attitude_rate_hz, servo_rate_hz, depth_rate_hz
             ("SERVO_OUTPUT_RAW", float(servo_rate_hz)),
             ("VFR_HUD", float(depth_rate_hz)),
             ("SYSTEM_TIME", float(time_rate_hz))]
+
+
+def data_stream_requests(streams):
+    """REQUEST_DATA_STREAM fallback for :func:`stream_requests`' (message, rate Hz) pairs.
+
+    Returns (group, rate Hz) pairs, one per ArduSub stream group (``MAV_DATA_STREAM_<group>``,
+    :data:`brov2_hybrid.ardusub.STREAM_GROUPS`) in first-seen order, each at the highest
+    rate asked of its messages. A message in no group raises KeyError.
+    """
+    rates = {}
+    for name, rate in streams:
+        group = stream_group_of(name)
+        rates[group] = max(rates.get(group, 0.0), float(rate))
+    return list(rates.items())
 
 
 def interval_us(rate_hz):

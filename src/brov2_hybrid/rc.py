@@ -15,6 +15,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid import paths
+from brov2_hybrid.ardusub import CHAN_NOCHANGE, CHAN_RELEASE, PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import ParameterError, as_vector
 from brov2_hybrid.params import DEFAULT_THRUSTER_FILE, _Section, load_yaml
 
@@ -25,8 +26,8 @@ class RCMap:
 
     channels: tuple          # (6,) channel numbers for surge, sway, heave, roll, pitch, yaw
     signs: np.ndarray        # (6,) +1 or -1
-    neutral_us: float = 1500.0
-    half_range_us: float = 400.0
+    neutral_us: float = PWM_NEUTRAL_US
+    half_range_us: float = PWM_HALF_RANGE_US
 
     def pwm_from_u(self, u):
         """u (6,) in [-1, 1] -> {channel: PWM us (int)} for the six channels."""
@@ -51,7 +52,7 @@ class RCMap:
         u = np.zeros(6)
         for k, ch in enumerate(self.channels):
             pwm = get(ch, 0)
-            if pwm in (0, 65535, None):
+            if pwm in (CHAN_RELEASE, CHAN_NOCHANGE, None):
                 continue
             u[k] = self.signs[k] * (float(pwm) - self.neutral_us) / self.half_range_us
         return np.clip(u, -1.0, 1.0)

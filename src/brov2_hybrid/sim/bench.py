@@ -11,6 +11,7 @@ import time
 
 import numpy as np
 
+from brov2_hybrid.ardusub import CHAN_NOCHANGE, PWM_NEUTRAL_US
 from brov2_hybrid.model import load_setup
 from brov2_hybrid.vehicle_model import SimOptions, VehicleModel
 
@@ -71,7 +72,9 @@ def simulator_loop_cost(setup, sim_seconds=10.0):
     try:
         sim.firmware.set_armed(0.0, True)
         sim.firmware.params.set("FS_PILOT_INPUT", 0)
-        sim.firmware.handle_rc_override(0.0, sim.firmware.sysid_mygcs, [1500, 1500, 1500, 1600] + [65535] * 4)
+        neutral = int(PWM_NEUTRAL_US)
+        sim.firmware.handle_rc_override(0.0, sim.firmware.sysid_mygcs,
+                                        [neutral, neutral, neutral, neutral + 100] + [CHAN_NOCHANGE] * 4)
         start = time.perf_counter()
         sim.advance_to(sim.t_s + sim_seconds)
         return (time.perf_counter() - start) / sim_seconds

@@ -39,23 +39,25 @@ import logging
 import math
 from dataclasses import dataclass
 
+from brov2_hybrid.ardusub import (
+    CHAN_NOCHANGE,
+    CHAN_RELEASE,
+    MANUAL,
+    MODE_NAMES,
+    N_OVERRIDE_CHANNELS,
+    N_RELEASABLE_CHANNELS,
+    PWM_NEUTRAL_US,
+)
 from brov2_hybrid.delay import DelayLine
 from brov2_hybrid.mixers import motor_pwm_from_rc
 from brov2_hybrid.rc import load_rc_map
 
 LOG = logging.getLogger(__name__)
 
-#: ArduSub custom modes (control_mode_t).
-MODES = {"STABILIZE": 0, "ACRO": 1, "ALT_HOLD": 2, "AUTO": 3, "GUIDED": 4, "CIRCLE": 7,
-         "SURFACE": 9, "POSHOLD": 16, "MANUAL": 19, "MOTOR_DETECT": 20, "SURFTRAK": 21}
-MODE_NAMES = {number: name for name, number in MODES.items()}
-MANUAL = MODES["MANUAL"]
 SUPPORTED_MODES = (MANUAL,)
 
-N_RC_CHANNELS = 18
+N_RC_CHANNELS = N_OVERRIDE_CHANNELS
 N_MOTORS = 8
-CHAN_RELEASE = 0
-CHAN_NOCHANGE = 65535
 
 MIXER_KINDS = ("quantitative", "stock")  # MOT_MIXER 0, 1
 
@@ -64,7 +66,7 @@ MIXER_KINDS = ("quantitative", "stock")  # MOT_MIXER 0, 1
 JS_RPY_SCALE_PER_GAIN = 0.4        # rpyScale = 0.4 * gain
 JS_THROTTLE_SCALE_PER_GAIN = 0.8   # throttleScale = 0.8 * gain * JS_THR_GAIN
 JS_Z_NEUTRAL = 500
-JS_CENTER_US = 1500
+JS_CENTER_US = int(PWM_NEUTRAL_US)
 JS_LIMITS_US = (1100, 1900)        # constrain_int16(..., 1100, 1900)
 JS_GAIN_LIMITS = (0.1, 1.0)        # Sub::init_joystick: constrain_float(gain, 0.1, 1.0)
 JS_LIGHTS_US = 1100                # lights1/2 start at RC9/RC10 MIN
@@ -266,7 +268,7 @@ class Firmware(object):
             value = int(value)
             if value == CHAN_NOCHANGE:
                 continue
-            if i >= 8 and value == CHAN_RELEASE:
+            if i >= N_RELEASABLE_CHANNELS and value == CHAN_RELEASE:
                 continue  # channels 9-18: 0 also means "no change"
             updates[i] = value
         self._set_overrides(t_s, updates)

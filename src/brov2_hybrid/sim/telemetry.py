@@ -17,8 +17,9 @@ import math
 import numpy as np
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
+from brov2_hybrid import ardusub
+from brov2_hybrid.ardusub import MANUAL
 from brov2_hybrid.kinematics import J1, quaternion_from_euler, wrap_angle
-from brov2_hybrid.sim.firmware import MANUAL
 
 #: Messages the simulator can send, by name.
 MESSAGE_NAMES = ("HEARTBEAT", "ATTITUDE", "ATTITUDE_QUATERNION", "RAW_IMU", "SCALED_IMU2",
@@ -28,16 +29,8 @@ MESSAGE_IDS = {name: getattr(mavlink, "MAVLINK_MSG_ID_" + name) for name in MESS
 MESSAGE_BY_ID = {number: name for name, number in MESSAGE_IDS.items()}
 HEARTBEAT_INTERVAL_S = 1.0
 
-#: REQUEST_DATA_STREAM groups (ArduPilot's GCS_MAVLINK stream assignment).
-STREAM_GROUPS = {
-    mavlink.MAV_DATA_STREAM_RAW_SENSORS: ("RAW_IMU", "SCALED_IMU2", "SCALED_PRESSURE2"),
-    mavlink.MAV_DATA_STREAM_EXTENDED_STATUS: ("SYS_STATUS",),
-    mavlink.MAV_DATA_STREAM_RC_CHANNELS: ("SERVO_OUTPUT_RAW", "RC_CHANNELS"),
-    mavlink.MAV_DATA_STREAM_POSITION: ("GLOBAL_POSITION_INT",),
-    mavlink.MAV_DATA_STREAM_EXTRA1: ("ATTITUDE", "ATTITUDE_QUATERNION", "SIM_STATE"),
-    mavlink.MAV_DATA_STREAM_EXTRA2: ("VFR_HUD",),
-    mavlink.MAV_DATA_STREAM_EXTRA3: ("SYSTEM_TIME",),
-}
+#: REQUEST_DATA_STREAM groups by MAV_DATA_STREAM number (brov2_hybrid.ardusub.STREAM_GROUPS).
+STREAM_GROUPS = {getattr(mavlink, "MAV_DATA_STREAM_" + group): names for group, names in ardusub.STREAM_GROUPS.items()}
 
 EARTH_RADIUS_M = 6378137.0  # WGS-84 equatorial radius, flat-earth position offsets
 _SENSORS = (mavlink.MAV_SYS_STATUS_SENSOR_3D_GYRO | mavlink.MAV_SYS_STATUS_SENSOR_3D_ACCEL
@@ -119,7 +112,8 @@ class Sample(object):
 
 
 def _u16(value):
-    return int(min(65535, max(0, round(value))))
+    """Round and clamp to a MAVLink uint16 field (0..65535; the field's range, not CHAN_NOCHANGE)."""
+    return int(min(0xFFFF, max(0, round(value))))
 
 
 def _i16(value):
