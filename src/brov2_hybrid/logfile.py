@@ -17,17 +17,25 @@ import numpy as np
 
 from brov2_hybrid.errors import Brov2Error, InputDataError, open_csv
 
+ANGULAR_AXES = ("roll", "pitch", "yaw")
+DOFS = ("surge", "sway", "heave", "roll", "pitch", "yaw")
+# Column groups, each in the order of its AutopilotStatus field (see status_row).
+DESIRED_COLUMNS = tuple("%s_d_rad" % a for a in ANGULAR_AXES)
+ATTITUDE_COLUMNS = tuple("%s_rad" % a for a in ANGULAR_AXES)
+RATE_COLUMNS = ("p_rad_s", "q_rad_s", "r_rad_s")
+LINEAR_CMD_COLUMNS = ("surge_cmd", "sway_cmd", "heave_cmd")
+TAU_COLUMNS = ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")
+U_COLUMNS = tuple("u_%s" % d for d in DOFS)
+#: RC override channels 1-6 (surge..yaw on ArduSub's default RCn_OPTION map) as last sent.
+RC_COLUMNS = tuple("rc%d_us" % i for i in range(1, 7))
+#: The vehicle's motor outputs 1-8 as SERVO_OUTPUT_RAW / RCOut report them (a MAVLink
+#: message of 8 outputs, whatever the vehicle's thruster count; unused outputs read 0).
+PWM_COLUMNS = tuple("pwm%d_us" % i for i in range(1, 9))
+
 LOG_COLUMNS = (
-    ["time_s"]
-    + ["%s_d_rad" % a for a in ("roll", "pitch", "yaw")]
-    + ["%s_rad" % a for a in ("roll", "pitch", "yaw")]
-    + ["p_rad_s", "q_rad_s", "r_rad_s"]
-    + ["surge_cmd", "sway_cmd", "heave_cmd"]
-    + ["tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm"]
-    + ["u_%s" % d for d in ("surge", "sway", "heave", "roll", "pitch", "yaw")]
-    + ["rc%d_us" % i for i in range(1, 7)]
-    + ["pwm%d_us" % i for i in range(1, 9)]
-    + ["omega_d_rad_s", "depth_m", "pilot_axes", "mode"]
+    ["time_s"] + list(DESIRED_COLUMNS) + list(ATTITUDE_COLUMNS) + list(RATE_COLUMNS)
+    + list(LINEAR_CMD_COLUMNS) + list(TAU_COLUMNS) + list(U_COLUMNS) + list(RC_COLUMNS)
+    + list(PWM_COLUMNS) + ["omega_d_rad_s", "depth_m", "pilot_axes", "mode"]
 )
 # pilot_axes: the angular axes in pilot hands (pilot takeover, open loop) as a bit mask,
 # 1 roll + 2 pitch + 4 yaw (0: all with the autopilot).
@@ -140,6 +148,57 @@ def _fmt(value):
     if isinstance(value, str):
         return value
     return repr(float(value))
+
+
+def status_row(status, override_us, motor_pwm_us, depth_m):
+    """One log row from a control tick's status and what the logger heard beside it.
+
+    ``status`` has the fields of ``brov2_hybrid/AutopilotStatus`` (the ROS message, or
+    any object with those attributes); ``override_us`` are the RC override channels as
+    last sent (from channel 1), ``motor_pwm_us`` the vehicle's motor outputs (from
+    output 1), ``depth_m`` [m, positive down]. Unknown values are NaN (a row filled in
+    after a logger restart: only the tick's own status survived).
+    """
+    row = {"time_s": status.header.stamp.to_sec(), "omega_d_rad_s": status.omega_d_rad_s,
+           "mode": status.mode, "depth_m": depth_m,
+           "pilot_axes": sum(1 << k for k, b in enumerate(status.pilot_axes) if b)}
+    for columns, values in ((DESIRED_COLUMNS, status.desired_rad), (ATTITUDE_COLUMNS, status.attitude_rad),
+                            (RATE_COLUMNS, status.rates_rad_s), (LINEAR_CMD_COLUMNS, status.linear_cmd),
+                            (TAU_COLUMNS, status.tau), (U_COLUMNS, status.u),
+                            (RC_COLUMNS, override_us), (PWM_COLUMNS, motor_pwm_us)):
+        values = list(values)
+        if len(values) < len(columns):
+            values += [float("nan")] * (len(columns) - len(values))
+        row.update(zip(columns, values))
+    return row
+
+
+def last_row_time_s(path, tail_bytes=65536):
+    """time_s of the last complete row of a log file (None: no row, or no such file).
+
+    Reads the file's tail (``tail_bytes``, doubled until a whole row is in it). A row
+    cut short at the end (cannot happen with :class:`LogWriter`; a copied file may end
+    so) is skipped.
+    """
+    try:
+        with open(path, "rb") as handle:
+            size = handle.seek(0, os.SEEK_END)
+            while True:
+                start = max(0, size - tail_bytes)
+                handle.seek(start)
+                lines = handle.read().decode("utf-8", errors="replace").split("\n")
+                for line in reversed(lines[1:] if start else lines):   # lines[0] may be cut
+                    fields = next(csv.reader([line]), [])
+                    if len(fields) == len(LOG_COLUMNS) and fields[0] != "time_s":
+                        try:
+                            return float(fields[0])
+                        except ValueError:
+                            continue
+                if not start:
+                    return None
+                tail_bytes *= 2
+    except OSError:
+        return None
 
 
 def read_log(path):
