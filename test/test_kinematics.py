@@ -102,3 +102,34 @@ def test_rejects_nan_and_shape(fn):
 def test_rejects_zero_quaternion():
     with pytest.raises(Brov2Error, match="non-zero quaternion"):
         k.euler_from_quaternion([0, 0, 0, 0])
+
+
+@pytest.mark.parametrize("a", [float("nan"), float("inf"), [0.1, float("nan")], np.full((3, 4), np.nan),
+                               np.append(np.zeros(20), -np.inf)])
+def test_wrap_angle_rejects_nan_and_infinity(a):
+    """A NaN angle has no wrapped value: refused like every other public function's input."""
+    with pytest.raises(Brov2Error, match="angle_rad: expected (a )?finite"):
+        k.wrap_angle(a)
+
+
+def test_wrap_angle_keeps_the_shape_of_any_array():
+    a = np.array([[0.0, 2 * math.pi], [-3 * math.pi, 7.0]])
+    np.testing.assert_allclose(k.wrap_angle(a), [[0.0, 0.0], [math.pi, 7.0 - 2 * math.pi]], atol=1e-12)
+    big = np.linspace(-20, 20, 41)
+    np.testing.assert_allclose(np.sin(k.wrap_angle(big)), np.sin(big), atol=1e-12)
+    assert np.all((k.wrap_angle(big) > -math.pi) & (k.wrap_angle(big) <= math.pi))
+
+
+@pytest.mark.parametrize("phi, theta", [(0.3, -0.7), (-1.1, 0.2), (2.5, 1.2)])
+def test_roll_pitch_forms_equal_the_eta2_forms(phi, theta):
+    """The per-tick forms (two floats) are J2 / J2_inv of (phi, theta, any yaw)."""
+    np.testing.assert_array_equal(k.J2_from_roll_pitch(phi, theta), k.J2([phi, theta, 0.4]))
+    np.testing.assert_array_equal(k.J2_inv_from_roll_pitch(phi, theta), k.J2_inv([phi, theta, -2.0]))
+
+
+@pytest.mark.parametrize("fn", [k.J2_from_roll_pitch, k.J2_inv_from_roll_pitch])
+def test_roll_pitch_forms_reject_nan_and_vectors(fn):
+    with pytest.raises(Brov2Error, match="theta: expected a finite number"):
+        fn(0.1, float("nan"))
+    with pytest.raises(Brov2Error, match="phi: expected a number"):
+        fn([0.1, 0.2], 0.0)

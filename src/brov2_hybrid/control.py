@@ -41,7 +41,7 @@ import numpy as np
 from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
 from brov2_hybrid.gains import pd_gains, trim_linear_drag
 from brov2_hybrid.hydrostatics import _restoring_wrench
-from brov2_hybrid.kinematics import GIMBAL_LOCK_COS, _J2, _J2_inv, wrap_angle
+from brov2_hybrid.kinematics import GIMBAL_LOCK_COS, J2_from_roll_pitch, J2_inv_from_roll_pitch, wrap_angle
 
 
 def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
@@ -70,7 +70,7 @@ def _body_J2_inv(eta2):
     theta = float(eta2[1])
     if abs(math.cos(theta)) < GIMBAL_LOCK_COS:
         raise Brov2Error("eta2: pitch %.4f rad is at gimbal lock (+-pi/2); roll and yaw errors are undefined" % theta)
-    return _J2_inv(float(eta2[0]), theta)
+    return J2_inv_from_roll_pitch(float(eta2[0]), theta)
 
 
 def _attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
@@ -218,7 +218,7 @@ class IntegralAction(object):
         if np.any(self._stale):
             st = self._stale
             self._eta2m[st] = eta2[st]
-            self._eta2m_dot[st] = (_J2(float(eta2[0]), float(eta2[1])) @ nu2)[st]
+            self._eta2m_dot[st] = (J2_from_roll_pitch(float(eta2[0]), float(eta2[1])) @ nu2)[st]
             self._stale[:] = False
         dt = 0.0 if (t_s is None or self._last_t_s is None) else max(float(t_s) - self._last_t_s, 0.0)
         if t_s is not None:

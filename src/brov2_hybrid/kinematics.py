@@ -11,13 +11,13 @@ NED <-> ENU as (x, y, z) -> (y, x, -z) and FRD <-> FLU as (x, y, z) -> (x, -y, -
 
 Properties (tested): J1 is orthonormal with det 1; J2(eta2) @ J2_inv(eta2) == I away
 from theta = +-90 deg; quaternion <-> Euler round trip; each frame map is its own
-inverse.
+inverse. Every public function refuses NaN and infinity (Brov2Error).
 """
 import math
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_vector
+from brov2_hybrid.errors import Brov2Error, as_finite, as_vector
 
 #: |cos(theta)| below this is treated as gimbal lock (theta within ~0.06 deg of +-90).
 GIMBAL_LOCK_COS = 1e-3
@@ -27,15 +27,32 @@ _TWO_PI = 2.0 * math.pi
 
 
 def wrap_angle(angle_rad):
-    """Wrap angle(s) to (-pi, pi] [rad]; works on floats and arrays.
+    """Wrap angle(s) to (-pi, pi] [rad]; works on floats and arrays of any shape.
 
     pi - ((pi - a) mod 2 pi), with the modulo's result in [0, 2 pi).
+
+    Raises
+    ------
+    Brov2Error
+        If an angle is NaN or infinite (it has no wrapped value) or not a number.
     """
-    a = np.asarray(angle_rad, dtype=float)
+    try:
+        a = np.asarray(angle_rad, dtype=float)
+    except (TypeError, ValueError) as exc:
+        raise Brov2Error("angle_rad: expected numbers, got %r (%s)" % (angle_rad, exc))
     if a.ndim == 0:
-        return math.pi - (math.pi - float(a)) % _TWO_PI
+        x = float(a)
+        if not math.isfinite(x):
+            raise Brov2Error("angle_rad: expected a finite angle, got %r" % x)
+        return math.pi - (math.pi - x) % _TWO_PI
     if a.size <= 8:  # short vectors (every control tick): Python floats beat numpy's overhead
-        return np.array([math.pi - (math.pi - x) % _TWO_PI for x in a.tolist()]).reshape(a.shape)
+        values = a.tolist() if a.ndim == 1 else a.ravel().tolist()
+        if not all(map(math.isfinite, values)):
+            raise Brov2Error("angle_rad: expected finite angles, got %s" % a.tolist())
+        return np.array([math.pi - (math.pi - x) % _TWO_PI for x in values]).reshape(a.shape)
+    if not np.all(np.isfinite(a)):
+        raise Brov2Error("angle_rad: expected finite angles, got NaN or infinity in an array of shape %s"
+                         % (a.shape,))
     return math.pi - np.mod(math.pi - a, _TWO_PI)
 
 
@@ -70,6 +87,14 @@ def J2(eta2):
     return _J2(phi, theta)
 
 
+def J2_from_roll_pitch(phi, theta):
+    """:func:`J2` from roll ``phi`` and pitch ``theta`` [rad] (J2 does not depend on yaw).
+
+    The per-tick form: two floats instead of a validated (3,) vector.
+    """
+    return _J2(as_finite(phi, "phi"), as_finite(theta, "theta"))
+
+
 def _J2(phi, theta):
     """J2 from already-validated roll and pitch [rad]."""
     cth = math.cos(theta)
@@ -90,6 +115,11 @@ def J2_inv(eta2):
     """
     phi, theta, _ = as_vector(eta2, 3, "eta2")
     return _J2_inv(phi, theta)
+
+
+def J2_inv_from_roll_pitch(phi, theta):
+    """:func:`J2_inv` from roll ``phi`` and pitch ``theta`` [rad] (the per-tick form)."""
+    return _J2_inv(as_finite(phi, "phi"), as_finite(theta, "theta"))
 
 
 def _J2_inv(phi, theta):
