@@ -186,11 +186,15 @@ def run_from_bag(path, torque_nm=None, imu_topic="/mavros/imu/data", torque_topi
 def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_options=None, mixer_kind="quantitative"):
     """Constant yaw-torque runs in the vehicle model, through the RC channel and the mixer.
 
+    The yaw command goes to the motors as the firmware sends it: RC channel PWMs, then
+    :func:`brov2_hybrid.mixers.motor_pwm_from_rc` (u -> mixer -> whole-microsecond PWMs).
+
     The torque recorded for each run is the yaw torque the thrusters actually produce
     (T @ thruster forces, mean over the second half), which differs from the request by
     the PWM quantisation; r is sampled every ``sample_period_s``.
     """
     from brov2_hybrid import vehicle_model
+    from brov2_hybrid.mixers import motor_pwm_from_rc
     from brov2_hybrid.model import load_setup
     from brov2_hybrid.rc import load_rc_map
     setup = setup or load_setup()
@@ -206,7 +210,8 @@ def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_optio
         u[YAW] = torque / setup.tau_max[YAW]
         if abs(u[YAW]) > 1.0:
             raise Brov2Error("torques_nm: %g N m exceeds tau_max %.2f N m" % (torque, setup.tau_max[YAW]))
-        vm.set_motor_pwm(np.rint(mixer.pwm(rc.u_from_pwm(rc.pwm_from_u(u)))))
+        vm.set_motor_pwm(motor_pwm_from_rc(rc.pwm_from_u(u), rc, mixer, setup.thrusters.pwm_min_us,
+                                           setup.thrusters.pwm_max_us))
         t = np.zeros(n + 1)
         r = np.zeros(n + 1)
         applied = np.zeros(n + 1)
