@@ -52,7 +52,7 @@ def test_kappa_zero_is_underdamped_at_omega_2(loop):
     assert metrics.overshoot(tuned.t_s, tuned.log["yaw_rad"], STEP, T_STEP) < 5.0
 
 
-def test_log_rows_follow_the_shared_format(loop, setup, tmp_path):
+def test_log_rows_follow_the_shared_format(loop, tmp_path):
     res = yaw_step(loop, 3.0, duration=2.0)
     n = len(res.t_s)
     assert n == int(round(2.0 * loop.settings.control_rate_hz)) + 1
@@ -63,8 +63,13 @@ def test_log_rows_follow_the_shared_format(loop, setup, tmp_path):
     assert np.all(rc == np.rint(rc)) and np.all(pwm == np.rint(pwm))  # integer PWMs, as on the wire
     # The yaw channel (4) carries u_yaw through the RC quantisation.
     np.testing.assert_allclose(res.log["rc4_us"], np.rint(1500 + 400 * res.log["u_yaw"]))
-    # tau and u are consistent: u = clip(tau / tau_max).
-    np.testing.assert_allclose(res.log["u_yaw"], np.clip(res.log["tau_n_nm"] / setup.tau_max[5], -1, 1))
+    # u = tau / tau_max with the paper's tau_max yaw = 37.72 N m (Sec. 2.2.2) where it is
+    # unsaturated, exactly +-1 beyond it; the step's first tick saturates, the end does not.
+    tau, u = res.log["tau_n_nm"], res.log["u_yaw"]
+    linear, saturated = np.abs(tau) < 37.72 * 0.999, np.abs(tau) > 37.72 * 1.001
+    assert linear[-1] and saturated[np.searchsorted(res.t_s, T_STEP)]
+    np.testing.assert_allclose(u[linear], tau[linear] / 37.72, rtol=2e-4, atol=1e-12)
+    assert np.all(u[saturated] == np.sign(tau[saturated]))
     path = write_log(str(tmp_path / "run.csv"), res.log)
     back = read_log(path)
     np.testing.assert_allclose(back["yaw_rad"], res.log["yaw_rad"], rtol=1e-8, atol=1e-12)
