@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # `make bench`: prints timing figures (asserts nothing). Core control tick, simulator
 # physics, in-process closed loop and `make reproduce` wall time
-# (python -m brov2_hybrid.bench), then the ROS pipeline's attitude -> override latency
+# (python -m brov2_hybrid.bench, brov2_hybrid.sim.bench, brov2_hybrid.analysis.bench:
+# each layer times itself), then the ROS pipeline's attitude -> override latency
 # and 50 Hz loop jitter (scripts/bench_ros.sh), then the soak: the whole autopilot looping
 # the bundled dive for BROV2_SOAK_MIN minutes (default 10; 0 skips it) with memory growth,
 # tick-cost drift and dropped ticks (scripts/bench_soak.py). Extra arguments go to
@@ -13,5 +14,7 @@ bash "$REPO/scripts/setup.sh"
 source "$REPO/scripts/env.sh"
 cd "$REPO"
 python -m brov2_hybrid.bench "$@"
+python -m brov2_hybrid.sim.bench
+python -m brov2_hybrid.analysis.bench
 bash "$REPO/scripts/bench_ros.sh"
 python "$REPO/scripts/bench_soak.py"

@@ -10,11 +10,11 @@ import os
 import numpy as np
 import pytest
 
-from brov2_hybrid import dive_csv
 from brov2_hybrid.dive_csv import GIMBAL_LOCK_PITCH_DEG, default_max_abs_pitch_deg, load_dive_csv
 from brov2_hybrid.errors import MAX_CSV_LINE_BYTES, InputDataError, ParameterError
 from brov2_hybrid.kinematics import GIMBAL_LOCK_COS
 from brov2_hybrid.logfile import read_log
+from brov2_hybrid.playback import dive_from_samples
 from brov2_hybrid.thrust_table import read_t200_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -201,10 +201,10 @@ def test_samples_use_the_same_validation_as_csv():
     ok = (10.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0)
     with pytest.raises(InputDataError, match=r"x.bag:/t: message 2: field 'pitch_rad': expected a desired pitch "
                                              r"within \+-60 deg .*got 1.5 \(85.94 deg\)"):
-        dive_csv.dive_from_samples([ok, (11.0, 0.0, 1.5, 0.0, 0.0, 0.0, 0.0)], "x.bag:/t")
+        dive_from_samples([ok, (11.0, 0.0, 1.5, 0.0, 0.0, 0.0, 0.0)], "x.bag:/t")
     with pytest.raises(InputDataError, match=r"message 2: field 'surge': expected a command in \[-1, 1\], "
                                              r"got 1.0000001"):
-        dive_csv.dive_from_samples([ok, (11.0, 0.0, 0.0, 0.0, 1.0000001, 0.0, 0.0)], "x.bag:/t")
+        dive_from_samples([ok, (11.0, 0.0, 0.0, 0.0, 1.0000001, 0.0, 0.0)], "x.bag:/t")
 
 
 def test_default_limit_is_flown_without_reaching_gimbal_lock():

@@ -7,8 +7,8 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.spatial.transform import Rotation
 
+from brov2_hybrid import autopilot_safety as safety
 from brov2_hybrid import bridge_core as bc
-from brov2_hybrid import ros_support as rs
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.kinematics import (
     euler_from_quaternion,
@@ -16,6 +16,7 @@ from brov2_hybrid.kinematics import (
     quaternion_from_euler,
     wrap_angle,
 )
+from brov2_hybrid.node_params import load_node_params
 
 
 def test_heading_north_is_ninety_degrees_in_enu():
@@ -94,7 +95,7 @@ def test_override_fields_and_release():
 
 
 def _vehicle_clock():
-    p = rs.load_node_params("mavlink_bridge")
+    p = load_node_params("mavlink_bridge")
     return bc.VehicleClock(p["clock_min_speedup"], p["clock_max_speedup"], p["clock_jump_s"])
 
 
@@ -141,11 +142,11 @@ def test_unconvertible_attitude_gives_nan_imu_and_a_neutral_control_law():
 
 def test_nan_attitude_from_the_bridge_makes_the_core_neutral(setup, controller_params):
     from brov2_hybrid.control import HybridController
-    core = rs.AutopilotCore(HybridController(setup.vehicle, controller_params, setup.tau_max), 0.5, 1.0)
+    core = safety.AutopilotCore(HybridController(setup.vehicle, controller_params, setup.tau_max), 0.5, 1.0)
     core.set_desired(1.0, [0.0, 0.0, 0.5], [0.3, 0.0, 0.0])
     core.set_attitude(1.0, np.full(3, np.nan), np.full(3, np.nan))    # what control_law stores
     r = core.tick(1.0)
-    assert r.mode == rs.MODE_NAN and not np.any(r.u) and not np.any(r.tau_body_frd)
+    assert r.mode == safety.MODE_NAN and not np.any(r.u) and not np.any(r.tau_body_frd)
 
 
 def test_override_forwarder_resends_while_fresh():

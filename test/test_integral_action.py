@@ -5,7 +5,7 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.control import HybridController, attitude_torque, normalize
-from brov2_hybrid.ros_support import AutopilotCore
+from brov2_hybrid.autopilot_safety import AutopilotCore
 
 YAW = 2
 

@@ -13,7 +13,7 @@ from brov2_hybrid.pilot_input import (
     JS_EVENT_AXIS, JS_EVENT_BUTTON, JS_EVENT_INIT, JsState, PilotInput, PilotTakeover,
     load_joystick_settings, shape,
 )
-from brov2_hybrid.ros_support import MODE_ACTIVE, MODE_NO_INPUT, TickResult
+from brov2_hybrid.autopilot_safety import MODE_ACTIVE, MODE_NO_INPUT, TickResult
 
 S = load_joystick_settings()
 N_AXES, N_BUTTONS = 8, 11

@@ -1,11 +1,12 @@
-"""``make bench``: timing figures of the core, the simulator and the analysis loop.
+"""Timing of the core for ``make bench`` (prints figures, asserts nothing), and the
+statistics the benchmarks print.
 
-Prints figures and goals; asserts nothing (timing goals are not unit tests).
-Sections from other modules (``brov2_hybrid.sim.bench``, ``brov2_hybrid.analysis.bench``)
-are run when present; each provides ``run()``.
+``python -m brov2_hybrid.bench [--ticks N]``: the control tick's cost. The layers above
+time themselves (``brov2_hybrid.sim.bench``, ``brov2_hybrid.analysis.bench``);
+``scripts/bench.sh`` runs each in turn. Timing goals are printed, not asserted.
 """
 import argparse
-import importlib
+import math
 import time
 
 import numpy as np
@@ -14,10 +15,15 @@ from brov2_hybrid.control import HybridController
 from brov2_hybrid.model import load_setup
 from brov2_hybrid.params import load_controller_params
 
-SECTIONS = (
-    ("simulator physics", "brov2_hybrid.sim.bench"),
-    ("in-process closed loop", "brov2_hybrid.analysis.bench"),
-)
+
+def percentile_summary(samples, percentiles=(50, 99)):
+    """{'n': count, 'p50': ..., 'p99': ..., 'max': ...} of a sequence (NaN when empty)."""
+    arr = np.asarray(list(samples), dtype=float)
+    out = {"n": int(arr.size)}
+    for p in percentiles:
+        out["p%d" % p] = float(np.percentile(arr, p)) if arr.size else math.nan
+    out["max"] = float(arr.max()) if arr.size else math.nan
+    return out
 
 
 def control_tick_times(n_ticks=10000, seed=0):
@@ -53,13 +59,6 @@ def main(argv=None):
     parser.add_argument("--ticks", type=int, default=10000, help="control ticks to time")
     args = parser.parse_args(argv)
     run_core(args.ticks)
-    for title, module in SECTIONS:
-        try:
-            section = importlib.import_module(module)
-        except ImportError as exc:
-            print("%s: not available (%s)" % (title, exc))
-            continue
-        section.run()
 
 
 if __name__ == "__main__":

@@ -25,8 +25,9 @@ quoting the field as written (``got '1.0000001'``).
 The pitch limit (``csv_reader.max_abs_pitch_deg`` in ``params/autopilot.yaml``) keeps
 the desired attitude away from gimbal lock, where the control law's J2 is singular and
 it refuses to compute (``kinematics.GIMBAL_LOCK_COS``); a limit at or beyond that
-angle is refused. Recorded desired states (bags) go through the same checks
-(:func:`dive_from_samples`).
+angle is refused. Recorded desired states (bags) go through the same checks: one
+:class:`DiveRows` validates every dive row, whatever its source
+(:mod:`brov2_hybrid.playback` builds bag dives with it).
 """
 import csv
 import math
@@ -231,31 +232,6 @@ def load_dive_csv(path, max_abs_pitch_deg=None):
         except csv.Error as exc:
             raise InputDataError("%s:%d: not a valid CSV line (%s)" % (path, reader.line_num, exc))
     return rows.dive(empty_message="no data rows after the header")
-
-
-def dive_from_samples(samples, source, max_abs_pitch_deg=None):
-    """Build a :class:`Dive` from recorded desired states (time rebased to 0).
-
-    Parameters
-    ----------
-    samples : sequence of (stamp_s, roll_rad, pitch_rad, yaw_rad, surge, sway, heave)
-        In recording order (e.g. the DesiredState messages of a bag).
-    source : str
-        Named in errors (e.g. ``run.bag:/brov2/desired_state``).
-    max_abs_pitch_deg : float, optional
-        As in :func:`load_dive_csv`.
-
-    The same checks as a dive CSV (:class:`DiveRows`); errors name the message index
-    (1-based) and the field.
-    """
-    names = ("stamp", "roll_rad", "pitch_rad", "yaw_rad", "surge", "sway", "heave")
-    rows = DiveRows(source, max_abs_pitch_deg)
-    for k, sample in enumerate(samples, start=1):
-        where = "%s: message %d" % (source, k)
-        if len(sample) != len(names):
-            raise InputDataError("%s: expected %d values, got %d" % (where, len(names), len(sample)))
-        rows.add(where, "field", [(name, raw, 1.0) for name, raw in zip(names, sample)])
-    return rows.dive(rebase_time=True, empty_message="no desired-state messages")
 
 
 def write_dive_csv(path, t_s, eta2d_rad, u_linear, precision=6):
