@@ -62,7 +62,8 @@ def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_momen
     """
     return _attitude_torque(as_vector(eta2d, 3, "eta2d"), as_vector(eta2d_dot, 3, "eta2d_dot"),
                             as_vector(eta2, 3, "eta2"), as_vector(nu2, 3, "nu2"),
-                            kp, kd_total, feedforward_moment)
+                            as_vector(kp, 3, "kp"), as_vector(kd_total, 3, "kd_total"),
+                            as_vector(feedforward_moment, 3, "feedforward_moment"))
 
 
 def _body_J2_inv(eta2):
@@ -112,10 +113,11 @@ class DesiredRateEstimator(object):
         self.set_window(window)
 
     def set_window(self, window):
-        """Set the number of finite differences averaged (>= 1)."""
-        window = int(window)
-        if window < 1:
-            raise Brov2Error("rate_window: expected an integer >= 1, got %r" % window)
+        """Set the number of finite differences averaged (an integer >= 1)."""
+        value = as_finite(window, "rate_window")
+        if value < 1 or value != int(value):
+            raise Brov2Error("rate_window: expected an integer >= 1, got %r" % (window,))
+        window = int(value)
         self.window = window
         self._trim()
 
@@ -156,6 +158,8 @@ class DesiredRateEstimator(object):
         (a step written as three rows) would leave the rate of its last jump in the
         derivative term for good and push the vehicle past the target.
         """
+        if now_s is not None:
+            now_s = as_finite(now_s, "now_s")
         if not self._diffs:
             return np.zeros(3)
         span = self._times[-1] - self._times[0]
@@ -187,7 +191,7 @@ class IntegralAction(object):
     """
 
     def __init__(self, tau_max_nm):
-        self.tau_max_nm = np.asarray(tau_max_nm, dtype=float)
+        self.tau_max_nm = as_vector(tau_max_nm, 3, "tau_max_nm")
         self.band_rad = math.inf
         self.z_nm = np.zeros(3)
         self._eta2m = np.zeros(3)
@@ -410,6 +414,8 @@ class HybridController(object):
             raise Brov2Error("u_linear: expected values in [-1, 1], got %s" % u_lin.tolist())
         eta2 = as_vector(eta2, 3, "eta2")
         nu2 = as_vector(nu2, 3, "nu2")
+        if t_s is not None:
+            t_s = as_finite(t_s, "t_s")
         rate_d = self.rate_estimator.rate(t_s) if eta2d_dot is None else as_vector(eta2d_dot, 3, "eta2d_dot")
         g = self.gains
         tau = np.empty(6)
@@ -422,7 +428,7 @@ class HybridController(object):
                 tau[3:] += b_ff * (J2i @ rate_d)
             if self.integral_enabled:
                 tau[3:] += self.integral.step(
-                    None if t_s is None else as_finite(t_s, "t_s"), eta2d, rate_d, eta2, nu2, J2i,
+                    t_s, eta2d, rate_d, eta2, nu2, J2i,
                     tau[3:] * self._enabled_mask, g, self.total_inertia, self.b_check, b_ff, self.ki,
                     self.closed_loop_enabled)
         tau[3:] *= self._enabled_mask

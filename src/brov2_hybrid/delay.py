@@ -13,7 +13,7 @@ sample is stored once and dropped once (O(1) amortised per push/get).
 import collections
 import math
 
-from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.errors import Brov2Error, as_finite
 
 __all__ = ["DelayLine"]
 
@@ -81,9 +81,7 @@ class DelayLine(object):
 
     def push(self, t_s, value):
         """Store ``value`` sampled at time ``t_s`` [s] (times must not decrease)."""
-        t_s = float(t_s)
-        if not math.isfinite(t_s):
-            raise Brov2Error("DelayLine.push: expected a finite time, got %r" % (t_s,))
+        t_s = as_finite(t_s, "DelayLine.push: t_s")
         if t_s < self._last_push_s:
             raise Brov2Error("DelayLine.push: time went backwards (%.6f s after %.6f s)"
                              % (t_s, self._last_push_s))
@@ -92,7 +90,7 @@ class DelayLine(object):
 
     def get(self, t_s):
         """Newest value pushed at a time <= ``t_s - delay_s``; None if there is none yet."""
-        due = float(t_s) - self._delay_s + TIME_TOLERANCE_S
+        due = as_finite(t_s, "DelayLine.get: t_s") - self._delay_s + TIME_TOLERANCE_S
         queue = self._queue
         while queue and queue[0][0] <= due:
             self._held = queue.popleft()
@@ -104,7 +102,7 @@ class DelayLine(object):
         For event streams (e.g. outgoing messages) where each sample must be delivered
         once; the last one returned also becomes the value :meth:`get` holds.
         """
-        due = float(t_s) - self._delay_s + TIME_TOLERANCE_S
+        due = as_finite(t_s, "DelayLine.pop_due: t_s") - self._delay_s + TIME_TOLERANCE_S
         queue = self._queue
         out = []
         while queue and queue[0][0] <= due:

@@ -85,6 +85,9 @@ def trim_linear_drag(linear_drag, quadratic_drag, v_max, n_samples=200):
     for name, arr in (("linear_drag", b_l), ("quadratic_drag", b_nl), ("v_max", v_top)):
         if not np.all(np.isfinite(arr)):
             raise Brov2Error("%s: expected finite numbers, got %s" % (name, arr.tolist()))
+    if len({b_l.size, b_nl.size, v_top.size} - {1}) > 1:
+        raise Brov2Error("linear_drag, quadratic_drag, v_max: expected one value each or arrays of one length "
+                         "(one per DOF), got sizes %d, %d, %d" % (b_l.size, b_nl.size, v_top.size))
     if np.any(v_top <= 0):
         raise Brov2Error("v_max: expected values > 0, got %s" % v_top.tolist())
     if int(n_samples) < 2:
@@ -103,8 +106,10 @@ def lti_closed_loop(gains, total_inertia, b_check, axis=2, with_delta_kd=True):
     ``with_delta_kd`` the derivative gain is k_d + delta_k_d as the control law applies
     it (Eq. 24); without, the plain k_d of the paper's LTI curves (Fig. 13 dashed).
     """
+    if axis not in (0, 1, 2):
+        raise Brov2Error("axis: expected 0 (roll), 1 (pitch) or 2 (yaw), got %r" % (axis,))
     kp = float(gains.kp[axis])
     kd = float(gains.kd_total[axis] if with_delta_kd else gains.kd[axis])
-    inertia = float(np.asarray(total_inertia)[axis])
-    b = float(np.asarray(b_check)[axis])
+    inertia = float(as_vector(total_inertia, 3, "total_inertia")[axis])
+    b = float(as_vector(b_check, 3, "b_check")[axis])
     return np.array([kd, kp]), np.array([inertia, b + kd, kp])

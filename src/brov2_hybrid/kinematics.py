@@ -57,9 +57,17 @@ def wrap_angle(angle_rad):
 
 
 def down_axis_in_body(phi, theta):
-    """Third row of J1: the NED down axis in body FRD coordinates, R^T [0, 0, 1]."""
-    cth = math.cos(theta)
-    return -math.sin(theta), cth * math.sin(phi), cth * math.cos(phi)
+    """Third row of J1: the NED down axis in body FRD coordinates, R^T [0, 0, 1].
+
+    From roll ``phi`` and pitch ``theta`` [rad] (two numbers: this runs every physics step).
+    """
+    try:
+        if math.isfinite(phi) and math.isfinite(theta):
+            cth = math.cos(theta)
+            return -math.sin(theta), cth * math.sin(phi), cth * math.cos(phi)
+    except TypeError:
+        pass
+    raise Brov2Error("phi, theta: expected two finite angles [rad], got %r, %r" % (phi, theta))
 
 
 def J1(eta2):
@@ -170,8 +178,8 @@ def euler_from_quaternion(q):
 
 def quaternion_multiply(a, b):
     """Hamilton product a * b of quaternions in (x, y, z, w) order."""
-    ax, ay, az, aw = a
-    bx, by, bz, bw = b
+    ax, ay, az, aw = as_vector(a, 4, "a").tolist()
+    bx, by, bz, bw = as_vector(b, 4, "b").tolist()
     return np.array([
         aw * bx + ax * bw + ay * bz - az * by,
         aw * by - ax * bz + ay * bw + az * bx,
