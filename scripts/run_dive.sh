@@ -44,7 +44,7 @@ fi
 if ! grep -q "mission: disarmed" "$RUN/roslaunch.log" 2>/dev/null && ! grep -q "dive finished" "$RUN/roslaunch.log"; then
     echo "make run: the dive did not finish (roslaunch exit code $STATUS); see $RUN/roslaunch.log" >&2
 fi
-python -m brov2_hybrid.run_summary "$LOG" --out "$RUN" || true
+python -m brov2_hybrid.analysis.run_summary "$LOG" --out "$RUN" || true
 echo "make run: run folder $RUN"
 if grep -q "\[FATAL\]" "$RUN/roslaunch.log"; then
     echo "make run: the run stopped on an error:" >&2

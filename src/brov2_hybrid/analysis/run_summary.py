@@ -1,14 +1,14 @@
 """Summary of one autopilot run's tick log: IAE and energy per axis, and plots.
 
-    python -m brov2_hybrid.run_summary LOG.csv [--out DIR]
+    python -m brov2_hybrid.analysis.run_summary LOG.csv [--out DIR]
 
 Used by ``make run`` (scripts/run_dive.sh). The log of a ROS run also holds the ticks
 before the dive started and after it ended (modes NO_ATTITUDE_NEUTRAL, NO_INPUT_HOLD,
 SHUTDOWN); the summary covers the dive itself: from the first to the last ACTIVE tick.
 IAE per angular axis = integral of |wrap(eta_d - eta)| dt [deg s] (paper Fig. 18);
 energy per DOF = sum over ticks of |PWM - 1500| / 400 of its RC channel (Eq. 26).
-The figures and plots come from :mod:`brov2_hybrid.analysis` (experiments.log_metrics,
-plots.log_summary).
+The figures and plots come from the analysis layer (experiments.log_metrics,
+plots.log_summary), which is why this lives in it.
 """
 import argparse
 import json
@@ -17,6 +17,7 @@ import sys
 
 import numpy as np
 
+from brov2_hybrid.analysis import experiments, plots
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.logfile import read_log
 from brov2_hybrid.rc import load_rc_map
@@ -39,8 +40,6 @@ def dive_part(log):
 
 def summarize(log_path, out_dir):
     """Write ``<stem>_summary.json`` / ``.csv`` and a PNG into ``out_dir``; return the figures."""
-    from brov2_hybrid.analysis import experiments, plots
-
     log = dive_part(read_log(log_path))
     os.makedirs(out_dir, exist_ok=True)
     figures, curves = experiments.log_metrics(log, load_rc_map())
@@ -73,7 +72,7 @@ def format_summary(figures):
 
 
 def main(argv=None):
-    parser = argparse.ArgumentParser(prog="python -m brov2_hybrid.run_summary", description=__doc__.splitlines()[0])
+    parser = argparse.ArgumentParser(prog="python -m brov2_hybrid.analysis.run_summary", description=__doc__.splitlines()[0])
     parser.add_argument("log_csv")
     parser.add_argument("--out", default=None, help="output folder (default: the log's folder)")
     args = parser.parse_args(argv)

@@ -1,4 +1,4 @@
-"""Run summary of a ROS tick log (brov2_hybrid.run_summary): the dive part, IAE, energy."""
+"""Run summary of a ROS tick log (brov2_hybrid.analysis.run_summary): the dive part, IAE, energy."""
 import json
 import math
 import os
@@ -8,7 +8,7 @@ import pytest
 
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.logfile import LOG_COLUMNS, LogWriter, read_log
-from brov2_hybrid.run_summary import dive_part, format_summary, summarize
+from brov2_hybrid.analysis.run_summary import dive_part, format_summary, summarize
 
 
 def _row(t, mode, yaw_d, yaw, rc4=1500):

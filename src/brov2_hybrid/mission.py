@@ -1,0 +1,314 @@
+"""The mission sequence: arm the vehicle for a dive, check the RC override reaches it,
+tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy shell.
+
+1. wait for the vehicle link (``connect_timeout_s``), set the mode (``mode_attempts``
+   requests) and arm (``arm_attempts`` requests, ``arm_retry_wait_s`` apart), each
+   change confirmed by the vehicle state within ``command_timeout_s``;
+2. engage (the dive input starts on it) -- at once with a configured firmware, or once
+   the firmware is told with ``firmware`` auto;
+3. while the dive runs: the :class:`~brov2_hybrid.override.OverrideVerifier` must see
+   the motors follow a non-neutral override (else stop, naming SYSID_MYGCS and system id
+   255); the :class:`~brov2_hybrid.firmware_output.FirmwareDetector` tells the firmware
+   from the same pairs, latched once (published), and a configured firmware the vehicle
+   does not run stops the run, as does auto without a verdict within
+   ``firmware_timeout_s`` armed;
+4. when the dive is done: hold ``end_hold_s``, release the override, wait
+   ``release_wait_s``, disarm (``disarm_at_end``), disengage, and end
+   (``exit_at_end``) or wait for the next dive.
+
+Everything outside -- the clock, sleeping, the vehicle's services, the publications and
+the log -- comes through a :class:`MissionIO`; the vehicle state, the overrides sent,
+the motor outputs and the end of the dive come in through :meth:`Mission.on_state`,
+:meth:`Mission.on_override`, :meth:`Mission.on_outputs` and :meth:`Mission.on_dive_done`
+(callable from other threads). Times are wall seconds (the vehicle clock may stop while
+the link is down). The outcome is a process exit code (``EXIT_*``).
+"""
+import threading
+from dataclasses import dataclass
+
+from brov2_hybrid.override import VERIFY_FAILED, VERIFY_OK
+
+EXIT_OK, EXIT_CONFIG, EXIT_NO_VEHICLE, EXIT_OVERRIDE_IGNORED, EXIT_FIRMWARE = 0, 2, 3, 4, 5
+POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
+NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
+RC_OUT_NAME = "/mavros/rc/out"  # how the motor outputs are named in messages
+
+INFO, WARN, ERROR, FATAL = "info", "warn", "error", "fatal"
+
+
+@dataclass
+class MissionSettings:
+    """The sequence's settings (``params/autopilot.yaml`` section ``mission``).
+
+    ``state_topic`` and ``arming_service`` only name things in messages.
+    """
+
+    mode: str
+    connect_timeout_s: float
+    command_timeout_s: float
+    end_hold_s: float
+    disarm_at_end: bool
+    exit_at_end: bool
+    mode_attempts: int
+    arm_attempts: int
+    arm_retry_wait_s: float
+    release_wait_s: float
+    firmware: str
+    firmware_timeout_s: float
+    state_topic: str = "/mavros/state"
+    arming_service: str = "/mavros/cmd/arming"
+
+    @classmethod
+    def from_params(cls, p, firmware_choices):
+        """Read and check the settings from a :class:`~brov2_hybrid.node_params.ParamReader`."""
+        return cls(mode=p.string("mode"), connect_timeout_s=p.positive("connect_timeout_s"),
+                   command_timeout_s=p.positive("command_timeout_s"), end_hold_s=p.number("end_hold_s", 0.0),
+                   disarm_at_end=p.boolean("disarm_at_end"), exit_at_end=p.boolean("exit_at_end"),
+                   mode_attempts=p.integer("mode_attempts", 1, 100), arm_attempts=p.integer("arm_attempts", 1, 100),
+                   arm_retry_wait_s=p.number("arm_retry_wait_s", 0.0),
+                   release_wait_s=p.number("release_wait_s", 0.0),
+                   firmware=p.string("firmware", choices=firmware_choices),
+                   firmware_timeout_s=p.positive("firmware_timeout_s"),
+                   state_topic=p.string("state_topic"), arming_service=p.string("arming_service"))
+
+
+@dataclass
+class VehicleState:
+    """What the vehicle reports (MAVROS State): link up, armed, flight mode name."""
+
+    connected: bool = False
+    armed: bool = False
+    mode: str = ""
+
+
+@dataclass
+class CommandReply:
+    """The vehicle's answer to an arming request (MAVROS CommandBool)."""
+
+    success: bool
+    result: int = 0
+
+
+class MissionIO(object):
+    """What the sequence needs from outside; ``nodes/mission`` implements it on ROS."""
+
+    def now_s(self):
+        """Monotonic wall time [s]."""
+        raise NotImplementedError
+
+    def sleep(self, seconds):
+        raise NotImplementedError
+
+    def is_shutdown(self):
+        """True once the process is asked to stop."""
+        raise NotImplementedError
+
+    def set_mode(self, mode):
+        """Request flight mode ``mode`` (the answer is read from the vehicle state)."""
+        raise NotImplementedError
+
+    def arm(self, armed):
+        """Request arming (True) or disarming (False): a :class:`CommandReply`, or None
+        when the request got no answer (the implementation logs why)."""
+        raise NotImplementedError
+
+    def publish_engaged(self, engaged):
+        raise NotImplementedError
+
+    def publish_release(self, release):
+        raise NotImplementedError
+
+    def publish_firmware(self, firmware):
+        raise NotImplementedError
+
+    def log(self, level, text):
+        """``level``: one of INFO, WARN, ERROR, FATAL."""
+        raise NotImplementedError
+
+
+class Mission(object):
+    """The sequence of the module docstring.
+
+    Parameters
+    ----------
+    settings : MissionSettings
+    verifier : brov2_hybrid.override.OverrideVerifier
+    detector : brov2_hybrid.firmware_output.FirmwareDetector
+    io : MissionIO
+    """
+
+    def __init__(self, settings, verifier, detector, io):
+        self.settings = settings
+        self.verifier = verifier
+        self.detector = detector
+        self.io = io
+        self._lock = threading.Lock()
+        self._state = VehicleState()
+        self._dive_done = False
+        self._firmware_told = False
+        self._armed_since = None
+        self._not_armed_warned_s = None
+
+    # ------------------------------------------------------------------ inputs
+    def on_state(self, connected, armed, mode):
+        """The vehicle state (link, armed, mode name)."""
+        with self._lock:
+            self._state = VehicleState(bool(connected), bool(armed), mode)
+            self.verifier.on_link(connected)
+            self.verifier.on_armed(armed)
+
+    def on_override(self, channels):
+        """An RC override we sent (channel PWMs [us] from channel 1)."""
+        with self._lock:
+            self.verifier.on_override(self.io.now_s(), channels)
+            self.detector.on_override(self.io.now_s(), channels)
+
+    def on_outputs(self, channels):
+        """The vehicle's motor outputs [us]."""
+        with self._lock:
+            self.verifier.on_outputs(list(channels))
+            if self._state.armed:
+                self.detector.on_outputs(self.io.now_s(), list(channels))
+
+    def on_dive_done(self, done):
+        with self._lock:
+            self._dive_done = self._dive_done or bool(done)
+
+    # ------------------------------------------------------------------ sequence
+    def wait(self, predicate, timeout_s):
+        """Poll ``predicate(VehicleState)`` until true (True) or ``timeout_s`` passed (False)."""
+        deadline = self.io.now_s() + timeout_s
+        while not self.io.is_shutdown() and self.io.now_s() < deadline:
+            with self._lock:
+                if predicate(self._state):
+                    return True
+            self.io.sleep(POLL_S)
+        return False
+
+    def start(self):
+        """Connect, set the mode, arm; True when the vehicle is armed in the mode."""
+        s, io = self.settings, self.io
+        io.log(INFO, "waiting up to %.0f s for the vehicle" % s.connect_timeout_s)
+        if not self.wait(lambda st: st.connected, s.connect_timeout_s):
+            io.log(FATAL, "no vehicle connected within %.0f s (check fcu_url and that the "
+                          "simulator / vehicle is running)" % s.connect_timeout_s)
+            return False
+        for _ in range(s.mode_attempts):
+            io.set_mode(s.mode)
+            if self.wait(lambda st: st.mode == s.mode, s.command_timeout_s):
+                break
+        else:
+            io.log(FATAL, "the vehicle did not enter mode %s after %d requests (it reports %r)"
+                   % (s.mode, s.mode_attempts, self._state.mode))
+            return False
+        for attempt in range(1, s.arm_attempts + 1):
+            reply = io.arm(True)
+            if reply is not None and reply.success and self.wait(lambda st: st.armed, s.command_timeout_s):
+                break
+            if reply is None:
+                why = "no reply from %s" % s.arming_service
+            elif not reply.success:
+                why = "refused by the vehicle, result %d" % reply.result
+            else:
+                why = "accepted, but %s did not report armed within %.1f s" % (s.state_topic, s.command_timeout_s)
+            io.log(WARN, "arming attempt %d of %d failed (%s)%s" % (attempt, s.arm_attempts, why,
+                                                                     ", retrying" if attempt < s.arm_attempts else ""))
+            if attempt < s.arm_attempts:
+                io.sleep(s.arm_retry_wait_s)
+        else:
+            io.log(FATAL, "the vehicle did not arm after %d attempts" % s.arm_attempts)
+            return False
+        self._armed_since = io.now_s()
+        if s.firmware == "auto":
+            io.log(INFO, "armed in %s; telling the vehicle's firmware from its motor outputs "
+                         "before the dive starts" % s.mode)
+        else:
+            io.log(INFO, "armed in %s; dive starts (firmware %s, checked against the motor outputs)"
+                   % (s.mode, s.firmware))
+            io.publish_engaged(True)
+        return True
+
+    def check_firmware(self, now_s):
+        """Latch the firmware once told; an exit code when the run must stop, else None."""
+        s, io = self.settings, self.io
+        with self._lock:
+            found = self.detector.firmware
+            mismatch = self.detector.mismatch_message(s.firmware)
+            votes = dict(self.detector.votes)
+            dist = dict(self.detector.last_distances)
+        if found is None:
+            if s.firmware == "auto" and self._armed_since is not None and now_s - self._armed_since > s.firmware_timeout_s:
+                io.log(FATAL, "parameter 'firmware' is auto but the vehicle's motor outputs (%s) matched neither "
+                              "stock ArduSub (Algorithm 1) nor the paper's firmware (Algorithm 2) within %.0f s "
+                              "armed (votes %s, last per-motor differences %s us); set firmware:=stock or "
+                              "firmware:=quantitative"
+                       % (RC_OUT_NAME, s.firmware_timeout_s, votes, {k: round(v, 1) for k, v in dist.items()}))
+                return EXIT_FIRMWARE
+            return None
+        if self._firmware_told:
+            return None
+        if mismatch:
+            io.log(FATAL, mismatch)
+            return EXIT_FIRMWARE
+        self._firmware_told = True
+        io.publish_firmware(found)
+        if s.firmware == "auto":
+            io.log(INFO, "the vehicle runs %s firmware (motor outputs, votes %s); dive starts" % (found, votes))
+            io.publish_engaged(True)
+        else:
+            io.log(INFO, "motor outputs confirm firmware %s (votes %s)" % (found, votes))
+        return None
+
+    def finish(self, disarm=True):
+        """Release the override, disarm (when ``disarm``), disengage."""
+        io = self.io
+        io.publish_release(True)
+        io.sleep(self.settings.release_wait_s)
+        if disarm:
+            reply = io.arm(False)
+            if reply is None or not reply.success:
+                io.log(ERROR, "disarm failed; disarm the vehicle by hand")
+            else:
+                io.log(INFO, "disarmed")
+        io.publish_engaged(False)
+
+    def _warn_not_armed(self, now_s):
+        if self._not_armed_warned_s is None or now_s - self._not_armed_warned_s >= NOT_ARMED_WARN_PERIOD_S:
+            self._not_armed_warned_s = now_s
+            self.io.log(WARN, "the vehicle is not armed")
+
+    def run(self):
+        """The whole sequence; returns the process exit code."""
+        s, io = self.settings, self.io
+        if not self.start():
+            return EXIT_NO_VEHICLE
+        reported = False
+        while not io.is_shutdown():
+            with self._lock:
+                state = self.verifier.update(io.now_s())
+                done = self._dive_done
+                armed = self._state.armed
+            if state == VERIFY_FAILED:
+                io.log(FATAL, self.verifier.failure_message())
+                self.finish(disarm=True)
+                return EXIT_OVERRIDE_IGNORED
+            code = self.check_firmware(io.now_s())
+            if code is not None:
+                self.finish(disarm=True)
+                return code
+            if state == VERIFY_OK and not reported:
+                io.log(INFO, "RC override reaches the vehicle (motor outputs follow it)")
+                reported = True
+            if not armed:
+                self._warn_not_armed(io.now_s())
+            if done:
+                io.log(INFO, "dive finished; holding %.1f s, then release and disarm" % s.end_hold_s)
+                io.sleep(s.end_hold_s)
+                self.finish(disarm=s.disarm_at_end)
+                if s.exit_at_end:
+                    return EXIT_OK
+                with self._lock:
+                    self._dive_done = False
+            io.sleep(POLL_S)
+        return EXIT_OK
+

@@ -1,0 +1,284 @@
+"""The mission sequence (brov2_hybrid.mission) against a scripted vehicle on a simulated
+wall clock: connect, mode, arm, firmware latch, override check, end of the dive, and
+every way it stops (exit code and the message that says why).
+
+The vehicle turns the overrides it receives into motor outputs through ArduSub's manual
+chain (mixers.motor_pwm_from_rc, as the simulator's firmware) with the mixer of the
+firmware it runs; the real OverrideVerifier and FirmwareDetector judge them.
+"""
+import math
+
+import numpy as np
+import pytest
+
+from brov2_hybrid import mission as ms
+from brov2_hybrid.errors import ParameterError
+from brov2_hybrid.firmware_output import FIRMWARE_CHOICES, FirmwareDetector
+from brov2_hybrid.mixers import motor_pwm_from_rc
+from brov2_hybrid.node_params import ParamReader, load_node_params
+from brov2_hybrid.override import OverrideVerifier
+from brov2_hybrid.rc import load_rc_map
+
+STEP_S = 0.02           # the scripted vehicle's and autopilot's period [s]
+
+
+@pytest.fixture(scope="module")
+def rc_map():
+    return load_rc_map()
+
+
+def _settings(**changes):
+    values = dict(mode="MANUAL", connect_timeout_s=30.0, command_timeout_s=5.0, end_hold_s=1.0,
+                  disarm_at_end=True, exit_at_end=True, mode_attempts=3, arm_attempts=3, arm_retry_wait_s=1.0,
+                  release_wait_s=0.3, firmware="auto", firmware_timeout_s=6.0)
+    values.update(changes)
+    return ms.MissionSettings(**values)
+
+
+class ScriptedVehicle(ms.MissionIO):
+    """A vehicle and autopilot on a simulated clock, advanced by the mission's sleeps.
+
+    It connects at ``connect_at_s``, enters a requested mode ``mode_delay_s`` later
+    (unless ``accepts_mode`` is false), answers arming requests with ``arm_replies`` in
+    turn (then success) and is armed 0.1 s after a successful one (unless
+    ``arm_takes_effect`` is false). Armed, the autopilot sends a small random override
+    each step and the vehicle outputs what its ``firmware`` makes of it ("ignores": motors
+    stay neutral, a wrong SYSID_MYGCS; "unknown": twice stock's deflection). The dive
+    ends ``dive_s`` after engagement.
+    """
+
+    def __init__(self, setup, rc_map, firmware="quantitative", connect_at_s=0.5, mode_delay_s=0.2,
+                 accepts_mode=True, arm_replies=(), arm_takes_effect=True, dive_s=10.0, disarm_at_s=math.inf):
+        self.setup, self.rc_map, self.firmware = setup, rc_map, firmware
+        self.connect_at_s, self.mode_delay_s, self.accepts_mode = connect_at_s, mode_delay_s, accepts_mode
+        self.arm_replies, self.arm_takes_effect = list(arm_replies), arm_takes_effect
+        self.dive_s, self.disarm_at_s = dive_s, disarm_at_s
+        self.t = 0.0
+        self.shutdown_at_s = math.inf
+        self.connected, self.armed, self.mode = False, False, "STABILIZE"
+        self._pending = []              # (due s, attribute, value)
+        self.events = []                # (t, what, value): requests and publications
+        self.logs = []                  # (level, text)
+        self.engaged_at_s = None
+        self.dives_done = 0
+        self.rng = np.random.default_rng(7)
+        self.mission = None
+
+    # MissionIO
+    def now_s(self):
+        return self.t
+
+    def is_shutdown(self):
+        return self.t >= self.shutdown_at_s
+
+    def sleep(self, seconds):
+        end = self.t + seconds
+        while self.t < end - 1e-9:
+            self.t = min(self.t + STEP_S, end)
+            self._step()
+
+    def set_mode(self, mode):
+        self.events.append((self.t, "set_mode", mode))
+        if self.accepts_mode:
+            self._pending.append((self.t + self.mode_delay_s, "mode", mode))
+
+    def arm(self, armed):
+        self.events.append((self.t, "arm", armed))
+        reply = self.arm_replies.pop(0) if self.arm_replies else ms.CommandReply(True, 0)
+        if reply is not None and reply.success and self.arm_takes_effect:
+            self._pending.append((self.t + 0.1, "armed", armed))
+        return reply
+
+    def publish_engaged(self, engaged):
+        self.events.append((self.t, "engaged", engaged))
+        self.engaged_at_s = self.t if engaged else None
+
+    def publish_release(self, release):
+        self.events.append((self.t, "release", release))
+
+    def publish_firmware(self, firmware):
+        self.events.append((self.t, "firmware", firmware))
+
+    def log(self, level, text):
+        self.logs.append((level, text))
+
+    # the vehicle
+    def _outputs(self, channels):
+        if self.firmware == "ignores":
+            return [1500] * 8
+        lo, hi = self.setup.thrusters.pwm_min_us, self.setup.thrusters.pwm_max_us
+        mixer = self.setup.mixer("stock" if self.firmware == "unknown" else self.firmware)
+        pwm = motor_pwm_from_rc(channels, self.rc_map, mixer, lo, hi)
+        return [1500 + 2 * (p - 1500) for p in pwm] if self.firmware == "unknown" else pwm
+
+    def _step(self):
+        if not self.connected and self.t >= self.connect_at_s:
+            self.connected = True
+        for item in [p for p in self._pending if p[0] <= self.t]:
+            self._pending.remove(item)
+            setattr(self, item[1], item[2])
+        if self.t >= self.disarm_at_s:
+            self.armed = False
+        self.mission.on_state(self.connected, self.armed, self.mode)
+        if self.armed:
+            channels = self.rc_map.channel_array_from_u(self.rng.uniform(-0.2, 0.2, 6), 18, 65535)
+            self.mission.on_override(channels)
+            self.mission.on_outputs(self._outputs(channels))
+        if self.engaged_at_s is not None and self.t >= self.engaged_at_s + self.dive_s:
+            self.dives_done += 1
+            self.engaged_at_s = None
+            self.mission.on_dive_done(True)
+
+    # reading the record
+    def published(self, *whats):
+        return [(what, value) for _, what, value in self.events if what in whats]
+
+    def time_of(self, what, value):
+        return next(t for t, w, v in self.events if w == what and v == value)
+
+    def texts(self, level):
+        return [text for lvl, text in self.logs if lvl == level]
+
+
+def _mission(setup, rc_map, settings=None, **vehicle):
+    io = ScriptedVehicle(setup, rc_map, **vehicle)
+    verifier = OverrideVerifier(3.0, 20, rc_map.neutral_us)
+    detector = FirmwareDetector(setup, rc_map, 3.0, 3, 1.0)
+    io.mission = ms.Mission(settings or _settings(), verifier, detector, io)
+    return io.mission, io
+
+
+# ---------------------------------------------------------------- a dive flown to its end
+def test_auto_firmware_engages_once_told_then_ends_the_dive(setup, rc_map):
+    mission, io = _mission(setup, rc_map)
+    assert mission.run() == ms.EXIT_OK
+    assert io.published("firmware", "engaged", "release") == [
+        ("firmware", "quantitative"), ("engaged", True), ("release", True), ("engaged", False)]
+    assert [(w, v) for _, w, v in io.events if w in ("set_mode", "arm")] == [
+        ("set_mode", "MANUAL"), ("arm", True), ("arm", False)]
+    armed_s = io.time_of("arm", True)
+    assert armed_s >= io.connect_at_s + io.mode_delay_s          # armed only once in the mode
+    assert io.time_of("engaged", True) > armed_s                   # the dive waits for the firmware
+    # end: hold 1 s after the dive, release, 0.3 s later disarm
+    done_s = io.time_of("engaged", True) + io.dive_s
+    assert io.time_of("release", True) == pytest.approx(done_s + 1.0, abs=2 * ms.POLL_S)
+    assert io.time_of("arm", False) - io.time_of("release", True) == pytest.approx(0.3, abs=1e-9)
+    assert "RC override reaches the vehicle (motor outputs follow it)" in io.texts(ms.INFO)
+    assert any(t.startswith("the vehicle runs quantitative firmware") for t in io.texts(ms.INFO))
+    assert "disarmed" in io.texts(ms.INFO) and not io.texts(ms.FATAL) and not io.texts(ms.ERROR)
+
+
+def test_configured_firmware_engages_at_arming_and_is_confirmed(setup, rc_map):
+    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock")
+    assert mission.run() == ms.EXIT_OK
+    assert io.time_of("engaged", True) == pytest.approx(io.time_of("arm", True) + 0.1, abs=2 * ms.POLL_S)
+    assert io.published("firmware") == [("firmware", "stock")]
+    assert any(t.startswith("motor outputs confirm firmware stock") for t in io.texts(ms.INFO))
+
+
+def test_without_exit_at_end_it_flies_the_next_dive_until_shutdown(setup, rc_map):
+    mission, io = _mission(setup, rc_map, _settings(firmware="stock", exit_at_end=False, disarm_at_end=False),
+                           firmware="stock", dive_s=2.0)
+    io.shutdown_at_s = 20.0
+    assert mission.run() == ms.EXIT_OK
+    assert io.t == pytest.approx(20.0, abs=ms.POLL_S)
+    assert io.published("release").count(("release", True)) == 1     # the one dive, then idle until shutdown
+    assert ("arm", False) not in [(w, v) for _, w, v in io.events]      # disarm_at_end false
+
+
+# ---------------------------------------------------------------- stops, with the reason
+def test_no_vehicle(setup, rc_map):
+    mission, io = _mission(setup, rc_map, connect_at_s=math.inf)
+    assert mission.run() == ms.EXIT_NO_VEHICLE
+    assert io.t == pytest.approx(30.0, abs=ms.POLL_S)
+    assert io.texts(ms.FATAL) == ["no vehicle connected within 30 s (check fcu_url and that the simulator / "
+                                  "vehicle is running)"]
+    assert io.events == []                                  # no request, nothing engaged
+
+
+def test_mode_never_entered(setup, rc_map):
+    mission, io = _mission(setup, rc_map, accepts_mode=False)
+    assert mission.run() == ms.EXIT_NO_VEHICLE
+    assert [w for _, w, _ in io.events] == ["set_mode"] * 3
+    times = [t for t, _, _ in io.events]
+    assert np.diff(times) == pytest.approx([5.0, 5.0], abs=ms.POLL_S)   # one command timeout each
+    assert io.texts(ms.FATAL) == ["the vehicle did not enter mode MANUAL after 3 requests (it reports 'STABILIZE')"]
+
+
+def test_arming_retries_name_each_failure_then_succeed(setup, rc_map):
+    mission, io = _mission(setup, rc_map, arm_replies=[None, ms.CommandReply(False, 4)])
+    assert mission.run() == ms.EXIT_OK
+    assert io.texts(ms.WARN) == [
+        "arming attempt 1 of 3 failed (no reply from /mavros/cmd/arming), retrying",
+        "arming attempt 2 of 3 failed (refused by the vehicle, result 4), retrying"]
+    arms = [t for t, w, v in io.events if w == "arm" and v]
+    assert np.diff(arms) == pytest.approx([1.0, 1.0], abs=1e-9)        # arm_retry_wait_s apart
+
+
+def test_arming_that_never_takes_effect_stops_the_run(setup, rc_map):
+    mission, io = _mission(setup, rc_map, arm_takes_effect=False)
+    assert mission.run() == ms.EXIT_NO_VEHICLE
+    assert io.texts(ms.WARN)[-1] == ("arming attempt 3 of 3 failed (accepted, but /mavros/state did not report "
+                                     "armed within 5.0 s)")
+    assert io.texts(ms.FATAL) == ["the vehicle did not arm after 3 attempts"]
+    assert io.published("engaged", "release") == []
+
+
+def test_override_ignored_names_the_system_id_and_disarms(setup, rc_map):
+    mission, io = _mission(setup, rc_map, firmware="ignores")
+    assert mission.run() == ms.EXIT_OVERRIDE_IGNORED
+    fatal, = io.texts(ms.FATAL)
+    assert "SYSID_MYGCS = 255" in fatal and "system_id 255" in fatal
+    # the 3 s verification runs from the first override, before the 6 s firmware timeout
+    assert io.time_of("release", True) - io.time_of("arm", True) == pytest.approx(0.1 + 3.0, abs=3 * ms.POLL_S)
+    assert io.published("engaged", "release") == [("release", True), ("engaged", False)]
+    assert io.events[-2][1:] == ("arm", False)
+
+
+def test_configured_firmware_the_vehicle_does_not_run(setup, rc_map):
+    mission, io = _mission(setup, rc_map, _settings(firmware="quantitative"), firmware="stock")
+    assert mission.run() == ms.EXIT_FIRMWARE
+    fatal, = io.texts(ms.FATAL)
+    assert "parameter 'firmware' is 'quantitative'" in fatal and "firmware:=stock" in fatal
+    assert io.published("firmware") == []                    # a wrong firmware is never latched
+    assert io.published("engaged", "release")[-2:] == [("release", True), ("engaged", False)]
+
+
+def test_auto_without_a_verdict_times_out(setup, rc_map):
+    mission, io = _mission(setup, rc_map, firmware="unknown")
+    assert mission.run() == ms.EXIT_FIRMWARE
+    fatal, = io.texts(ms.FATAL)
+    assert fatal.startswith("parameter 'firmware' is auto but the vehicle's motor outputs (/mavros/rc/out) "
+                            "matched neither") and "set firmware:=stock or firmware:=quantitative" in fatal
+    assert io.time_of("release", True) - io.time_of("arm", True) == pytest.approx(0.1 + 6.0, abs=3 * ms.POLL_S)
+    assert "RC override reaches the vehicle (motor outputs follow it)" in io.texts(ms.INFO)
+    assert ("engaged", True) not in io.published("engaged")
+
+
+def test_a_disarmed_vehicle_is_reported_every_5_s(setup, rc_map):
+    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=30.0,
+                           disarm_at_s=5.0)
+    io.shutdown_at_s = 17.0
+    assert mission.run() == ms.EXIT_OK
+    assert io.texts(ms.WARN) == ["the vehicle is not armed"] * 3        # at 5, 10 and 15 s
+
+
+def test_failed_disarm_at_the_end_says_to_disarm_by_hand(setup, rc_map):
+    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=1.0)
+    io.arm_replies = [ms.CommandReply(True, 0), ms.CommandReply(False, 4)]
+    assert mission.run() == ms.EXIT_OK
+    assert io.texts(ms.ERROR) == ["disarm failed; disarm the vehicle by hand"]
+
+
+# ---------------------------------------------------------------- settings
+def test_settings_from_autopilot_yaml():
+    p = ParamReader(load_node_params("mission"), "mission")
+    s = ms.MissionSettings.from_params(p, FIRMWARE_CHOICES)
+    assert (s.mode, s.connect_timeout_s, s.arm_attempts, s.firmware) == (
+        p.values["mode"], p.values["connect_timeout_s"], p.values["arm_attempts"], p.values["firmware"])
+    with pytest.raises(ParameterError, match=r"mission ~firmware: expected one of \['auto', 'quantitative', 'stock'\]"):
+        ms.MissionSettings.from_params(ParamReader(load_node_params("mission", {"firmware": "px4"}), "mission"),
+                                       FIRMWARE_CHOICES)
+    with pytest.raises(ParameterError, match=r"mission ~arm_attempts: expected an integer in \[1, 100\]"):
+        ms.MissionSettings.from_params(ParamReader(load_node_params("mission", {"arm_attempts": 0}), "mission"),
+                                       FIRMWARE_CHOICES)
