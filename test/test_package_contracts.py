@@ -250,8 +250,6 @@ def _cases():
             ("omega_d_rad_s", "kappa", "linear_scale", "integral_ratio", "integral_band_rad")),
         "control.HybridController.update_desired": Case(lambda f: f.controller().update_desired,
                                                         lambda f: {"t_s": 1.0, "eta2d": _eta2()}, ("t_s", "eta2d")),
-        "control.HybridController.feedforward_moment": Case(lambda f: f.controller().feedforward_moment,
-                                                            lambda f: {"eta2d": _eta2()}, ("eta2d",)),
         "control.HybridController.reset_integral": Case(lambda f: f.controller().reset_integral, lambda f: {}),
         "control.HybridController.compute": Case(
             lambda f: f.controller().compute,

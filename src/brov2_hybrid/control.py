@@ -366,11 +366,8 @@ class HybridController(object):
         """Feed a new desired attitude sample to the rate estimator."""
         self.rate_estimator.update(t_s, eta2d)
 
-    def feedforward_moment(self, eta2d):
-        """Torque cancelling the hydrostatic moment at eta2d (zeros when disabled)."""
-        return self._feedforward(as_vector(eta2d, 3, "eta2d"))
-
     def _feedforward(self, eta2d):
+        """Torque cancelling the hydrostatic moment at eta2d (zeros when disabled)."""
         if not self.feedforward_enabled:
             return np.zeros(3)
         return -_restoring_wrench(float(eta2d[0]), float(eta2d[1]), self._net_weight_n, self._lever)[3:]
