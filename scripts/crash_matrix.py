@@ -38,11 +38,12 @@ os.environ.setdefault("MAVLINK20", "1")   # before pymavlink is imported: the si
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(REPO, "src"))
 
+from brov2_hybrid.ardusub import PWM_NEUTRAL_US  # noqa: E402
 from brov2_hybrid.errors import Brov2Error  # noqa: E402
 from brov2_hybrid.logfile import read_log  # noqa: E402
 
 NODES = ("control_law", "thruster_allocation", "mavlink_bridge", "csv_reader", "logger", "mission")
-NEUTRAL_US = 1500
+NEUTRAL_US = int(PWM_NEUTRAL_US)   # every motor output when disarmed or at neutral [us]
 RETUNED_OMEGA_D = 4.0   # rad/s, set with dynparam before control_law is killed; the respawn must keep it
 SURGE_CMD = 0.3     # constant surge in the test dive: the motors are never at neutral while controlled
 

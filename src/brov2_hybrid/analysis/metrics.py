@@ -20,6 +20,7 @@ import math
 import numpy as np
 from scipy import signal as sps
 
+from brov2_hybrid.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error
 
 #: -3 dB (Eq. A21).
@@ -117,7 +118,7 @@ def iae(t_s, error):
     return float(cumulative_iae(t_s, error)[-1])
 
 
-def cumulative_energy(pwm_us, neutral_us=1500.0, half_range_us=400.0):
+def cumulative_energy(pwm_us, neutral_us=PWM_NEUTRAL_US, half_range_us=PWM_HALF_RANGE_US):
     """Running sum of Eq. 26, |PWM - neutral| / half_range, one term per control tick."""
     p = np.asarray(pwm_us, dtype=float)
     if p.ndim != 1 or not np.all(np.isfinite(p)):
@@ -125,7 +126,7 @@ def cumulative_energy(pwm_us, neutral_us=1500.0, half_range_us=400.0):
     return np.cumsum(np.abs(p - neutral_us) / half_range_us)
 
 
-def energy(pwm_us, neutral_us=1500.0, half_range_us=400.0):
+def energy(pwm_us, neutral_us=PWM_NEUTRAL_US, half_range_us=PWM_HALF_RANGE_US):
     """Eq. 26: sum over control ticks of |PWM - neutral| / half_range (dimensionless)."""
     c = cumulative_energy(pwm_us, neutral_us, half_range_us)
     return float(c[-1]) if c.size else 0.0
