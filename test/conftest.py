@@ -11,13 +11,13 @@ settings.load_profile("brov2")
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from brov2_hybrid.model import load_setup  # noqa: E402
+from brov2_hybrid.vehicle import load_vehicle  # noqa: E402
 from brov2_hybrid.params import load_controller_params  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def setup():
-    return load_setup()
+    return load_vehicle()
 
 
 @pytest.fixture(scope="session")

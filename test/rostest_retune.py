@@ -21,7 +21,7 @@ from dynamic_reconfigure.client import Client
 
 import rostest_common as rc
 from brov2_hybrid.analysis import metrics
-from brov2_hybrid.params import load_vehicle_params
+from brov2_hybrid.vehicle import load_vehicle
 
 OMEGA_1, OMEGA_2 = 3.0, 2.0
 MIN_RISE_RATIO = 1.5
@@ -54,7 +54,7 @@ class Retune(unittest.TestCase):
         rc.wait_dive_done(topics, 120.0)
         a = status.arrays()
 
-        v = load_vehicle_params()
+        v = load_vehicle().body
         inertia_yaw = v.inertia_kg_m2[2] + v.added_mass[5]
         before = a["omega_d"] == OMEGA_1
         after = a["omega_d"] == OMEGA_2

@@ -34,7 +34,7 @@ from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.analysis.closed_loop import compare_with_log
 from brov2_hybrid.control import HybridController
 from brov2_hybrid.gains import lti_closed_loop
-from brov2_hybrid.model import load_setup
+from brov2_hybrid.vehicle import load_vehicle
 from brov2_hybrid.params import load_controller_params
 
 MARGIN_S = 2.0          # allowed excess over the LTI settling time (latency, drag nonlinearity)
@@ -44,8 +44,8 @@ DIVE = os.path.join(paths.package_root(), "test", "data", "yaw_step.csv")
 
 
 def lti_settling_time(omega_d):
-    setup = load_setup()
-    c = HybridController(setup.vehicle, load_controller_params(), setup.tau_max)
+    setup = load_vehicle()
+    c = HybridController(setup.body, load_controller_params(), setup.tau_max)
     c.configure(omega_d_rad_s=omega_d)
     t = np.linspace(0.0, 20.0, 4001)
     _, y = signal.step(lti_closed_loop(c.gains, c.total_inertia, c.b_check), T=t)

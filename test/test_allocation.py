@@ -62,7 +62,7 @@ def test_tau_max_from_paper_limit(setup):
     (37.722 -> 37.72) cannot both be met to 0.01 % by any single limit (pitch needs
     49.953..49.963 N, yaw 49.943..49.953 N), so we check 0.02 % and 0.01 absolute.
     """
-    tau_max = allocation.tau_max_from_limit(setup.T, setup.vehicle.thruster_directions, 49.95)
+    tau_max = allocation.tau_max_from_limit(setup.T, setup.thrusters.directions, 49.95)
     np.testing.assert_allclose(tau_max, PAPER_TAU_MAX, rtol=2e-4)
     np.testing.assert_allclose(tau_max, PAPER_TAU_MAX, atol=0.0101)
     np.testing.assert_allclose(setup.tau_max, tau_max)
@@ -73,7 +73,7 @@ def test_tau_max_is_reachable_within_its_group(setup):
     that group. Surge and sway leak into the other group: the horizontal thrusters sit
     z = 0.085 m below the CG, so a force (X, Y) there adds K = -z Y and M = z X
     (4 * 0.085/sqrt2 * 49.95 = 12.0 N m at full surge or sway)."""
-    horizontal, vertical = allocation.thruster_groups(setup.vehicle.thruster_directions)
+    horizontal, vertical = allocation.thruster_groups(setup.thrusters.directions)
     for j in range(6):
         in_h = j in allocation.HORIZONTAL_DOFS
         group, dofs = (horizontal, allocation.HORIZONTAL_DOFS) if in_h else (vertical, allocation.VERTICAL_DOFS)
@@ -93,14 +93,15 @@ def test_tau_max_from_table_limit(setup):
     """From the 16 V table the symmetric limit is the reverse thrust, 39.9 N."""
     limit = setup.table.symmetric_limit_n
     assert limit == pytest.approx(4.069476 * 9.80665, rel=1e-6)
-    tau_max = allocation.tau_max_from_limit(setup.T, setup.vehicle.thruster_directions, limit)
+    tau_max = allocation.tau_max_from_limit(setup.T, setup.thrusters.directions, limit)
     np.testing.assert_allclose(tau_max / PAPER_TAU_MAX, limit / 49.95, rtol=3e-4)
 
 
 @pytest.mark.parametrize("bad, match", [
     (np.zeros((6, 8)), "rank"),
     (np.full((6, 8), np.nan), "finite"),
-    (np.zeros((8, 6)), r"shape \(6, 8\)"),
+    (np.zeros((8, 6)), r"shape \(6, 6\), got \(8, 6\)"),
+    (np.zeros(6), r"6 x n matrix"),
 ])
 def test_pseudo_inverse_rejects_bad_matrices(bad, match):
     with pytest.raises(Brov2Error, match=match):
@@ -109,9 +110,9 @@ def test_pseudo_inverse_rejects_bad_matrices(bad, match):
 
 def test_allocation_rejects_non_unit_directions(setup):
     with pytest.raises(Brov2Error, match="unit vectors"):
-        allocation.allocation_matrix(setup.vehicle.thruster_positions_m, 2 * setup.vehicle.thruster_directions)
+        allocation.allocation_matrix(setup.thrusters.positions_m, 2 * setup.thrusters.directions)
 
 
 def test_tau_max_rejects_nonpositive_limit(setup):
     with pytest.raises(Brov2Error, match="> 0"):
-        allocation.tau_max_from_limit(setup.T, setup.vehicle.thruster_directions, 0.0)
+        allocation.tau_max_from_limit(setup.T, setup.thrusters.directions, 0.0)

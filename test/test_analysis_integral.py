@@ -9,7 +9,7 @@ import pytest
 from brov2_hybrid.analysis import cli, lti
 from brov2_hybrid.analysis.integral import lti_row, pid_denominator, plateau_dive
 from brov2_hybrid.analysis.robustness import draw_samples, load_robustness_settings, perturbed_setup
-from brov2_hybrid.model import load_setup
+from brov2_hybrid.vehicle import load_vehicle
 
 
 def test_lti_design_numbers_match_the_analytic_pid(setup, controller_params):
@@ -43,9 +43,9 @@ def test_samples_are_seeded_and_perturb_the_plant_within_bounds():
     s = load_robustness_settings()
     a, b = draw_samples(s, 5), draw_samples(s, 5)
     assert a == b
-    setup = load_setup()
+    setup = load_vehicle()
     for smp in a:
-        v, p = setup.vehicle, perturbed_setup(setup, smp).vehicle
+        v, p = setup.body, perturbed_setup(setup, smp).body
         assert abs(p.mass_kg / v.mass_kg - 1) <= s.mass_fraction
         assert abs((p.buoyancy_n - p.weight_n) - (v.buoyancy_n - v.weight_n)) <= s.net_buoyancy_n
         h0, h = v.r_cb_m[2] - v.r_cg_m[2], p.r_cb_m[2] - p.r_cg_m[2]

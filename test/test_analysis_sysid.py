@@ -36,7 +36,7 @@ def test_inertia_fit_recovers_analytic_solution():
 
 def test_simulated_runs_recover_the_model_within_5_percent(setup):
     """The issue's acceptance: on simulator data the fit is within 5 % of the model's values."""
-    v = setup.vehicle
+    v = setup.body
     runs = sysid.simulate_runs((2.0, 4.0, 6.0, 8.0, 10.0, 12.0), 6.0, 0.01, setup=setup)
     drag = sysid.fit_drag(runs, WINDOW)
     assert drag.quadratic_nm_s2 == pytest.approx(v.quadratic_drag[5], rel=0.05)

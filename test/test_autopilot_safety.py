@@ -15,7 +15,7 @@ ATT_TIMEOUT, DES_TIMEOUT = 0.5, 1.0
 
 @pytest.fixture
 def core(setup, controller_params):
-    c = HybridController(setup.vehicle, controller_params, setup.tau_max)
+    c = HybridController(setup.body, controller_params, setup.tau_max)
     return safety.AutopilotCore(c, ATT_TIMEOUT, DES_TIMEOUT)
 
 
@@ -31,7 +31,7 @@ def test_active_at_rest_cancels_hydrostatics_and_passes_linear(core, setup):
     core.set_desired(1.0, eta, [0.5, -0.25, 0.1])
     r = core.tick(1.1)
     assert r.mode == safety.MODE_ACTIVE and r.message == ""
-    np.testing.assert_allclose(r.tau_body_frd[3:], -restoring_moment(eta, setup.vehicle), atol=1e-12)
+    np.testing.assert_allclose(r.tau_body_frd[3:], -restoring_moment(eta, setup.body), atol=1e-12)
     np.testing.assert_allclose(r.u[:3], [0.5, -0.25, 0.1])
     np.testing.assert_allclose(r.tau_body_frd[:3], np.array([0.5, -0.25, 0.1]) * setup.tau_max[:3])
 
@@ -144,6 +144,6 @@ def test_rate_estimate_restarts_after_an_input_gap(core):
 
 
 def test_core_rejects_bad_timeouts(setup, controller_params):
-    c = HybridController(setup.vehicle, controller_params, setup.tau_max)
+    c = HybridController(setup.body, controller_params, setup.tau_max)
     with pytest.raises(Brov2Error, match="timeouts"):
         safety.AutopilotCore(c, 0.0, 1.0)

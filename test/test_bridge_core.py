@@ -142,7 +142,7 @@ def test_unconvertible_attitude_gives_nan_imu_and_a_neutral_control_law():
 
 def test_nan_attitude_from_the_bridge_makes_the_core_neutral(setup, controller_params):
     from brov2_hybrid.control import HybridController
-    core = safety.AutopilotCore(HybridController(setup.vehicle, controller_params, setup.tau_max), 0.5, 1.0)
+    core = safety.AutopilotCore(HybridController(setup.body, controller_params, setup.tau_max), 0.5, 1.0)
     core.set_desired(1.0, [0.0, 0.0, 0.5], [0.3, 0.0, 0.0])
     core.set_attitude(1.0, np.full(3, np.nan), np.full(3, np.nan))    # what control_law stores
     r = core.tick(1.0)

@@ -12,7 +12,7 @@ from brov2_hybrid.hydrostatics import restoring_moment
 
 @pytest.fixture
 def controller(setup, controller_params):
-    return HybridController(setup.vehicle, controller_params, setup.tau_max)
+    return HybridController(setup.body, controller_params, setup.tau_max)
 
 
 small = st.floats(-0.6, 0.6, allow_nan=False)
@@ -22,10 +22,10 @@ small = st.floats(-0.6, 0.6, allow_nan=False)
 @given(small, small, st.floats(-math.pi, math.pi))
 def test_feedforward_cancels_hydrostatic_moment_at_rest(setup, controller_params, phi, theta, psi):
     """eta2 = eta2d at rest: tau_4:6 + restoring moment = 0 exactly (Eq. 20)."""
-    c = HybridController(setup.vehicle, controller_params, setup.tau_max)
+    c = HybridController(setup.body, controller_params, setup.tau_max)
     eta2 = [phi, theta, psi]
     out = c.compute(eta2, [0, 0, 0], eta2, [0, 0, 0], eta2d_dot=np.zeros(3))
-    np.testing.assert_allclose(out.tau_body_frd[3:] + restoring_moment(eta2, setup.vehicle), 0, atol=1e-12)
+    np.testing.assert_allclose(out.tau_body_frd[3:] + restoring_moment(eta2, setup.body), 0, atol=1e-12)
 
 
 def test_feedforward_magnitude_for_roll(setup, controller):
@@ -41,7 +41,7 @@ PAPER_W_N, PAPER_B_N, PAPER_ZB_M = 112.8, 114.8, 0.02
 
 
 def test_paper_hydrostatic_numbers_are_the_ones_in_use(setup):
-    v = setup.vehicle
+    v = setup.body
     assert (v.weight_n, v.buoyancy_n) == (PAPER_W_N, PAPER_B_N)
     np.testing.assert_array_equal(v.r_cg_m, [0, 0, 0])
     np.testing.assert_array_equal(v.r_cb_m, [0, 0, -PAPER_ZB_M])

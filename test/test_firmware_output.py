@@ -7,13 +7,13 @@ from brov2_hybrid.firmware_output import (
     OUTPUT_STAGES, FirmwareDetector, classify_outputs, output_stage, stage_for_firmware,
 )
 from brov2_hybrid.mixers import mix_stock
-from brov2_hybrid.model import load_setup
+from brov2_hybrid.vehicle import load_vehicle
 from brov2_hybrid.rc import load_rc_map
 
 
 @pytest.fixture(scope="module")
 def setup():
-    return load_setup()
+    return load_vehicle()
 
 
 @pytest.fixture(scope="module")

@@ -12,7 +12,7 @@ YAW = 2
 
 
 def _controller(setup, controller_params, **options):
-    c = HybridController(setup.vehicle, controller_params, setup.tau_max)
+    c = HybridController(setup.body, controller_params, setup.tau_max)
     c.configure(**options)
     return c
 

@@ -75,12 +75,6 @@ def private_crossings(source, filename="<source>"):
 #: Files known to cross today, with who is fixing them. strict: the day a file is clean
 #: the test XPASSes and fails, and its entry must go.
 KNOWN_CROSSINGS = {
-    "src/brov2_hybrid/vehicle_model.py": "issue 9: H1 fixing params._Section",
-    "src/brov2_hybrid/rc.py": "issue 9: H1 fixing params._Section",
-    "src/brov2_hybrid/sim/config.py": "issue 9: H1 fixing params._Section",
-    "src/brov2_hybrid/analysis/settings.py": "issue 9: H1 fixing params._Section",
-    "src/brov2_hybrid/analysis/synth_dive.py": "issue 9: H1 fixing params._Section",
-    "src/brov2_hybrid/control.py": "issue 9: H1 fixing hydrostatics._restoring_wrench",
     "src/brov2_hybrid/analysis/integral.py": "issue 9: experiments._closed_loop and plots._save (lead)",
     "src/brov2_hybrid/analysis/robustness.py": "issue 9: plots._save (lead)",
 }
@@ -145,16 +139,16 @@ class Fixtures(object):
     """Sample objects the cases are built from (loaded once)."""
 
     def __init__(self):
-        from brov2_hybrid.model import load_setup
         from brov2_hybrid.params import load_controller_params
         from brov2_hybrid.rc import load_rc_map
-        self.setup = load_setup()
+        from brov2_hybrid.vehicle import load_vehicle
+        self.setup = load_vehicle()
         self.controller_params = load_controller_params()
         self.rc_map = load_rc_map()
 
     @property
     def vehicle(self):
-        return self.setup.vehicle
+        return self.setup.body
 
     def controller(self):
         from brov2_hybrid.control import HybridController
@@ -167,13 +161,13 @@ class Fixtures(object):
         return self.setup.table
 
     def positions(self):
-        return self.vehicle.thruster_positions_m
+        return self.setup.thrusters.positions_m
 
     def directions(self):
-        return self.vehicle.thruster_directions
+        return self.setup.thrusters.directions
 
     def mixer(self):
-        return self.setup.mixer("quantitative")
+        return self.setup.mixer()
 
 
 def _mod(name):
@@ -288,6 +282,10 @@ def _cases():
             lambda f: {"eta2": _eta2(), "weight_n": 112.8, "buoyancy_n": 114.8, "r_cg_m": [0, 0, 0],
                        "r_cb_m": [0, 0, -0.02]},
             ("eta2", "weight_n", "buoyancy_n", "r_cg_m", "r_cb_m")),
+        "hydrostatics.restoring_wrench_from_lever": Case(
+            lambda f: h.restoring_wrench_from_lever,
+            lambda f: {"phi": 0.1, "theta": -0.2, "net_weight_n": -2.0, "lever": [0.0, 0.0, 2.3]},
+            ("phi", "theta", "net_weight_n", "lever")),
         "hydrostatics.restoring_moment": Case(lambda f: h.restoring_moment,
                                               lambda f: {"eta2": _eta2(), "params": f.vehicle}, ("eta2",)),
         # allocation
@@ -296,15 +294,17 @@ def _cases():
                                                         "directions": f.directions()},
                                              ("positions_m", "directions")),
         "allocation.heuristic_matrix": Case(lambda f: a.heuristic_matrix,
-                                            lambda f: {"ardusub_factors": f.setup.thrusters.ardusub_factors},
-                                            ("ardusub_factors",)),
+                                            lambda f: {"ardusub_factors": f.setup.frame.motor_factors},
+                                            ("ardusub_factors",), shape_free=("ardusub_factors",),
+                                            note="one row per thruster: any row count is a vehicle"),
         "allocation.pseudo_inverse": Case(lambda f: a.pseudo_inverse, lambda f: {"T": f.setup.T}, ("T",)),
         "allocation.tau_max_from_limit": Case(lambda f: a.tau_max_from_limit,
                                               lambda f: {"T": f.setup.T, "directions": f.directions(),
                                                          "force_limit_n": 40.0},
                                               ("T", "directions", "force_limit_n")),
         "allocation.thruster_groups": Case(lambda f: a.thruster_groups,
-                                           lambda f: {"directions": f.directions()}, ("directions",)),
+                                           lambda f: {"directions": f.directions()}, ("directions",),
+                                           shape_free=("directions",), note="one row per thruster"),
         # mixers
         "mixers.stock_normalized": Case(lambda f: mx.stock_normalized,
                                         lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat}, ("u", "T_hat")),
@@ -312,11 +312,8 @@ def _cases():
                                  ("u", "T_hat")),
         "mixers.thruster_forces": Case(lambda f: mx.thruster_forces,
                                        lambda f: {"u": np.full(6, 0.1), "T_pinv": f.setup.T_pinv,
-                                                  "tau_max": f.setup.tau_max}, ("u", "T_pinv", "tau_max")),
-        "mixers.mix_quantitative": Case(lambda f: mx.mix_quantitative,
-                                        lambda f: {"u": np.full(6, 0.1), "T_pinv": f.setup.T_pinv,
-                                                   "tau_max": f.setup.tau_max, "table": f.table()},
-                                        ("u", "T_pinv", "tau_max")),
+                                                  "tau_max": f.setup.tau_max}, ("u", "T_pinv", "tau_max"),
+                                       shape_free=("T_pinv",), note="T_pinv: one row per thruster"),
         "mixers.motor_pwm_from_rc": Case(lambda f: mx.motor_pwm_from_rc,
                                          lambda f: {"channel_pwm": [1500, 1500, 1500, 1600, 1500, 1500],
                                                     "rc_map": f.rc_map, "mixer": f.mixer(), "pwm_min_us": 1100,
@@ -379,14 +376,10 @@ def _known(name, args, kinds, reason):
 
 #: Checks that fail today, with who is fixing them (strict: remove the entry when fixed).
 KNOWN_FAILURES = {}
-KNOWN_FAILURES.update(_known("thrust_table.ThrustTable.force_from_pwm", ["pwm_us"], ["nan"],
-                             "issue 9: H1 fixing force_from_pwm NaN"))
 for _method, _arg in (("pwm_from_force", "force_n"), ("normalized_from_force", "force_n"),
                       ("pwm_from_normalized", "m_star")):
     KNOWN_FAILURES.update(_known("thrust_table.ThrustTable." + _method, [_arg], ["nan"],
                                  "issue 9: H1's thrust_table (NaN passes through np.interp)"))
-KNOWN_FAILURES.update(_known("hydrostatics.restoring_wrench", ["weight_n", "buoyancy_n"], ["nan", "shape"],
-                             "issue 9: H1's hydrostatics (weight_n, buoyancy_n not validated)"))
 KNOWN_FAILURES.update(_known("mixers.motor_pwm_from_rc", ["pwm_min_us", "pwm_max_us"], ["nan", "shape"],
                              "issue 9: H1's mixers (PWM limits not validated)"))
 

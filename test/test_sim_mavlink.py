@@ -24,7 +24,7 @@ from pymavlink import mavutil  # noqa: E402
 from brov2_hybrid.rc import load_rc_map  # noqa: E402
 from brov2_hybrid.sim.config import load_link_config  # noqa: E402
 from brov2_hybrid.sim.simulator import Simulator  # noqa: E402
-from brov2_hybrid.vehicle_model import load_sim_options  # noqa: E402
+from brov2_hybrid.sim.config import load_sim_options  # noqa: E402
 
 mavutil.set_dialect("ardupilotmega")
 mavlink = mavutil.mavlink

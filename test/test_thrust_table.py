@@ -63,3 +63,12 @@ def test_rejects_non_monotone_or_offset_tables():
         ThrustTable([1100, 1500, 1700, 1900], [-4, 0, 3, 2])
     with pytest.raises(Brov2Error, match="zero thrust at the neutral"):
         ThrustTable([1100, 1300, 1500, 1900], [-4, -1, 0.5, 5])
+
+
+def test_force_from_pwm_rejects_nan(setup):
+    table = setup.table
+    with pytest.raises(Brov2Error, match="NaN"):
+        table.force_from_pwm([1500.0, float("nan")])
+    with pytest.raises(Brov2Error, match="NaN"):
+        table.force_from_pwm(float("nan"))
+    assert table.force_from_pwm(1e9) == table.max_forward_n    # beyond the table: its end value

@@ -6,17 +6,19 @@ import numpy as np
 import pytest
 from scipy import integrate, signal
 
-from brov2_hybrid import vehicle_model
+from brov2_hybrid.sim import config as sim_config, dynamics
 from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid.kinematics import J1, wrap_angle
-from brov2_hybrid.vehicle_model import SimOptions, VehicleModel, load_sim_options, rhs
+from brov2_hybrid.sim.config import SimOptions, load_sim_options
+from brov2_hybrid.sim.dynamics import rhs
+from brov2_hybrid.sim.vehicle_model import VehicleModel
 
 DEEP_M = 50.0  # far from the surface
 
 
 def neutral_setup(setup, **changes):
     """The same vehicle with changed parameters (e.g. buoyancy_n = weight_n)."""
-    return dataclasses.replace(setup, vehicle=dataclasses.replace(setup.vehicle, **changes))
+    return dataclasses.replace(setup, body=dataclasses.replace(setup.body, **changes))
 
 
 def model(setup, **options):
@@ -28,7 +30,7 @@ def yaw_pwm(setup, u_yaw):
 
 
 def test_paper_parameters_are_loaded(setup):
-    v = setup.vehicle
+    v = setup.body
     np.testing.assert_allclose(v.total_mass[3:], [0.96, 1.12, 1.12])
     assert v.quadratic_drag[5] == 2.42 and v.linear_drag[5] == 0.0
 
@@ -76,7 +78,7 @@ def test_positively_buoyant_vehicle_rises_at_terminal_speed(setup):
 
 def test_vehicle_floats_where_submerged_buoyancy_equals_weight(setup):
     """Surface law: B (0.5 + depth / h) = W at rest."""
-    m = model(setup, vehicle_height_m=0.254)
+    m = model(setup, surface_buoyancy=True)
     m.reset(eta=[0, 0, 1.0, 0, 0, 0])
     m.advance(60.0)
     expected = (112.8 / 114.8 - 0.5) * 0.254
@@ -90,7 +92,7 @@ def _lyapunov(setup, m):
     With W = B it never increases: the linear equations conserve |nu_1|^2 under the
     transport term, drag only removes energy, and the restoring moment is conservative.
     """
-    v = setup.vehicle
+    v = setup.body
     eta, nu = m.eta, m.nu
     rot = 0.5 * np.sum(v.total_mass[3:] * nu[3:] ** 2)
     # Potential of the buoyancy couple: B * 0.02 m * (1 - cos(roll) cos(pitch)).
@@ -99,7 +101,7 @@ def _lyapunov(setup, m):
 
 
 def test_with_no_input_all_velocities_decay(setup):
-    neutral = neutral_setup(setup, buoyancy_n=setup.vehicle.weight_n)
+    neutral = neutral_setup(setup, buoyancy_n=setup.body.weight_n)
     m = model(neutral)
     nu0 = np.array([0.5, -0.4, 0.3, 0.6, -0.5, 1.0])
     m.reset(eta=[0, 0, DEEP_M, 0.3, -0.2, 0], nu=nu0)
@@ -160,7 +162,7 @@ def test_lagged_thrust_follows_a_command_change_continuously(setup):
 
 
 def test_ocean_current_drifts_the_vehicle_at_the_current_speed(setup):
-    neutral = neutral_setup(setup, buoyancy_n=setup.vehicle.weight_n)
+    neutral = neutral_setup(setup, buoyancy_n=setup.body.weight_n)
     current = np.array([0.3, -0.2, 0.0])
     m = model(neutral, current_ned_m_s=current)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, math.radians(30)])
@@ -195,8 +197,8 @@ def test_stock_model_parameters_and_terminal_rate(setup):
 
 
 def test_stock_thrust_dead_zone(setup):
-    s = vehicle_model.load_stock_model_params()
-    thrust = vehicle_model.stock_thrust_n([1475, 1500, 1525, 1526, 1474, 1900, 1100, 1700], s)
+    s = sim_config.load_stock_model_params()
+    thrust = dynamics.stock_thrust_n([1475, 1500, 1525, 1526, 1474, 1900, 1100, 1700], s)
     assert np.all(thrust[:3] == 0.0)
     out = np.array([26, -26, 400, -400, 200]) / 400.0
     np.testing.assert_allclose(thrust[3:], 51.48 * out * np.abs(out))
@@ -297,10 +299,10 @@ def test_noise_is_seeded_and_has_the_configured_spread(setup):
 
 
 def test_specific_force_at_rest_is_minus_gravity_in_the_body(setup):
-    neutral = neutral_setup(setup, buoyancy_n=setup.vehicle.weight_n)
+    neutral = neutral_setup(setup, buoyancy_n=setup.body.weight_n)
     m = model(neutral)
     m.reset(eta=[0, 0, DEEP_M, 0.3, 0, 0])
-    g = setup.vehicle.gravity_m_s2
+    g = setup.body.gravity_m_s2
     # Neutral and at rest: buoyancy cancels weight, so the accelerometer reads -g up.
     expected = -(J1([0.3, 0, 0]).T @ [0, 0, g])
     np.testing.assert_allclose(m.specific_force_body(), expected, atol=1e-9)
@@ -328,4 +330,4 @@ def test_defaults_turn_every_optional_effect_off():
     assert not options.noise_enabled and not np.any(options.current_ned_m_s)
     assert options.dt_s == pytest.approx(1 / 400)
     bare = SimOptions()
-    assert bare.thruster_lag == "none" and not bare.noise_enabled and bare.vehicle_height_m is None
+    assert bare.thruster_lag == "none" and not bare.noise_enabled and bare.surface_buoyancy is False

@@ -1,8 +1,13 @@
 """Thruster allocation: T (Eq. 1-4), its pseudo-inverse T-dagger (Eq. 5-6), tau_max.
 
-Column i of the 6x8 allocation matrix is ``[d_i ; r_i x d_i]`` (Eq. 2-3) so that
-``tau = T @ m`` (Eq. 1) maps thruster forces m [N] to the body wrench
-tau = [X, Y, Z, K, M, N] (FRD, N and N m).
+Column i of the 6 x n allocation matrix (n thrusters: 8 on the Heavy, 6 on the standard
+BlueROV2) is ``[d_i ; r_i x d_i]`` (Eq. 2-3) so that ``tau = T @ m`` (Eq. 1) maps
+thruster forces m [N] to the body wrench tau = [X, Y, Z, K, M, N] (FRD, N and N m).
+
+A thruster layout that cannot actuate every DOF (the standard BlueROV2 has no pitch
+authority: ArduSub's "vectored" frame gives every motor a pitch factor of 0) declares
+those DOFs passive: T-dagger is the pseudo-inverse over the actuated rows, with zero
+columns for the passive DOFs, so a command in a passive DOF moves no thruster.
 
 Erratum (paper Eq. 4): the yaw row is printed as +-0.99; the thruster geometry gives
 +-0.189, which is also what the paper's own Eq. 6 and tau_max need. We build T from the
@@ -16,39 +21,71 @@ from brov2_hybrid.errors import Brov2Error, as_matrix, as_positive
 # horizontal thrusters give surge, sway and yaw; vertical ones heave, roll and pitch.
 HORIZONTAL_DOFS = (0, 1, 5)
 VERTICAL_DOFS = (2, 3, 4)
+#: tau_max of a passive DOF [N or N m]: a placeholder so that u = tau / tau_max is defined;
+#: the controller never commands a passive DOF and T-dagger allocates nothing to it.
+PASSIVE_TAU_MAX = 1.0
 
 
 def allocation_matrix(positions_m, directions):
-    """Return the 6x8 thruster allocation matrix T.
+    """Return the 6 x n thruster allocation matrix T.
 
     Parameters
     ----------
-    positions_m : array_like, shape (8, 3)
+    positions_m : array_like, shape (n, 3)
         Thruster positions from the centre of mass, FRD [m].
-    directions : array_like, shape (8, 3)
+    directions : array_like, shape (n, 3)
         Unit thrust directions for positive thrust, FRD.
 
     Returns
     -------
-    T : ndarray, shape (6, 8)
+    T : ndarray, shape (6, n)
         ``T[:3, i] = d_i`` and ``T[3:, i] = r_i x d_i``.
     """
-    r = as_matrix(positions_m, (8, 3), "positions_m")
-    d = as_matrix(directions, (8, 3), "directions")
+    r = as_matrix(positions_m, (_rows(positions_m, "positions_m"), 3), "positions_m")
+    d = as_matrix(directions, r.shape, "directions")
     if not np.allclose(np.linalg.norm(d, axis=1), 1.0, atol=1e-9):
         raise Brov2Error("directions: expected unit vectors, got norms %s" % np.linalg.norm(d, axis=1))
     return np.vstack([d.T, np.cross(r, d).T])
 
 
-def pseudo_inverse(T):
-    """Return the Moore-Penrose pseudo-inverse T-dagger (8x6) of T (Eq. 5).
+def _rows(a, name):
+    """Number of rows of a 2-D array_like (for shape checks of n-thruster arrays)."""
+    shape = np.shape(a)
+    if len(shape) != 2 or shape[0] < 1:
+        raise Brov2Error("%s: expected a 2-D array with one row per thruster, got shape %s" % (name, shape))
+    return shape[0]
 
-    Property: ``T @ pseudo_inverse(T) == I_6`` for a full-rank T.
+
+def _matrix_6xn(T, name="T"):
+    """``T`` as a checked 6 x n float array (n thrusters)."""
+    if np.ndim(T) != 2:
+        raise Brov2Error("%s: expected a 6 x n matrix (n thrusters), got shape %s" % (name, np.shape(T)))
+    return as_matrix(T, (6, np.shape(T)[1]), name)
+
+
+def pseudo_inverse(T, passive_dofs=()):
+    """Return the Moore-Penrose pseudo-inverse T-dagger (n x 6) of T (Eq. 5).
+
+    ``passive_dofs`` (DOF indices 0..5) are left out: T-dagger is the pseudo-inverse of
+    the actuated rows of T, with zero columns for the passive DOFs. Property:
+    ``T[a] @ pseudo_inverse(T, p)[:, a] == I`` over the actuated DOFs a. Raises
+    Brov2Error when the actuated rows do not have full rank (a DOF that is neither
+    actuated nor declared passive).
     """
-    T = as_matrix(T, (6, 8), "T")
-    if np.linalg.matrix_rank(T) < 6:
-        raise Brov2Error("T: expected rank 6 (every DOF actuated), got rank %d" % np.linalg.matrix_rank(T))
-    return np.linalg.pinv(T)
+    T = _matrix_6xn(T)
+    passive = sorted(set(int(j) for j in passive_dofs))
+    if any(not 0 <= j < 6 for j in passive):
+        raise Brov2Error("passive_dofs: expected DOF indices 0..5, got %s" % passive)
+    actuated = [j for j in range(6) if j not in passive]
+    rank = np.linalg.matrix_rank(T[actuated])
+    if rank < len(actuated):
+        raise Brov2Error("T: expected rank %d (every DOF but the passive %s actuated), got rank %d"
+                         % (len(actuated), passive, rank))
+    if not passive:
+        return np.linalg.pinv(T)
+    T_pinv = np.zeros((T.shape[1], 6))
+    T_pinv[:, actuated] = np.linalg.pinv(T[actuated])
+    return T_pinv
 
 
 def thruster_groups(directions, tol=1e-6):
@@ -56,15 +93,15 @@ def thruster_groups(directions, tol=1e-6):
 
     Returns
     -------
-    horizontal, vertical : ndarray of bool, shape (8,)
+    horizontal, vertical : ndarray of bool, shape (n,)
     """
-    d = as_matrix(directions, (8, 3), "directions")
+    d = as_matrix(directions, (_rows(directions, "directions"), 3), "directions")
     horizontal = np.abs(d[:, 2]) < tol
     vertical = np.linalg.norm(d[:, :2], axis=1) < tol
     return horizontal, vertical
 
 
-def tau_max_from_limit(T, directions, force_limit_n):
+def tau_max_from_limit(T, directions, force_limit_n, passive_dofs=()):
     """Largest force/torque in each DOF alone with its thrusters at the limit (Sec. 2.2.2).
 
     Rule: tau_max_j = f_max * sum_i |T_ji| over the thrusters of DOF j's group (horizontal
@@ -75,26 +112,35 @@ def tau_max_from_limit(T, directions, force_limit_n):
     horizontal thrusters sit 0.085 m below the CG, so full surge also pitches and full
     sway also rolls the vehicle (4 * 0.085/sqrt2 * f_max = 12.0 N m at 49.95 N).
 
+    A passive DOF (``passive_dofs``) is never commanded; its entry is
+    :data:`PASSIVE_TAU_MAX` so that u = tau / tau_max stays defined.
+
     Parameters
     ----------
-    T : array_like, shape (6, 8)
-    directions : array_like, shape (8, 3)
+    T : array_like, shape (6, n)
+    directions : array_like, shape (n, 3)
     force_limit_n : float
         Symmetric per-thruster force limit f_max [N].
+    passive_dofs : sequence of int
 
     Returns
     -------
     tau_max : ndarray, shape (6,)
     """
-    T = as_matrix(T, (6, 8), "T")
+    T = _matrix_6xn(T)
     f_max = as_positive(force_limit_n, "force_limit_n")
     horizontal, vertical = thruster_groups(directions)
+    if horizontal.size != T.shape[1]:
+        raise Brov2Error("directions: expected %d rows (one per column of T), got %d" % (T.shape[1], horizontal.size))
     tau_max = np.empty(6)
     for j in range(6):
         group = horizontal if j in HORIZONTAL_DOFS else vertical
         tau_max[j] = f_max * np.sum(np.abs(T[j, group]))
+    passive = list(passive_dofs)
+    tau_max[passive] = PASSIVE_TAU_MAX
     if np.any(tau_max <= 0):
-        raise Brov2Error("tau_max: DOF %s cannot be produced by its thruster group" % np.where(tau_max <= 0)[0])
+        raise Brov2Error("tau_max: DOF %s cannot be produced by its thruster group (declare it in passive_dofs "
+                         "if the vehicle cannot actuate it)" % np.where(tau_max <= 0)[0].tolist())
     return tau_max
 
 
@@ -103,15 +149,15 @@ def heuristic_matrix(ardusub_factors):
 
     Parameters
     ----------
-    ardusub_factors : array_like, shape (8, 6)
+    ardusub_factors : array_like, shape (n, 6)
         Per motor (roll, pitch, yaw, throttle, forward, lateral) factors.
 
     Returns
     -------
-    T_hat : ndarray, shape (6, 8)
+    T_hat : ndarray, shape (6, n)
         Rows (surge, sway, heave, roll, pitch, yaw) = (forward, lateral, -throttle,
         roll, pitch, yaw); heave is positive down, throttle positive up.
     """
-    f = as_matrix(ardusub_factors, (8, 6), "ardusub_factors")
+    f = as_matrix(ardusub_factors, (_rows(ardusub_factors, "ardusub_factors"), 6), "ardusub_factors")
     roll, pitch, yaw, throttle, forward, lateral = f.T
     return np.vstack([forward, lateral, -throttle, roll, pitch, yaw])

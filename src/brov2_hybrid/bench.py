@@ -12,7 +12,8 @@ import time
 import numpy as np
 
 from brov2_hybrid.control import HybridController
-from brov2_hybrid.model import load_setup
+from brov2_hybrid.mixers import QUANTITATIVE
+from brov2_hybrid.vehicle import load_vehicle
 from brov2_hybrid.params import load_controller_params
 
 
@@ -28,9 +29,9 @@ def percentile_summary(samples, percentiles=(50, 99)):
 
 def control_tick_times(n_ticks=10000, seed=0):
     """Time n_ticks control ticks (control law + normalisation + Algorithm 2) [s each]."""
-    setup = load_setup()
-    controller = HybridController(setup.vehicle, load_controller_params(), setup.tau_max)
-    mixer = setup.mixer("quantitative")
+    setup = load_vehicle()
+    controller = HybridController(setup.body, load_controller_params(), setup.tau_max)
+    mixer = setup.mixer(QUANTITATIVE)
     rng = np.random.default_rng(seed)
     eta2d = rng.uniform(-0.5, 0.5, (n_ticks, 3))
     eta2 = rng.uniform(-0.5, 0.5, (n_ticks, 3))

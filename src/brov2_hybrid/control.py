@@ -40,7 +40,7 @@ import numpy as np
 
 from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
 from brov2_hybrid.gains import pd_gains, trim_linear_drag
-from brov2_hybrid.hydrostatics import _restoring_wrench
+from brov2_hybrid.hydrostatics import restoring_wrench_from_lever
 from brov2_hybrid.kinematics import GIMBAL_LOCK_COS, J2_from_roll_pitch, J2_inv_from_roll_pitch, wrap_angle
 
 
@@ -264,14 +264,18 @@ class HybridController(object):
 
     Parameters
     ----------
-    vehicle : brov2_hybrid.params.VehicleParams
+    vehicle : brov2_hybrid.vehicle.BodyParams
     settings : brov2_hybrid.params.ControllerParams
     tau_max : array_like (6,)
         Normalisation of the command (Sec. 2.2.2) [N, N m].
+    passive_dofs : sequence of int
+        DOFs (0..5) the vehicle cannot actuate (``Vehicle.passive_dofs``): a passive
+        attitude DOF is never closed loop (nor integrated), whatever the settings say.
     """
 
-    def __init__(self, vehicle, settings, tau_max):
+    def __init__(self, vehicle, settings, tau_max, passive_dofs=()):
         self.vehicle = vehicle
+        self._actuated_attitude = np.array([3 + k not in passive_dofs for k in range(3)])
         self.tau_max = as_vector(tau_max, 6, "tau_max")
         self.total_inertia = vehicle.total_mass[3:]
         self.b_check = trim_linear_drag(vehicle.linear_drag[3:], vehicle.quadratic_drag[3:],
@@ -309,6 +313,7 @@ class HybridController(object):
         enabled = self.closed_loop_enabled if closed_loop_enabled is None else np.array(closed_loop_enabled, dtype=bool)
         if enabled.shape != (3,):
             raise Brov2Error("closed_loop_enabled: expected 3 booleans (roll, pitch, yaw)")
+        enabled = enabled & self._actuated_attitude     # a passive DOF stays open loop
         scale = self.linear_scale if linear_scale is None else as_finite(linear_scale, "linear_scale")
         if not 0.0 <= scale <= 1.0:
             raise Brov2Error("linear_scale: expected a value in [0, 1], got %r" % scale)
@@ -370,7 +375,7 @@ class HybridController(object):
         """Torque cancelling the hydrostatic moment at eta2d (zeros when disabled)."""
         if not self.feedforward_enabled:
             return np.zeros(3)
-        return -_restoring_wrench(float(eta2d[0]), float(eta2d[1]), self._net_weight_n, self._lever)[3:]
+        return -restoring_wrench_from_lever(float(eta2d[0]), float(eta2d[1]), self._net_weight_n, self._lever)[3:]
 
     def reset_integral(self, axes=None):
         """Zero the integral torque on ``axes`` (0 roll, 1 pitch, 2 yaw; default all).
@@ -449,5 +454,5 @@ class HybridController(object):
 
     @closed_loop_enabled.setter
     def closed_loop_enabled(self, value):
-        self._enabled = np.array(value, dtype=bool)
+        self._enabled = np.array(value, dtype=bool) & self._actuated_attitude
         self._enabled_mask = self._enabled.astype(float)

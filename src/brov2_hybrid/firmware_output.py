@@ -1,6 +1,6 @@
 """Output stage: normalized command u -> the RC channel values for the firmware on the vehicle.
 
-The paper's gains assume its modified ArduSub (Algorithm 2, ``mixers.mix_quantitative``):
+The paper's gains assume its modified ArduSub (Algorithm 2, ``mixers.Mixer('quantitative')``):
 the firmware turns the pilot input u into thruster forces m = T-dagger diag(tau_max) u
 and each force into a PWM through the T200 table, jumping the dead band. Real BlueROV2
 Heavies run stock ArduSub (Algorithm 1, ``mixers.mix_stock``), whose chain is linear:
@@ -44,10 +44,13 @@ import numpy as np
 
 from brov2_hybrid.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
 from brov2_hybrid.errors import Brov2Error, as_vector
-from brov2_hybrid.mixers import motor_pwm_from_rc
+from brov2_hybrid.mixers import KINDS, QUANTITATIVE, STOCK, motor_pwm_from_rc
 
-#: Firmware names a vehicle can run (mixer kinds of ``mixers.Mixer``).
-FIRMWARES = ("quantitative", "stock")
+#: Firmware names a vehicle can run (the mixer kinds of :mod:`brov2_hybrid.mixers`).
+FIRMWARES = KINDS
+#: Motor outputs in SERVO_OUTPUT_RAW / mavros RCOut (servo1_raw..servo8_raw): a MAVLink
+#: fact, whatever the vehicle's thruster count; outputs past the last thruster read 0.
+SERVO_OUTPUTS = 8
 #: Weight of |u'|^2 against the squared normalized wrench error when choosing among the
 #: 1 us candidates: only decides between candidates that deliver the same wrench.
 TIE_BREAK = 1e-12
@@ -61,8 +64,8 @@ class OutputCommand:
 
     u_sent: np.ndarray         # (6,) u the vehicle reads from the channels (1/400 steps)
     channel_pwm: dict          # {RC channel: PWM us}
-    motor_pwm: np.ndarray      # (8,) motor PWMs [us] the firmware will output
-    force_n: np.ndarray        # (8,) thrust of each thruster at motor_pwm (thrust table) [N]
+    motor_pwm: np.ndarray      # (n,) motor PWMs [us] the firmware will output, one per thruster
+    force_n: np.ndarray        # (n,) thrust of each thruster at motor_pwm (thrust table) [N]
     tau_requested: np.ndarray  # (6,) tau_max * u
     tau_achieved: np.ndarray   # (6,) T @ force_n
 
@@ -77,7 +80,7 @@ class OutputStage(object):
 
     Parameters
     ----------
-    setup : brov2_hybrid.model.VehicleSetup
+    setup : brov2_hybrid.vehicle.Vehicle
     rc_map : brov2_hybrid.rc.RCMap
     """
 
@@ -114,8 +117,8 @@ class OutputStage(object):
 class QuantitativeFirmwareOutput(OutputStage):
     """The vehicle runs Algorithm 2 (the paper's firmware): u goes out unchanged."""
 
-    name = "quantitative"
-    firmware = "quantitative"
+    name = QUANTITATIVE
+    firmware = QUANTITATIVE
 
     def u_to_send(self, u):
         return u
@@ -125,7 +128,7 @@ class StockNaiveOutput(OutputStage):
     """The vehicle runs stock Algorithm 1 and u goes out unchanged (no compensation)."""
 
     name = "stock_naive"
-    firmware = "stock"
+    firmware = STOCK
 
     def u_to_send(self, u):
         return u
@@ -139,15 +142,15 @@ class StockCompensatedOutput(OutputStage):
     """
 
     name = "stock"
-    firmware = "stock"
+    firmware = STOCK
     #: 'algorithm2': reproduce Algorithm 2's wrench; 'requested': tau_max * u itself.
     target = "algorithm2"
 
     def __init__(self, setup, rc_map):
         super(StockCompensatedOutput, self).__init__(setup, rc_map)
-        self.target_mixer = setup.mixer("quantitative")
+        self.target_mixer = setup.mixer(QUANTITATIVE)
         self.half_range_us = float(rc_map.half_range_us)
-        T_hat_t = setup.T_hat.T  # (8, 6): motor i's factors for (surge, ..., yaw)
+        T_hat_t = setup.T_hat.T  # (n, 6): motor i's factors for (surge, ..., yaw)
         # Per group (horizontal first, then vertical: its candidates are scored with the
         # horizontal thrusters' roll and pitch moments already known): the DOFs, the
         # motors they drive, A = their frame factors (n x 3).
@@ -166,14 +169,14 @@ class StockCompensatedOutput(OutputStage):
             return u                                              # neutral stays exactly neutral
         setup = self.setup
         table = setup.table
-        m_target = self.target_mixer.normalized(u)               # Algorithm 2's m* (8,)
+        m_target = self.target_mixer.normalized(u)               # Algorithm 2's m* (n,)
         f_target = table.force_from_pwm(np.rint(table.pwm_from_normalized(m_target)))
         tau_req = setup.T @ f_target if self.target == "algorithm2" else setup.tau_max * u
         w = 1.0 / setup.tau_max
         f_now = f_target.copy()
         u_out = np.zeros(6)
         for dofs, motors, A, A_pinv in self.groups:
-            others = np.ones(8, dtype=bool)
+            others = np.ones(setup.T.shape[1], dtype=bool)
             others[motors] = False
             T_g = setup.T[:, motors]
             tau_rest = setup.T[:, others] @ f_now[others]
@@ -261,7 +264,7 @@ def stage_for_firmware(firmware, setup, rc_map):
 
 # --------------------------------------------------------------------------- auto-detection
 def predicted_motor_pwms(channel_pwm, setup, rc_map):
-    """{firmware: motor PWMs (8,) [us]} that each firmware outputs for these RC channels."""
+    """{firmware: motor PWMs (n,) [us]} that each firmware outputs for these RC channels."""
     lo, hi = setup.thrusters.pwm_min_us, setup.thrusters.pwm_max_us
     return {fw: np.array(motor_pwm_from_rc(channel_pwm, rc_map, setup.mixer(fw), lo, hi), dtype=float)
             for fw in FIRMWARES}
@@ -277,7 +280,7 @@ def classify_outputs(channel_pwm, motor_pwm, setup, rc_map, tolerance_us):
     neither fit (e.g. a neutral command, which every firmware maps to 1500).
     """
     neutral = setup.table.neutral_us
-    seen = np.abs(np.asarray(motor_pwm[:8], dtype=float) - neutral)
+    seen = np.abs(np.asarray(motor_pwm[:setup.n_thrusters], dtype=float) - neutral)
     dist = {fw: float(np.max(np.abs(np.abs(p - neutral) - seen)))
             for fw, p in predicted_motor_pwms(channel_pwm, setup, rc_map).items()}
     fits = [fw for fw in FIRMWARES if dist[fw] <= tolerance_us]
@@ -323,10 +326,11 @@ class FirmwareDetector(object):
             self._sent.popleft()
 
     def on_outputs(self, now_s, motor_pwm):
-        """A motor-output sample [us] (at least 8 channels). Returns the firmware once decided."""
-        if self.firmware is not None or len(motor_pwm) < 8:
+        """A motor-output sample [us] (at least one per thruster). Returns the firmware once decided."""
+        n = self.setup.n_thrusters
+        if self.firmware is not None or len(motor_pwm) < n:
             return self.firmware
-        if all(float(c) == self.setup.table.neutral_us for c in motor_pwm[:8]):
+        if all(float(c) == self.setup.table.neutral_us for c in motor_pwm[:n]):
             return None      # disarmed, released or a neutral command: says nothing
         explained = set()
         for sent_s, channels in self._sent:
@@ -348,8 +352,8 @@ class FirmwareDetector(object):
         """The error for a configured firmware the vehicle does not run (None when it agrees)."""
         if self.firmware is None or configured in ("auto", self.firmware):
             return None
-        what = {"stock": "stock ArduSub's linear mixer (Algorithm 1)",
-                "quantitative": "the thrust-table mixer of the paper's modified firmware (Algorithm 2)"}
+        what = {STOCK: "stock ArduSub's linear mixer (Algorithm 1)",
+                QUANTITATIVE: "the thrust-table mixer of the paper's modified firmware (Algorithm 2)"}
         return ("parameter '%s' is %r but the vehicle's motor outputs (%s) follow %s (votes %s): set %s:=%s "
                 "(or %s:=auto to detect it)" % (parameter, configured, "/mavros/rc/out", what[self.firmware],
                                                 self.votes, parameter, self.firmware, parameter))

@@ -6,9 +6,11 @@ notation this is -g(eta). With the centre of buoyancy above the centre of gravit
 moment rights the vehicle; the control law's feed-forward (paper Eq. 18, 20) is the
 negative of this moment at the desired attitude.
 """
+import math
+
 import numpy as np
 
-from brov2_hybrid.errors import as_vector
+from brov2_hybrid.errors import Brov2Error, as_finite, as_vector
 from brov2_hybrid.kinematics import down_axis_in_body
 
 
@@ -19,14 +21,26 @@ def restoring_wrench(eta2, weight_n, buoyancy_n, r_cg_m, r_cb_m):
     r_G x W d + r_B x (-B d) = (W r_G - B r_B) x d.
     """
     phi, theta, _ = as_vector(eta2, 3, "eta2")
+    weight_n, buoyancy_n = as_finite(weight_n, "weight_n"), as_finite(buoyancy_n, "buoyancy_n")
     lever = (weight_n * as_vector(r_cg_m, 3, "r_cg_m") - buoyancy_n * as_vector(r_cb_m, 3, "r_cb_m")).tolist()
-    return _restoring_wrench(phi, theta, weight_n - buoyancy_n, lever)
+    return restoring_wrench_from_lever(phi, theta, weight_n - buoyancy_n, lever)
 
 
-def _restoring_wrench(phi, theta, net_weight_n, lever):
-    """Kernel of :func:`restoring_wrench`: lever = W r_G - B r_B [N m], validated."""
+def restoring_wrench_from_lever(phi, theta, net_weight_n, lever):
+    """:func:`restoring_wrench` from precomputed terms (the control tick's fast path).
+
+    ``phi``, ``theta`` [rad] (floats), ``net_weight_n`` = W - B [N] and ``lever`` =
+    W r_G - B r_B [N m] (3 floats). Raises Brov2Error on NaN or a lever that is not 3 numbers.
+    """
+    try:
+        cx, cy, cz = lever
+        finite = all(math.isfinite(x) for x in (phi, theta, net_weight_n, cx, cy, cz))
+    except (TypeError, ValueError):
+        finite = False
+    if not finite:
+        raise Brov2Error("restoring_wrench_from_lever: expected finite phi, theta, net_weight_n and a lever of "
+                         "3 numbers, got %r, %r, %r, %r" % (phi, theta, net_weight_n, lever))
     dx, dy, dz = down_axis_in_body(phi, theta)
-    cx, cy, cz = lever
     return np.array([net_weight_n * dx, net_weight_n * dy, net_weight_n * dz,
                      cy * dz - cz * dy, cz * dx - cx * dz, cx * dy - cy * dx])
 

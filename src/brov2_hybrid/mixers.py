@@ -1,11 +1,17 @@
-"""ArduSub manual-control mixers: u in [-1, 1]^6 -> eight motor PWMs [us].
+"""ArduSub manual-control mixers: u in [-1, 1]^6 -> one motor PWM [us] per thruster.
 
-* :func:`mix_stock` is Algorithm 1 (stock ``motor_command()``): two groups (vertical:
-  heave, roll, pitch; horizontal: surge, sway, yaw) each scaled by
-  max(1, max_i |xi_i|). ArduSub compares magnitudes; the paper's line 6 drops the abs,
-  we use the magnitude.
-* :func:`mix_quantitative` is Algorithm 2 (the paper's ``motor_command_new()``):
-  m = T-dagger diag(tau_max) u (Eq. 9), then the thrust table gives m*.
+Two kinds (:data:`KINDS`, the firmware's MOT_MIXER choices; :class:`Mixer`):
+
+* ``quantitative`` -- Algorithm 2 (the paper's ``motor_command_new()``):
+  m = T-dagger diag(tau_max) u (Eq. 9, :func:`thruster_forces`), then the thrust table
+  gives m*.
+* ``stock`` -- Algorithm 1 (stock ``motor_command()``, :func:`mix_stock`): two groups
+  (vertical: heave, roll, pitch; horizontal: surge, sway, yaw) each scaled by
+  max(1, max_i |xi_i|) (``AP_Motors6DOF::output_armed_stabilizing_vectored_6dof``).
+  ArduSub compares magnitudes; the paper's line 6 drops the abs, we use the magnitude.
+  The same grouped form is used for every frame; stock ArduSub's "vectored" frame
+  (FRAME_CONFIG 1) skips the group scaling and limits the rear thrusters' forward
+  command while heaving (``output_armed_stabilizing_vectored``), which is not modelled.
 
 Input order of u: (surge, sway, heave, roll, pitch, yaw), heave positive down (FRD).
 """
@@ -18,6 +24,26 @@ from brov2_hybrid.errors import Brov2Error, as_matrix, as_vector
 NEUTRAL_US = 1500.0
 HALF_RANGE_US = 400.0
 
+#: Mixer kinds, in the order of the simulated firmware's MOT_MIXER values (0, 1):
+#: Algorithm 2 (the paper's modified firmware) and Algorithm 1 (stock ArduSub).
+QUANTITATIVE = "quantitative"
+STOCK = "stock"
+KINDS = (QUANTITATIVE, STOCK)
+
+
+def _n_by_6(M, name):
+    """``M`` as a checked n x 6 float array."""
+    if np.ndim(M) != 2:
+        raise Brov2Error("%s: expected an n x 6 matrix (n thrusters), got shape %s" % (name, np.shape(M)))
+    return as_matrix(M, (np.shape(M)[0], 6), name)
+
+
+def _six_by_n(M, name):
+    """``M`` as a checked 6 x n float array."""
+    if np.ndim(M) != 2:
+        raise Brov2Error("%s: expected a 6 x n matrix (n thrusters), got shape %s" % (name, np.shape(M)))
+    return as_matrix(M, (6, np.shape(M)[1]), name)
+
 
 def _group(T_hat_t, u, dofs):
     xi = T_hat_t[:, dofs] @ u[list(dofs)]
@@ -25,21 +51,21 @@ def _group(T_hat_t, u, dofs):
 
 
 def stock_normalized(u, T_hat):
-    """Algorithm 1 lines 1-18: m* in [-1, 1] (8,) from u (6,) and T-hat (6x8)."""
+    """Algorithm 1 lines 1-18: m* in [-1, 1] (n,) from u (6,) and T-hat (6 x n)."""
     u = as_vector(u, 6, "u")
-    T_hat_t = as_matrix(T_hat, (6, 8), "T_hat").T
+    T_hat_t = _six_by_n(T_hat, "T_hat").T
     return np.clip(_group(T_hat_t, u, VERTICAL_DOFS) + _group(T_hat_t, u, HORIZONTAL_DOFS), -1.0, 1.0)
 
 
 def mix_stock(u, T_hat):
-    """Algorithm 1: eight PWMs [us] from u (6,) with the heuristic matrix T-hat (6x8)."""
+    """Algorithm 1: n PWMs [us] from u (6,) with the heuristic matrix T-hat (6 x n)."""
     return NEUTRAL_US + HALF_RANGE_US * stock_normalized(u, T_hat)
 
 
 def thruster_forces(u, T_pinv, tau_max):
-    """Eq. 9: requested thruster forces m = T-dagger diag(tau_max) u [N], shape (8,)."""
+    """Eq. 9: requested thruster forces m = T-dagger diag(tau_max) u [N], shape (n,)."""
     u = as_vector(u, 6, "u")
-    return as_matrix(T_pinv, (8, 6), "T_pinv") @ (as_vector(tau_max, 6, "tau_max") * u)
+    return _n_by_6(T_pinv, "T_pinv") @ (as_vector(tau_max, 6, "tau_max") * u)
 
 
 def _thruster_forces(u, T_pinv, tau_max):
@@ -47,39 +73,32 @@ def _thruster_forces(u, T_pinv, tau_max):
     return T_pinv @ (tau_max * u)
 
 
-def mix_quantitative(u, T_pinv, tau_max, table):
-    """Algorithm 2: eight PWMs [us] from u (6,) through Eq. 9 and the thrust table."""
-    return table.pwm_from_force(thruster_forces(u, T_pinv, tau_max))
-
-
 class Mixer(object):
     """A mixer bound to its matrices: ``mixer.pwm(u)`` / ``mixer.normalized(u)``.
 
     Parameters
     ----------
-    kind : {'quantitative', 'stock'}
+    kind : one of :data:`KINDS` ('quantitative', 'stock')
         Algorithm 2 (the paper's modified firmware) or Algorithm 1 (stock ArduSub).
     """
 
-    KINDS = ("quantitative", "stock")
-
     def __init__(self, kind, T_pinv, tau_max, table, T_hat):
-        if kind not in self.KINDS:
-            raise Brov2Error("mixer: expected one of %s, got %r" % (self.KINDS, kind))
+        if kind not in KINDS:
+            raise Brov2Error("mixer: expected one of %s, got %r" % (KINDS, kind))
         self.kind = kind
-        self.T_pinv = as_matrix(T_pinv, (8, 6), "T_pinv")
+        self.T_pinv = _n_by_6(T_pinv, "T_pinv")
         self.tau_max = as_vector(tau_max, 6, "tau_max")
         self.table = table
-        self.T_hat = as_matrix(T_hat, (6, 8), "T_hat")
+        self.T_hat = as_matrix(T_hat, self.T_pinv.shape[::-1], "T_hat")
 
     def normalized(self, u):
-        """m* in [-1, 1], shape (8,)."""
-        if self.kind == "stock":
+        """m* in [-1, 1], shape (n,)."""
+        if self.kind == STOCK:
             return stock_normalized(u, self.T_hat)
         return self.table.normalized_from_force(_thruster_forces(as_vector(u, 6, "u"), self.T_pinv, self.tau_max))
 
     def pwm(self, u):
-        """Motor PWMs [us], shape (8,)."""
+        """Motor PWMs [us], shape (n,)."""
         return self.table.pwm_from_normalized(self.normalized(u))
 
 
@@ -98,7 +117,7 @@ def motor_pwm_from_rc(channel_pwm, rc_map, mixer, pwm_min_us, pwm_max_us):
 
     Returns
     -------
-    list of int, length 8
+    list of int, one per thruster
     """
     pwm = np.rint(mixer.pwm(rc_map.u_from_pwm(channel_pwm)))
     return [int(p) for p in np.minimum(np.maximum(pwm, pwm_min_us), pwm_max_us)]

@@ -1,13 +1,13 @@
-"""Vehicle, thruster and controller parameters loaded from ``params/*.yaml``.
+"""Parameter files: YAML loading, typed key access (:class:`Section`), controller settings.
 
 Loading checks every key: a missing key, a wrong-sized list or a non-physical value
-(negative mass, drag or inertia, zero-length thrust direction) raises
-:class:`~brov2_hybrid.errors.ParameterError` naming the file and the key.
-Units are in the key names; frames are body FRD / inertial NED.
+raises :class:`~brov2_hybrid.errors.ParameterError` naming the file and the key
+(``file:section.key``). Units are in the key names; frames are body FRD / inertial NED.
+Vehicle files (``params/vehicles/*.yaml``) are read by :mod:`brov2_hybrid.vehicle`.
 """
 import math
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 import numpy as np
 import yaml
@@ -15,9 +15,29 @@ import yaml
 from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid import errors, paths
 
-DEFAULT_VEHICLE_FILE = "brov2_heavy.yaml"
-DEFAULT_THRUSTER_FILE = "thrusters.yaml"
+#: The vehicle every tool flies unless told otherwise (``params/vehicles/<name>.yaml``).
+DEFAULT_VEHICLE = "bluerov2_heavy"
+VEHICLES_FOLDER = "vehicles"
 DEFAULT_CONTROLLER_FILE = "controller.yaml"
+
+
+def vehicle_file(name_or_path=None):
+    """Path of a vehicle file: a name under ``params/vehicles/`` or a path to a YAML file.
+
+    None gives :data:`DEFAULT_VEHICLE`. A name that is no file raises ParameterError
+    listing the vehicles there are.
+    """
+    name_or_path = name_or_path or DEFAULT_VEHICLE
+    if not isinstance(name_or_path, str):
+        raise ParameterError("vehicle: expected a vehicle name or a YAML path, got %r" % (name_or_path,))
+    if os.sep in name_or_path or name_or_path.endswith((".yaml", ".yml")):
+        return name_or_path
+    path = paths.params_path(VEHICLES_FOLDER, name_or_path + ".yaml")
+    if not os.path.isfile(path):
+        folder = os.path.dirname(path)
+        known = sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".yaml")) if os.path.isdir(folder) else []
+        raise ParameterError("vehicle %r: no file %s (vehicles: %s)" % (name_or_path, path, ", ".join(known)))
+    return path
 
 
 def load_yaml(path):
@@ -34,8 +54,12 @@ def load_yaml(path):
     return data
 
 
-class _Section(object):
-    """Typed access to one mapping of a parameter file, with key-naming errors."""
+class Section(object):
+    """Typed access to one mapping of a parameter file, with key-naming errors.
+
+    ``section`` None means the top level of the file. :meth:`key` gives the
+    ``file:section.key`` name errors use.
+    """
 
     def __init__(self, data, path, section):
         self.path = path
@@ -47,12 +71,13 @@ class _Section(object):
                 raise ParameterError("%s: missing section '%s'" % (path, section))
             self.data = data[section]
 
-    def _key(self, key):
+    def key(self, key):
+        """``file:section.key`` of ``key``, as errors name it."""
         return "%s:%s" % (self.path, key if self.section is None else self.section + "." + key)
 
     def raw(self, key):
         if key not in self.data:
-            raise ParameterError("%s: missing key" % self._key(key))
+            raise ParameterError("%s: missing key" % self.key(key))
         return self.data[key]
 
     def _wrap(self, fn, key, *args):
@@ -61,7 +86,7 @@ class _Section(object):
         except ParameterError:
             raise
         except Brov2Error as exc:
-            raise ParameterError("%s: %s" % (self._key(key), str(exc).split(": ", 1)[-1]))
+            raise ParameterError("%s: %s" % (self.key(key), str(exc).split(": ", 1)[-1]))
 
     def positive(self, key):
         return self._wrap(errors.as_positive, key, key)
@@ -78,7 +103,7 @@ class _Section(object):
     def positive_vector(self, key, n):
         arr = self.vector(key, n)
         if np.any(arr <= 0.0):
-            raise ParameterError("%s: expected every entry > 0, got %s" % (self._key(key), arr.tolist()))
+            raise ParameterError("%s: expected every entry > 0, got %s" % (self.key(key), arr.tolist()))
         return arr
 
     def matrix(self, key, shape):
@@ -87,134 +112,16 @@ class _Section(object):
     def boolean(self, key):
         value = self.raw(key)
         if not isinstance(value, bool):
-            raise ParameterError("%s: expected true or false, got %r" % (self._key(key), value))
+            raise ParameterError("%s: expected true or false, got %r" % (self.key(key), value))
         return value
 
     def integer(self, key, minimum=None):
         value = self.raw(key)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise ParameterError("%s: expected an integer, got %r" % (self._key(key), value))
+            raise ParameterError("%s: expected an integer, got %r" % (self.key(key), value))
         if minimum is not None and value < minimum:
-            raise ParameterError("%s: expected an integer >= %d, got %d" % (self._key(key), minimum, value))
+            raise ParameterError("%s: expected an integer >= %d, got %d" % (self.key(key), minimum, value))
         return value
-
-
-@dataclass(frozen=True)
-class VehicleParams:
-    """Rigid-body, hydrodynamic and hydrostatic parameters (body FRD, SI).
-
-    Attributes
-    ----------
-    mass_kg : float
-    weight_n, buoyancy_n : float
-        Weight W and buoyancy B of the submerged vehicle [N].
-    r_cg_m, r_cb_m : ndarray (3,)
-        Centre of gravity / buoyancy from the body origin, FRD [m].
-    inertia_kg_m2 : ndarray (3,)
-        I_xx, I_yy, I_zz [kg m^2].
-    added_mass, linear_drag, quadratic_drag : ndarray (6,)
-        Diagonal M_A, B_L, B_NL in 6-DOF order.
-    thruster_positions_m : ndarray (8, 3)
-    thruster_directions : ndarray (8, 3)
-        Unit thrust directions (normalised on load).
-    """
-
-    mass_kg: float
-    weight_n: float
-    buoyancy_n: float
-    r_cg_m: np.ndarray
-    r_cb_m: np.ndarray
-    inertia_kg_m2: np.ndarray
-    added_mass: np.ndarray
-    linear_drag: np.ndarray
-    quadratic_drag: np.ndarray
-    water_density_kg_m3: float
-    gravity_m_s2: float
-    thruster_positions_m: np.ndarray
-    thruster_directions: np.ndarray
-    name: str = "vehicle"
-    source: str = field(default="", compare=False)
-
-    @property
-    def rigid_body_mass(self):
-        """Diagonal of M, shape (6,): [m, m, m, I_xx, I_yy, I_zz]."""
-        return np.concatenate([np.full(3, self.mass_kg), self.inertia_kg_m2])
-
-    @property
-    def total_mass(self):
-        """Diagonal of M + M_A, shape (6,)."""
-        return self.rigid_body_mass + self.added_mass
-
-
-def load_vehicle_params(path=None):
-    """Load :class:`VehicleParams` from a YAML file (default ``params/brov2_heavy.yaml``)."""
-    path = path or paths.params_path(DEFAULT_VEHICLE_FILE)
-    data = load_yaml(path)
-    v = _Section(data, path, "vehicle")
-    t = _Section(data, path, "thrusters")
-    directions = t.matrix("directions", (8, 3))
-    norms = np.linalg.norm(directions, axis=1)
-    if np.any(norms < 1e-9):
-        bad = int(np.argmin(norms)) + 1
-        raise ParameterError("%s:thrusters.directions: thruster %d has a zero direction" % (path, bad))
-    return VehicleParams(
-        mass_kg=v.positive("mass_kg"),
-        weight_n=v.positive("weight_n"),
-        buoyancy_n=v.positive("buoyancy_n"),
-        r_cg_m=v.vector("r_cg_m", 3),
-        r_cb_m=v.vector("r_cb_m", 3),
-        inertia_kg_m2=v.positive_vector("inertia_kg_m2", 3),
-        added_mass=v.nonnegative_vector("added_mass", 6),
-        linear_drag=v.nonnegative_vector("linear_drag", 6),
-        quadratic_drag=v.nonnegative_vector("quadratic_drag", 6),
-        water_density_kg_m3=v.positive("water_density_kg_m3"),
-        gravity_m_s2=v.positive("gravity_m_s2"),
-        thruster_positions_m=t.matrix("positions_m", (8, 3)),
-        thruster_directions=directions / norms[:, None],
-        name=str(v.data.get("name", "vehicle")),
-        source=path,
-    )
-
-
-@dataclass(frozen=True)
-class ThrusterParams:
-    """Thrust-table location and the per-thruster force limit used for tau_max."""
-
-    csv_file: str
-    pwm_min_us: int
-    pwm_max_us: int
-    pwm_step_us: int
-    pwm_neutral_us: int
-    pwm_half_range_us: int
-    force_limit_n: object  # float [N], or None to derive it from the table
-    ardusub_factors: np.ndarray = None  # (8, 6): roll, pitch, yaw, throttle, forward, lateral
-    source: str = ""
-
-
-def load_thruster_params(path=None):
-    """Load :class:`ThrusterParams` (default ``params/thrusters.yaml``)."""
-    path = path or paths.params_path(DEFAULT_THRUSTER_FILE)
-    data = load_yaml(path)
-    s = _Section(data, path, "thrust_table")
-    csv_file = s.raw("csv_file")
-    if not isinstance(csv_file, str) or not csv_file:
-        raise ParameterError("%s:thrust_table.csv_file: expected a file name" % path)
-    if not os.path.isabs(csv_file):
-        csv_file = os.path.join(os.path.dirname(os.path.abspath(path)), csv_file)
-    top = _Section(data, path, None)
-    limit = top.raw("force_limit_n")
-    if limit is not None:
-        limit = top.positive("force_limit_n")
-    lo, hi = s.integer("pwm_min_us", 0), s.integer("pwm_max_us", 0)
-    neutral = s.integer("pwm_neutral_us", 0)
-    if not lo < neutral < hi:
-        raise ParameterError("%s:thrust_table: expected pwm_min_us < pwm_neutral_us < pwm_max_us" % path)
-    return ThrusterParams(
-        csv_file=csv_file, pwm_min_us=lo, pwm_max_us=hi,
-        pwm_step_us=s.integer("pwm_step_us", 1), pwm_neutral_us=neutral,
-        pwm_half_range_us=s.integer("pwm_half_range_us", 1),
-        force_limit_n=limit, ardusub_factors=top.matrix("ardusub_factors", (8, 6)),
-        source=path)
 
 
 @dataclass(frozen=True)
@@ -241,7 +148,7 @@ def load_controller_params(path=None):
     """Load :class:`ControllerParams` (default ``params/controller.yaml``)."""
     path = path or paths.params_path(DEFAULT_CONTROLLER_FILE)
     data = load_yaml(path)
-    c = _Section(data, path, "controller")
+    c = Section(data, path, "controller")
     enabled = c.raw("closed_loop_enabled")
     if not (isinstance(enabled, list) and len(enabled) == 3 and all(isinstance(e, bool) for e in enabled)):
         raise ParameterError("%s:controller.closed_loop_enabled: expected 3 booleans (roll, pitch, yaw)" % path)

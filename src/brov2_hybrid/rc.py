@@ -4,8 +4,8 @@ ArduSub reads pilot input on RC channels 1-6 = pitch, roll, throttle, yaw, forwa
 lateral (PWM 1100..1900 us, neutral 1500). Directions: roll + = right side down,
 pitch + = nose up, yaw + = clockwise from above, forward + = ahead, lateral + = right,
 throttle + = up. Our u is (surge, sway, heave, roll, pitch, yaw) in FRD, so every DOF
-maps with sign +1 except heave (throttle = -heave). The mapping lives in
-``params/thrusters.yaml`` (``rc_input``); :func:`load_rc_map` reads it.
+maps with sign +1 except heave (throttle = -heave). The mapping lives in the vehicle
+file (``params/vehicles/<name>.yaml``, ``rc_input``); :func:`load_rc_map` reads it.
 
 Channel PWMs are whole microseconds, so u passes through a 1/400 quantisation on its
 way to the vehicle, as it does through MAVROS and ArduSub.
@@ -14,10 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brov2_hybrid import paths
 from brov2_hybrid.ardusub import CHAN_NOCHANGE, CHAN_RELEASE, PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import ParameterError, as_vector
-from brov2_hybrid.params import DEFAULT_THRUSTER_FILE, _Section, load_yaml
+from brov2_hybrid.params import Section, load_yaml, vehicle_file
 
 
 @dataclass(frozen=True)
@@ -58,10 +57,10 @@ class RCMap:
         return np.clip(u, -1.0, 1.0)
 
 
-def load_rc_map(path=None):
-    """Read the ``rc_input`` section of ``params/thrusters.yaml``."""
-    path = path or paths.params_path(DEFAULT_THRUSTER_FILE)
-    s = _Section(load_yaml(path), path, "rc_input")
+def load_rc_map(vehicle=None):
+    """Read the ``rc_input`` section of a vehicle file (a name or a path; default: the Heavy)."""
+    path = vehicle_file(vehicle)
+    s = Section(load_yaml(path), path, "rc_input")
     channels = s.raw("channels")
     if not (isinstance(channels, list) and len(channels) == 6
             and all(isinstance(c, int) and 1 <= c <= 18 for c in channels) and len(set(channels)) == 6):

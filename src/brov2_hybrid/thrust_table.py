@@ -141,8 +141,14 @@ class ThrustTable(object):
         return min(self.max_forward_n, self.max_reverse_n)
 
     def force_from_pwm(self, pwm_us):
-        """Thrust [N] for PWM(s) [us]; PWMs beyond the table give its end values."""
-        return np.interp(pwm_us, self.pwm_us, self.force_n)
+        """Thrust [N] for PWM(s) [us]; PWMs beyond the table give its end values.
+
+        Raises Brov2Error for a NaN PWM (it has no thrust).
+        """
+        force = np.interp(pwm_us, self.pwm_us, self.force_n)
+        if np.isnan(force).any():
+            raise Brov2Error("pwm_us: expected numbers, got NaN in %s" % (np.asarray(pwm_us).tolist(),))
+        return force
 
     def normalized_from_force(self, force_n):
         """Algorithm 2 lookup: thrust [N] -> m* in [-1, 1] (array in, array out).

@@ -19,6 +19,8 @@ import time
 from dataclasses import replace
 
 from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.mixers import KINDS as MIXER_KINDS
+from brov2_hybrid.sim.config import MODELS
 from brov2_hybrid.analysis import experiments, report
 from brov2_hybrid.analysis.runner import Runner
 from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
@@ -47,8 +49,8 @@ def build_parser():
                         help="run sweeps on a dask.distributed scheduler, e.g. tcp://host:8786")
     common.add_argument("--quiet", action="store_true", help="no progress lines")
     loop = argparse.ArgumentParser(add_help=False)
-    loop.add_argument("--mixer", choices=("quantitative", "stock"), help="firmware mixer (Algorithm 2 / 1)")
-    loop.add_argument("--model", choices=("updated", "stock"), help="vehicle model")
+    loop.add_argument("--mixer", choices=MIXER_KINDS, help="firmware mixer (Algorithm 2 / 1)")
+    loop.add_argument("--model", choices=MODELS, help="vehicle model")
     loop.add_argument("--telemetry-rate", type=float, metavar="HZ", help="attitude telemetry rate")
     loop.add_argument("--telemetry-delay", type=float, metavar="S", help="attitude transport delay")
     loop.add_argument("--command-delay", type=float, metavar="S", help="command transport delay")

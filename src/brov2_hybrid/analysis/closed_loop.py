@@ -6,7 +6,7 @@ One control tick (default 50 Hz) does what the nodes do, with the same core obje
     latest attitude telemetry -> HybridController.compute -> u
     u -> output stage (brov2_hybrid.firmware_output, as thruster_allocation) -> RC channel
       PWMs (integers) -> u as ArduSub reads it
-      -> VehicleSetup.mixer(kind).pwm (Algorithm 2 default, stock Algorithm 1 option)
+      -> Vehicle.mixer(kind).pwm (Algorithm 2 default, stock Algorithm 1 option)
       -> motor PWMs (integers, as ArduSub outputs them) -> VehicleModel.set_motor_pwm
 
 and the vehicle model integrates its own fixed steps (1/400 s) between events.
@@ -34,9 +34,8 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.firmware_output import output_stage
 from brov2_hybrid.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriter
 from brov2_hybrid.mixers import motor_pwm_from_rc
-from brov2_hybrid.model import load_setup
+from brov2_hybrid.vehicle import load_vehicle
 from brov2_hybrid.params import load_controller_params
-from brov2_hybrid.rc import load_rc_map
 from brov2_hybrid.analysis.settings import load_analysis_settings
 
 _COL = {name: k for k, name in enumerate(NUMERIC_COLUMNS)}
@@ -52,7 +51,7 @@ _PWM = [_COL["pwm%d_us" % i] for i in range(1, 9)]
 
 def _vehicle_model_module():
     # Imported on first use so that the settings, metrics and LTI tools work on their own.
-    from brov2_hybrid import vehicle_model
+    from brov2_hybrid.sim import vehicle_model
     return vehicle_model
 
 
@@ -92,12 +91,12 @@ class ClosedLoop(object):
     ----------
     settings : LoopSettings, optional
         Rates, latency, mixer and model (default: ``params/analysis.yaml`` values).
-    setup : brov2_hybrid.model.VehicleSetup, optional
+    setup : brov2_hybrid.vehicle.Vehicle, optional
     controller_params : brov2_hybrid.params.ControllerParams, optional
-    sim_options : brov2_hybrid.vehicle_model.SimOptions, optional
+    sim_options : brov2_hybrid.sim.config.SimOptions, optional
         Simulator options (default: ``load_sim_options()``); ``settings.model`` wins
         over ``sim_options.model``.
-    plant_setup : brov2_hybrid.model.VehicleSetup, optional
+    plant_setup : brov2_hybrid.vehicle.Vehicle, optional
         The vehicle the simulator flies when it differs from the one the controller
         is tuned for (model mismatch; default: ``setup``).
     """
@@ -105,9 +104,9 @@ class ClosedLoop(object):
     def __init__(self, settings=None, setup=None, controller_params=None, sim_options=None, rc_map=None,
                  plant_setup=None):
         self.settings = settings or load_analysis_settings().loop
-        self.setup = setup or load_setup()
+        self.setup = setup or load_vehicle()
         self.controller_params = controller_params or load_controller_params()
-        self.rc_map = rc_map or load_rc_map()
+        self.rc_map = rc_map or self.setup.rc_map
         self.mixer = self.setup.mixer(self.settings.mixer)
         stage = self.settings.mixer if self.settings.output_stage == "auto" else self.settings.output_stage
         self.output = output_stage(stage, self.setup, self.rc_map)
@@ -135,7 +134,7 @@ class ClosedLoop(object):
     def new_controller(self, omega_d_rad_s=None, kappa=None, options=None):
         """A fresh HybridController (params/controller.yaml), optionally retuned;
         ``options``: more :meth:`HybridController.configure` keywords (e.g. integral_enabled)."""
-        c = HybridController(self.setup.vehicle, self.controller_params, self.setup.tau_max)
+        c = HybridController(self.setup.body, self.controller_params, self.setup.tau_max, self.setup.passive_dofs)
         c.configure(omega_d_rad_s=omega_d_rad_s, kappa=kappa, **(options or {}))
         return c
 
@@ -171,7 +170,7 @@ class ClosedLoop(object):
         if initial_eta is None:
             initial_eta = np.concatenate([[0.0, 0.0, self.settings.initial_depth_m], dive.eta2d_rad[0]])
         vehicle.reset(eta=np.asarray(initial_eta, dtype=float), nu=np.zeros(6), t_s=0.0)
-        neutral = np.full(8, self.mixer.table.neutral_us)
+        neutral = np.full(self.setup.n_thrusters, self.mixer.table.neutral_us)
         vehicle.set_motor_pwm(neutral)
 
         n_ticks = int(math.floor(duration / (self.steps_per_tick * self.dt_s) + 1e-9)) + 1
@@ -188,6 +187,7 @@ class ClosedLoop(object):
         step, tick, next_sample = 0, 0, 0
         rc_map, mixer, output = self.rc_map, self.mixer, self.output
         pwm_min_us, pwm_max_us = self.setup.thrusters.pwm_min_us, self.setup.thrusters.pwm_max_us
+        pwm_cols = _PWM[:self.setup.n_thrusters]   # log columns pwm1..pwm8: outputs past the last motor read 0
         while tick < n_ticks:
             t = step * dt
             if step == next_sample:
@@ -217,7 +217,7 @@ class ClosedLoop(object):
                 row[_TAU] = tau
                 row[_U] = u
                 row[_RC] = [rc.get(ch, 0) for ch in range(1, 7)]
-                row[_PWM] = pwm
+                row[pwm_cols] = pwm
                 row[_COL["depth_m"]] = vehicle.depth_m()
                 tick += 1
             if pending and pending[0] <= step:

@@ -21,7 +21,8 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.gains import trim_linear_drag
 from brov2_hybrid.kinematics import wrap_angle
 from brov2_hybrid.logfile import read_log
-from brov2_hybrid.model import load_setup
+from brov2_hybrid.mixers import QUANTITATIVE, STOCK
+from brov2_hybrid.vehicle import load_vehicle
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.rc import load_rc_map
 from brov2_hybrid.analysis import lti, metrics, plots, sysid
@@ -43,7 +44,7 @@ class Context(object):
         os.makedirs(out_dir, exist_ok=True)
         self.runner = runner or Runner()
         self.loop = loop or self.settings.loop
-        self.setup = load_setup()
+        self.setup = load_vehicle()
         self.controller_params = load_controller_params()
         self.rc_map = load_rc_map()
         self._controllers = {}
@@ -162,7 +163,7 @@ class SysidJob:
 
 def run_sysid_job(job):
     """One open-loop constant-yaw-torque run in the vehicle model."""
-    from brov2_hybrid import vehicle_model
+    from brov2_hybrid.sim import vehicle_model
     options = replace(vehicle_model.load_sim_options(), model=job.model)
     return sysid.simulate_runs([job.torque_nm], job.duration_s, job.sample_period_s,
                                sim_options=options, mixer_kind=job.mixer)[0]
@@ -427,7 +428,7 @@ def sysid_experiment(ctx, runs=None, model="updated"):
         jobs = [SysidJob(n, sy.duration_s, 1.0 / sy.sample_rate_hz, model, ctx.loop.mixer) for n in sy.torques_nm]
         runs = ctx.runner.map(run_sysid_job, jobs, "sysid")
     drag = sysid.fit_drag(runs, sy.steady_window_s)
-    vehicle = ctx.setup.vehicle
+    vehicle = ctx.setup.body
     added = float(vehicle.added_mass[5])
     inertia = sysid.fit_inertia(runs, drag, added, sy.inertia_bounds_kg_m2, sy.settle_tolerance, sy.settle_window_s)
     rows, fitted = [], []
@@ -491,7 +492,7 @@ def gains_experiment(ctx, omegas=None):
 
 def trim_experiment(ctx, rate_max=None):
     """Sec. 5.1: B-check per angular axis over a range of velocity spans, and Fig. 12."""
-    v = ctx.setup.vehicle
+    v = ctx.setup.body
     p = ctx.controller_params
     spans = tuple(rate_max or ctx.settings.trim_rate_max_rad_s)
     rows = []
@@ -542,10 +543,10 @@ def summarize_log(log_path, out_dir, rc_map=None):
 
 # --------------------------------------------------------------------------- firmware (issue 8)
 #: (label, vehicle mixer, output stage) of the firmware comparison.
-FIRMWARE_CASES = (("quantitative firmware", "quantitative", "quantitative"),
-                  ("stock naive", "stock", "stock_naive"),
-                  ("stock compensated", "stock", "stock"),
-                  ("stock to requested wrench", "stock", "stock_wrench"))
+FIRMWARE_CASES = (("quantitative firmware", QUANTITATIVE, "quantitative"),
+                  ("stock naive", STOCK, "stock_naive"),
+                  ("stock compensated", STOCK, "stock"),
+                  ("stock to requested wrench", STOCK, "stock_wrench"))
 
 
 def torque_fidelity(setup, rc_map, amplitudes, n_random, seed):

@@ -11,7 +11,7 @@ from scipy import signal as sps
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.control import HybridController
 from brov2_hybrid.gains import lti_closed_loop
-from brov2_hybrid.model import load_setup
+from brov2_hybrid.vehicle import load_vehicle
 from brov2_hybrid.params import load_controller_params
 
 YAW = 2
@@ -19,8 +19,8 @@ YAW = 2
 
 def controller_for(omega_d_rad_s, setup=None, controller_params=None):
     """A :class:`HybridController` at ``omega_d_rad_s`` built from the parameter files."""
-    setup = setup or load_setup()
-    c = HybridController(setup.vehicle, controller_params or load_controller_params(), setup.tau_max)
+    setup = setup or load_vehicle()
+    c = HybridController(setup.body, controller_params or load_controller_params(), setup.tau_max)
     c.configure(omega_d_rad_s=omega_d_rad_s)
     return c
 

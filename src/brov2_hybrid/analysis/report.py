@@ -431,7 +431,7 @@ def _firmware_section(fw):
 
 
 def _sim_dt():
-    from brov2_hybrid.vehicle_model import load_sim_options
+    from brov2_hybrid.sim.config import load_sim_options
     return load_sim_options().dt_s
 
 

@@ -126,16 +126,16 @@ def draw_samples(s, n=None):
 
 def perturbed_setup(setup, sample):
     """Copy of ``setup`` whose vehicle carries ``sample``'s mismatch (the simulator's plant)."""
-    v = setup.vehicle
+    v = setup.body
     r_cb = v.r_cb_m.copy()
     r_cb[2] = v.r_cg_m[2] + (v.r_cb_m[2] - v.r_cg_m[2]) * sample.cb_height_scale
-    vehicle = replace(
+    body = replace(
         v, mass_kg=v.mass_kg * sample.mass_scale, inertia_kg_m2=v.inertia_kg_m2 * np.array(sample.inertia_scale),
         added_mass=v.added_mass * np.array(sample.added_mass_scale),
         linear_drag=v.linear_drag * np.array(sample.linear_drag_scale),
         quadratic_drag=v.quadratic_drag * np.array(sample.quadratic_drag_scale),
         buoyancy_n=v.buoyancy_n + sample.net_buoyancy_n, r_cb_m=r_cb)
-    return replace(setup, vehicle=vehicle)
+    return replace(setup, body=body)
 
 
 @dataclass(frozen=True)
@@ -150,8 +150,8 @@ class RobustJob:
 
 def run_robust_job(job):
     """One sample at one omega_d with one law: yaw-step metrics and plateau-dive IAE."""
-    from brov2_hybrid import vehicle_model
-    from brov2_hybrid.model import load_setup
+    from brov2_hybrid.sim import vehicle_model
+    from brov2_hybrid.vehicle import load_vehicle
     s, smp = job.settings, job.sample
     half = 0.5 * smp.latency_s
     loop_settings = job.loop.with_latency(LatencyCase("robustness", job.loop.telemetry_rate_hz, half, half))
@@ -159,7 +159,7 @@ def run_robust_job(job):
                       noise_enabled=smp.noise_scale > 0.0,
                       attitude_noise_std_rad=s.attitude_noise_std_rad * smp.noise_scale,
                       rate_noise_std_rad_s=s.rate_noise_std_rad_s * smp.noise_scale, seed=smp.noise_seed)
-    setup = load_setup()
+    setup = load_vehicle()
     loop = ClosedLoop(loop_settings, setup=setup, sim_options=options, plant_setup=perturbed_setup(setup, smp))
     ctl = {"integral_enabled": job.integral, "integral_ratio": s.ratio}
     step_rad = math.radians(s.step_deg)

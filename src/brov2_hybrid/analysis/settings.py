@@ -12,11 +12,11 @@ import numpy as np
 from brov2_hybrid import paths
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.firmware_output import OUTPUT_STAGES
-from brov2_hybrid.mixers import Mixer
-from brov2_hybrid.params import _Section, load_yaml
+from brov2_hybrid.mixers import KINDS as MIXER_KINDS, QUANTITATIVE
+from brov2_hybrid.params import Section, load_yaml
+from brov2_hybrid.sim.config import MODELS
 
 DEFAULT_ANALYSIS_FILE = "analysis.yaml"
-MODELS = ("updated", "stock")
 
 
 @dataclass(frozen=True)
@@ -25,7 +25,7 @@ class LoopSettings:
 
     control_rate_hz: float = 50.0
     desired_rate_hz: float = 50.0
-    mixer: str = "quantitative"
+    mixer: str = QUANTITATIVE
     output_stage: str = "auto"     # 'auto': the stage for the mixer (firmware_output.OUTPUT_STAGES)
     model: str = "updated"
     telemetry_rate_hz: float = 50.0
@@ -164,24 +164,24 @@ def grid(start, stop, step):
 def _positive_list(s, key):
     raw = s.raw(key)
     if not (isinstance(raw, list) and raw):
-        raise ParameterError("%s: expected a non-empty list" % s._key(key))
+        raise ParameterError("%s: expected a non-empty list" % s.key(key))
     values = s.vector(key, len(raw))
     if np.any(values <= 0):
-        raise ParameterError("%s: expected every entry > 0, got %s" % (s._key(key), values.tolist()))
+        raise ParameterError("%s: expected every entry > 0, got %s" % (s.key(key), values.tolist()))
     return tuple(float(v) for v in values)
 
 
 def _nonnegative(s, key):
     value = s.finite(key)
     if value < 0:
-        raise ParameterError("%s: expected a value >= 0, got %r" % (s._key(key), value))
+        raise ParameterError("%s: expected a value >= 0, got %r" % (s.key(key), value))
     return value
 
 
 def _choice(s, key, choices):
     value = s.raw(key)
     if value not in choices:
-        raise ParameterError("%s: expected one of %s, got %r" % (s._key(key), list(choices), value))
+        raise ParameterError("%s: expected one of %s, got %r" % (s.key(key), list(choices), value))
     return value
 
 
@@ -189,7 +189,7 @@ def _latency_case(entry, path, index):
     where = "%s:latency.cases[%d]" % (path, index)
     if not isinstance(entry, dict):
         raise ParameterError("%s: expected a mapping" % where)
-    s = _Section(entry, where, None)
+    s = Section(entry, where, None)
     unknown = sorted(set(entry) - {"name", "telemetry_rate_hz", "telemetry_delay_s", "command_delay_s",
                                    "desired_rate_hz"})
     if unknown:
@@ -204,16 +204,16 @@ def load_analysis_settings(path=None):
     """Read ``params/analysis.yaml`` (or ``path``) into :class:`AnalysisSettings`."""
     path = path or paths.params_path(DEFAULT_ANALYSIS_FILE)
     data = load_yaml(path)
-    lp = _Section(data, path, "loop")
+    lp = Section(data, path, "loop")
     loop = LoopSettings(
         control_rate_hz=lp.positive("control_rate_hz"), desired_rate_hz=lp.positive("desired_rate_hz"),
-        mixer=_choice(lp, "mixer", Mixer.KINDS), model=_choice(lp, "model", MODELS),
+        mixer=_choice(lp, "mixer", MIXER_KINDS), model=_choice(lp, "model", MODELS),
         output_stage=_choice(lp, "output_stage", ("auto",) + tuple(OUTPUT_STAGES)),
         telemetry_rate_hz=lp.positive("telemetry_rate_hz"),
         telemetry_delay_s=_nonnegative(lp, "telemetry_delay_s"),
         command_delay_s=_nonnegative(lp, "command_delay_s"),
         initial_depth_m=lp.finite("initial_depth_m"), mode_label=str(lp.raw("mode_label")))
-    st = _Section(data, path, "step")
+    st = Section(data, path, "step")
     band = st.positive("settle_band")
     if band >= 1.0:
         raise ParameterError("%s:step.settle_band: expected a fraction < 1, got %r" % (path, band))
@@ -223,7 +223,7 @@ def load_analysis_settings(path=None):
         omega_d_rad_s=grid(st.positive("omega_d_min_rad_s"), st.positive("omega_d_max_rad_s"),
                            st.positive("omega_d_step_rad_s")),
         plot_omega_d_rad_s=_positive_list(st, "plot_omega_d_rad_s"))
-    bd = _Section(data, path, "bode")
+    bd = Section(data, path, "bode")
     bode = BodeSettings(
         amplitude_rad=math.radians(bd.positive("amplitude_deg")),
         freqs_hz=grid(bd.positive("freq_min_hz"), bd.positive("freq_max_hz"), bd.positive("freq_step_hz")),
@@ -231,18 +231,18 @@ def load_analysis_settings(path=None):
         transient_periods=_nonnegative(bd, "transient_periods"),
         min_transient_s=_nonnegative(bd, "min_transient_s"),
         analysed_periods=bd.positive("analysed_periods"))
-    dv = _Section(data, path, "dive")
+    dv = Section(data, path, "dive")
     dive = DiveSettings(csv_file=str(dv.raw("csv_file")), omega_d_rad_s=_positive_list(dv, "omega_d_rad_s"))
-    la = _Section(data, path, "latency")
+    la = Section(data, path, "latency")
     cases = la.raw("cases")
     if not (isinstance(cases, list) and cases):
         raise ParameterError("%s:latency.cases: expected a non-empty list" % path)
-    cm = _Section(data, path, "compare_models")
+    cm = Section(data, path, "compare_models")
     compare = CompareSettings(
         omega_d_rad_s=_positive_list(cm, "omega_d_rad_s"), duration_s=cm.positive("duration_s"),
         error_window_s=cm.positive("error_window_s"),
         error_floor_rad=math.radians(cm.positive("error_floor_deg")))
-    sy = _Section(data, path, "sysid")
+    sy = Section(data, path, "sysid")
     window = sy.vector("steady_window_s", 2)
     bounds = sy.vector("inertia_bounds_kg_m2", 2)
     duration = sy.positive("duration_s")
@@ -255,7 +255,7 @@ def load_analysis_settings(path=None):
         sample_rate_hz=sy.positive("sample_rate_hz"),
         steady_window_s=tuple(window), inertia_bounds_kg_m2=tuple(bounds),
         settle_tolerance=sy.positive("settle_tolerance"), settle_window_s=sy.positive("settle_window_s"))
-    pp = _Section(data, path, "paper")
+    pp = Section(data, path, "paper")
     table_w = _positive_list(pp, "table1_omega_d_rad_s")
     paper = PaperFigures(
         table1_omega_d_rad_s=table_w,
@@ -263,13 +263,13 @@ def load_analysis_settings(path=None):
         table1_error_new_model_pct=tuple(pp.vector("table1_error_new_model_pct", len(table_w))),
         yaw_quadratic_drag_nm_s2=pp.positive("yaw_quadratic_drag_nm_s2"),
         yaw_inertia_kg_m2=pp.positive("yaw_inertia_kg_m2"), sysid_tolerance=pp.positive("sysid_tolerance"))
-    fw = _Section(data, path, "firmware")
+    fw = Section(data, path, "firmware")
     firmware = FirmwareSettings(
         amplitudes=_positive_list(fw, "amplitudes"), random_commands=fw.integer("random_commands", 1),
         seed=fw.integer("seed", 0), small_u=fw.positive("small_u"),
         small_u_tolerance=fw.positive("small_u_tolerance"), omega_d_rad_s=_positive_list(fw, "omega_d_rad_s"))
-    gn = _Section(data, path, "gains")
-    tr = _Section(data, path, "trim")
+    gn = Section(data, path, "gains")
+    tr = Section(data, path, "trim")
     return AnalysisSettings(
         loop=loop, step=step, bode=bode, dive=dive,
         latency_cases=tuple(_latency_case(c, path, i) for i, c in enumerate(cases)),

@@ -31,7 +31,7 @@ from scipy import signal as sps
 from brov2_hybrid import paths
 from brov2_hybrid.dive_csv import Dive, write_dive_csv
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.params import _Section, load_yaml
+from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid.analysis.settings import DEFAULT_ANALYSIS_FILE
 
 DEFAULT_OUTPUT = os.path.join("data", "dives", "ar_pilot_dive.csv")
@@ -66,7 +66,7 @@ class DiveRecipe:
 def load_recipe(path=None):
     """Read the ``dive_synthesis`` section of ``params/analysis.yaml``."""
     path = path or paths.params_path(DEFAULT_ANALYSIS_FILE)
-    s = _Section(load_yaml(path), path, "dive_synthesis")
+    s = Section(load_yaml(path), path, "dive_synthesis")
 
     def span(key):
         lo, hi = s.vector(key, 2)

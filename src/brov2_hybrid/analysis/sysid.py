@@ -23,6 +23,7 @@ from scipy import integrate, optimize
 
 from brov2_hybrid.errors import Brov2Error, InputDataError
 from brov2_hybrid.logfile import read_log
+from brov2_hybrid.mixers import QUANTITATIVE
 
 YAW = 5
 
@@ -183,7 +184,7 @@ def run_from_bag(path, torque_nm=None, imu_topic="/mavros/imu/data", torque_topi
     return YawRun(t[keep] - onset, r[keep], torque, path)
 
 
-def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_options=None, mixer_kind="quantitative"):
+def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_options=None, mixer_kind=QUANTITATIVE):
     """Constant yaw-torque runs in the vehicle model, through the RC channel and the mixer.
 
     The yaw command goes to the motors as the firmware sends it: RC channel PWMs, then
@@ -193,11 +194,11 @@ def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_optio
     (T @ thruster forces, mean over the second half), which differs from the request by
     the PWM quantisation; r is sampled every ``sample_period_s``.
     """
-    from brov2_hybrid import vehicle_model
+    from brov2_hybrid.sim import vehicle_model
     from brov2_hybrid.mixers import motor_pwm_from_rc
-    from brov2_hybrid.model import load_setup
+    from brov2_hybrid.vehicle import load_vehicle
     from brov2_hybrid.rc import load_rc_map
-    setup = setup or load_setup()
+    setup = setup or load_vehicle()
     options = sim_options if sim_options is not None else vehicle_model.load_sim_options()
     rc = load_rc_map()
     mixer = setup.mixer(mixer_kind)

@@ -12,8 +12,9 @@ import time
 import numpy as np
 
 from brov2_hybrid.ardusub import CHAN_NOCHANGE, PWM_NEUTRAL_US
-from brov2_hybrid.model import load_setup
-from brov2_hybrid.vehicle_model import SimOptions, VehicleModel
+from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.sim.config import SimOptions
+from brov2_hybrid.sim.vehicle_model import VehicleModel
 
 GOAL_US_PER_STEP = 25.0
 REPEATS = 3
@@ -84,7 +85,7 @@ def simulator_loop_cost(setup, sim_seconds=10.0):
 
 def run():
     """Run the benchmark and print its figures."""
-    setup = load_setup()
+    setup = load_vehicle()
     dt_us = SimOptions().dt_s * 1e6
     print("brov2_sitl benchmark: physics at %.0f Hz (semi-implicit Euler), Python %s, %s"
           % (1e6 / dt_us, platform.python_version(), platform.machine()))

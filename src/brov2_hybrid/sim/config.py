@@ -1,17 +1,239 @@
-"""Firmware and MAVLink settings of the simulator, from ``params/simulator.yaml``.
+"""The simulator's settings, all read here from ``params/simulator.yaml``.
 
-Sections ``firmware`` (simulated ArduSub parameters) and ``mavlink`` (endpoint and
-telemetry). Units are in the key names; times in seconds of simulated time.
+Sections ``physics`` and ``noise`` (:class:`SimOptions`), ``stock_model``
+(:class:`StockModelParams`), ``initial_state``, ``firmware`` (simulated ArduSub
+parameters) and ``mavlink`` (endpoint and telemetry). The vehicle itself comes from its
+vehicle file (:mod:`brov2_hybrid.vehicle`). Units are in the key names; times in seconds
+of simulated time.
 """
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
+from typing import Optional
 
 import numpy as np
 
-from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.mixers import Mixer
-from brov2_hybrid.params import _Section, load_yaml
-from brov2_hybrid.vehicle_model import simulator_file
+from brov2_hybrid import paths
+from brov2_hybrid.errors import Brov2Error, ParameterError, as_vector
+from brov2_hybrid.mixers import KINDS as MIXER_KINDS
+from brov2_hybrid.params import Section, load_yaml
+
+DEFAULT_SIMULATOR_FILE = "simulator.yaml"
+#: Vehicle models: the paper's updated SITL model and the stock ArduSub SITL one.
+MODELS = ("updated", "stock")
+THRUSTER_LAGS = ("none", "first_order", "third_order")
+
+
+@dataclass(frozen=True)
+class StockModelParams:
+    """Parameters of the stock ArduSub SITL submarine (see ``params/simulator.yaml``)."""
+
+    mass_kg: float
+    inertia_kg_m2: float
+    thrust_gain_n: float
+    pwm_neutral_us: float
+    pwm_half_range_us: float
+    pwm_valid_us: tuple
+    dead_zone_us: tuple
+    thruster_arm_m: float
+    water_density_kg_m3: float
+    sphere_area_m2: float
+    drag_coefficient: np.ndarray
+    angular_drag_n_m_s2: float
+    righting_force_n: float
+    righting_offset_m: float
+    net_buoyancy_n: float
+    buoyancy_mass_kg: float
+    vehicle_height_m: float
+    gravity_m_s2: float
+
+
+@dataclass
+class SimOptions:
+    """Physics options of the simulator; every optional effect is off by default.
+
+    Attributes
+    ----------
+    model : {'updated', 'stock'}
+    dt_s : float
+        Fixed integration step [s].
+    current_ned_m_s : ndarray (3,)
+        Constant ocean current, NED [m/s].
+    thruster_lag : {'none', 'first_order', 'third_order'}
+    thruster_time_constant_s : float
+        Time constant of the first-order lag [s].
+    third_order_numerator, third_order_denominator : tuple or None
+        K(s) coefficients (highest power first); None reads ``params/simulator.yaml``.
+    surface_buoyancy : bool
+        Updated model: buoyancy falls off as the vehicle leaves the water (surface law
+        over the vehicle's ``body.height_m``); False = always submerged.
+    noise_enabled : bool
+    attitude_noise_std_rad, rate_noise_std_rad_s, depth_noise_std_m : float
+        Standard deviations of the zero-mean Gaussian measurement noise.
+    seed : int
+        Seed of the noise generator.
+    stock : StockModelParams or None
+        Stock-model parameters; None reads ``params/simulator.yaml`` when needed.
+    """
+
+    model: str = "updated"
+    dt_s: float = 1.0 / 400.0
+    current_ned_m_s: np.ndarray = field(default_factory=lambda: np.zeros(3))
+    thruster_lag: str = "none"
+    thruster_time_constant_s: float = 0.1
+    third_order_numerator: Optional[tuple] = None
+    third_order_denominator: Optional[tuple] = None
+    surface_buoyancy: bool = False
+    noise_enabled: bool = False
+    attitude_noise_std_rad: float = 0.0
+    rate_noise_std_rad_s: float = 0.0
+    depth_noise_std_m: float = 0.0
+    seed: int = 0
+    stock: Optional[StockModelParams] = None
+
+    def validated(self):
+        """Return a checked copy (arrays converted); raise ParameterError on bad values."""
+        if self.model not in MODELS:
+            raise ParameterError("SimOptions.model: expected one of %s, got %r" % (MODELS, self.model))
+        if self.thruster_lag not in THRUSTER_LAGS:
+            raise ParameterError("SimOptions.thruster_lag: expected one of %s, got %r"
+                                 % (THRUSTER_LAGS, self.thruster_lag))
+        for name in ("dt_s", "thruster_time_constant_s"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value > 0):
+                raise ParameterError("SimOptions.%s: expected a value > 0, got %r" % (name, value))
+        for name in ("attitude_noise_std_rad", "rate_noise_std_rad_s", "depth_noise_std_m"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise ParameterError("SimOptions.%s: expected a value >= 0, got %r" % (name, value))
+        if not isinstance(self.surface_buoyancy, bool):
+            raise ParameterError("SimOptions.surface_buoyancy: expected true or false, got %r"
+                                 % (self.surface_buoyancy,))
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ParameterError("SimOptions.seed: expected an integer, got %r" % (self.seed,))
+        try:
+            current = as_vector(self.current_ned_m_s, 3, "SimOptions.current_ned_m_s")
+        except Brov2Error as exc:
+            raise ParameterError(str(exc))
+        return replace(self, current_ned_m_s=current, dt_s=float(self.dt_s),
+                       thruster_time_constant_s=float(self.thruster_time_constant_s))
+
+
+def simulator_file(path=None):
+    """Path of the simulator parameter file (default ``params/simulator.yaml``)."""
+    return path or paths.params_path(DEFAULT_SIMULATOR_FILE)
+
+
+def load_sim_options(path=None):
+    """Read :class:`SimOptions` from the ``physics`` and ``noise`` sections.
+
+    Every key is optional (a missing one keeps the dataclass default, i.e. off);
+    an unknown key or a bad value raises :class:`ParameterError` naming file and key.
+    """
+    path = simulator_file(path)
+    data = load_yaml(path)
+    kwargs = {}
+    physics = Section(data, path, "physics") if "physics" in data else None
+    if physics is not None:
+        known = {"model", "rate_hz", "current_ned_m_s", "thruster_lag", "thruster_time_constant_s",
+                 "third_order_numerator", "third_order_denominator", "surface_buoyancy"}
+        _reject_unknown(physics, known)
+        if "model" in physics.data:
+            kwargs["model"] = _choice(physics, "model", MODELS)
+        if "rate_hz" in physics.data:
+            kwargs["dt_s"] = 1.0 / physics.positive("rate_hz")
+        if "current_ned_m_s" in physics.data:
+            kwargs["current_ned_m_s"] = physics.vector("current_ned_m_s", 3)
+        if "thruster_lag" in physics.data:
+            kwargs["thruster_lag"] = _choice(physics, "thruster_lag", THRUSTER_LAGS)
+        if "thruster_time_constant_s" in physics.data:
+            kwargs["thruster_time_constant_s"] = physics.positive("thruster_time_constant_s")
+        for key in ("third_order_numerator", "third_order_denominator"):
+            if key in physics.data:
+                kwargs[key] = tuple(_coefficients(physics, key))
+        if "surface_buoyancy" in physics.data:
+            kwargs["surface_buoyancy"] = physics.boolean("surface_buoyancy")
+    if "noise" in data:
+        noise = Section(data, path, "noise")
+        _reject_unknown(noise, {"enabled", "seed", "attitude_std_rad", "rate_std_rad_s", "depth_std_m"})
+        if "enabled" in noise.data:
+            kwargs["noise_enabled"] = noise.boolean("enabled")
+        if "seed" in noise.data:
+            kwargs["seed"] = noise.integer("seed", 0)
+        for key, name in (("attitude_std_rad", "attitude_noise_std_rad"),
+                          ("rate_std_rad_s", "rate_noise_std_rad_s"),
+                          ("depth_std_m", "depth_noise_std_m")):
+            if key in noise.data:
+                value = noise.finite(key)
+                if value < 0:
+                    raise ParameterError("%s:noise.%s: expected a value >= 0, got %r" % (path, key, value))
+                kwargs[name] = value
+    if "stock_model" in data:
+        kwargs["stock"] = load_stock_model_params(path)
+    return SimOptions(**kwargs).validated()
+
+
+def _reject_unknown(section, known):
+    unknown = sorted(set(section.data) - set(known))
+    if unknown:
+        raise ParameterError("%s:%s: unknown key(s) %s (expected some of %s)"
+                             % (section.path, section.section, unknown, sorted(known)))
+
+
+def _choice(section, key, choices):
+    value = section.raw(key)
+    if value not in choices:
+        raise ParameterError("%s: expected one of %s, got %r" % (section.key(key), choices, value))
+    return value
+
+
+def _coefficients(section, key):
+    value = section.raw(key)
+    if not (isinstance(value, list) and value):
+        raise ParameterError("%s: expected a list of polynomial coefficients" % section.key(key))
+    return section.vector(key, len(value))
+
+
+def load_stock_model_params(path=None):
+    """Read :class:`StockModelParams` from the ``stock_model`` section."""
+    path = simulator_file(path)
+    s = Section(load_yaml(path), path, "stock_model")
+    dead_zone = s.vector("dead_zone_us", 2)
+    if not dead_zone[0] <= dead_zone[1]:
+        raise ParameterError("%s: expected dead_zone_us[0] <= dead_zone_us[1]" % s.key("dead_zone_us"))
+    return StockModelParams(
+        mass_kg=s.positive("mass_kg"),
+        inertia_kg_m2=s.positive("inertia_kg_m2"),
+        thrust_gain_n=s.positive("thrust_gain_n"),
+        pwm_neutral_us=s.positive("pwm_neutral_us"),
+        pwm_half_range_us=s.positive("pwm_half_range_us"),
+        pwm_valid_us=tuple(float(x) for x in s.vector("pwm_valid_us", 2)),
+        dead_zone_us=(float(dead_zone[0]), float(dead_zone[1])),
+        thruster_arm_m=s.positive("thruster_arm_m"),
+        water_density_kg_m3=s.positive("water_density_kg_m3"),
+        sphere_area_m2=s.positive("sphere_area_m2"),
+        drag_coefficient=s.nonnegative_vector("drag_coefficient", 3),
+        angular_drag_n_m_s2=s.finite("angular_drag_n_m_s2"),
+        righting_force_n=s.finite("righting_force_n"),
+        righting_offset_m=s.finite("righting_offset_m"),
+        net_buoyancy_n=s.finite("net_buoyancy_n"),
+        buoyancy_mass_kg=s.positive("buoyancy_mass_kg"),
+        vehicle_height_m=s.positive("vehicle_height_m"),
+        gravity_m_s2=s.positive("gravity_m_s2"),
+    )
+
+
+def third_order_coefficients(options):
+    """K(s) numerator and denominator of the third-order lag: from ``options`` or simulator.yaml."""
+    if options.third_order_numerator is not None and options.third_order_denominator is not None:
+        return options.third_order_numerator, options.third_order_denominator
+    defaults = load_sim_options()
+    if defaults.third_order_numerator is None or defaults.third_order_denominator is None:
+        raise ParameterError("%s:physics: third_order_numerator/denominator needed for thruster_lag "
+                             "'third_order'" % simulator_file())
+    return defaults.third_order_numerator, defaults.third_order_denominator
+
+
+
 
 #: Firmware pilot-input failsafe actions (ArduSub FS_PILOT_INPUT).
 FS_PILOT_INPUT_CHOICES = (0, 1, 2)
@@ -55,35 +277,35 @@ class LinkConfig:
 def _nonnegative(section, key):
     value = section.finite(key)
     if value < 0:
-        raise ParameterError("%s: expected a value >= 0, got %r" % (section._key(key), value))
+        raise ParameterError("%s: expected a value >= 0, got %r" % (section.key(key), value))
     return value
 
 
 def _within(section, key, low, high):
     value = section.finite(key)
     if not low <= value <= high:
-        raise ParameterError("%s: expected %g..%g, got %r" % (section._key(key), low, high, value))
+        raise ParameterError("%s: expected %g..%g, got %r" % (section.key(key), low, high, value))
     return value
 
 
 def load_firmware_config(path=None):
     """Read :class:`FirmwareConfig` from the ``firmware`` section."""
     path = simulator_file(path)
-    s = _Section(load_yaml(path), path, "firmware")
+    s = Section(load_yaml(path), path, "firmware")
     mixer = s.raw("mixer")
-    if mixer not in Mixer.KINDS:
-        raise ParameterError("%s: expected one of %s, got %r" % (s._key("mixer"), Mixer.KINDS, mixer))
+    if mixer not in MIXER_KINDS:
+        raise ParameterError("%s: expected one of %s, got %r" % (s.key("mixer"), MIXER_KINDS, mixer))
     sysid = s.integer("sysid_mygcs", 1)
     if sysid > 255:
-        raise ParameterError("%s: expected 1..255, got %d" % (s._key("sysid_mygcs"), sysid))
+        raise ParameterError("%s: expected 1..255, got %d" % (s.key("sysid_mygcs"), sysid))
     fs_input = s.integer("fs_pilot_input", 0)
     if fs_input not in FS_PILOT_INPUT_CHOICES:
         raise ParameterError("%s: expected one of %s, got %d"
-                             % (s._key("fs_pilot_input"), FS_PILOT_INPUT_CHOICES, fs_input))
+                             % (s.key("fs_pilot_input"), FS_PILOT_INPUT_CHOICES, fs_input))
     override_time = s.finite("rc_override_time_s")
     if override_time < 0 and override_time != -1:
         raise ParameterError("%s: expected -1 (never) or a value >= 0, got %r"
-                             % (s._key("rc_override_time_s"), override_time))
+                             % (s.key("rc_override_time_s"), override_time))
     return FirmwareConfig(
         mixer=mixer, sysid_mygcs=sysid, rc_override_time_s=override_time,
         fs_pilot_input=fs_input, fs_pilot_timeout_s=s.positive("fs_pilot_timeout_s"),
@@ -97,20 +319,20 @@ def load_firmware_config(path=None):
 def load_link_config(path=None):
     """Read :class:`LinkConfig` from the ``mavlink`` section."""
     path = simulator_file(path)
-    s = _Section(load_yaml(path), path, "mavlink")
+    s = Section(load_yaml(path), path, "mavlink")
     address = s.raw("address")
     if not isinstance(address, str):
-        raise ParameterError("%s: expected 'tcp:HOST:PORT', got %r" % (s._key("address"), address))
+        raise ParameterError("%s: expected 'tcp:HOST:PORT', got %r" % (s.key("address"), address))
     udp_out = s.raw("udp_out")
     if udp_out is not None and not isinstance(udp_out, str):
-        raise ParameterError("%s: expected 'HOST:PORT' or null, got %r" % (s._key("udp_out"), udp_out))
+        raise ParameterError("%s: expected 'HOST:PORT' or null, got %r" % (s.key("udp_out"), udp_out))
     rates = s.raw("stream_rates_hz")
     if not isinstance(rates, dict):
-        raise ParameterError("%s: expected a mapping MESSAGE_NAME: rate" % s._key("stream_rates_hz"))
+        raise ParameterError("%s: expected a mapping MESSAGE_NAME: rate" % s.key("stream_rates_hz"))
     clean = {}
     for name, rate in rates.items():
         if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) or rate < 0:
-            raise ParameterError("%s.%s: expected a rate >= 0 [Hz], got %r" % (s._key("stream_rates_hz"), name, rate))
+            raise ParameterError("%s.%s: expected a rate >= 0 [Hz], got %r" % (s.key("stream_rates_hz"), name, rate))
         clean[str(name)] = float(rate)
     return LinkConfig(
         address=address, udp_out=udp_out,
@@ -157,5 +379,5 @@ class InitialState:
 def load_initial_state(path=None):
     """Read :class:`InitialState` from the ``initial_state`` section."""
     path = simulator_file(path)
-    s = _Section(load_yaml(path), path, "initial_state")
+    s = Section(load_yaml(path), path, "initial_state")
     return InitialState(depth_m=s.finite("depth_m"), attitude_deg=s.vector("attitude_deg", 3))

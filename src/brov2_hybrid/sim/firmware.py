@@ -49,17 +49,16 @@ from brov2_hybrid.ardusub import (
     PWM_NEUTRAL_US,
 )
 from brov2_hybrid.delay import DelayLine
+from brov2_hybrid import mixers
 from brov2_hybrid.mixers import motor_pwm_from_rc
-from brov2_hybrid.rc import load_rc_map
 
 LOG = logging.getLogger(__name__)
 
 SUPPORTED_MODES = (MANUAL,)
 
 N_RC_CHANNELS = N_OVERRIDE_CHANNELS
-N_MOTORS = 8
 
-MIXER_KINDS = ("quantitative", "stock")  # MOT_MIXER 0, 1
+MIXER_KINDS = mixers.KINDS  # MOT_MIXER 0, 1
 
 # Sub::transform_manual_control_to_rc_override (ArduSub/joystick.cpp): MANUAL_CONTROL
 # x, y, r in -1000..1000 and z in 0..1000 (500 neutral) -> override PWMs [us].
@@ -167,17 +166,19 @@ class Firmware(object):
 
     Parameters
     ----------
-    setup : VehicleSetup
-        Provides both mixers (``setup.mixer(kind)``) and the PWM limits.
+    setup : Vehicle
+        The vehicle: both mixers (``setup.mixer(kind)``), the PWM limits, one motor
+        output per thruster.
     config : FirmwareConfig
     rc_map : RCMap, optional
-        Defaults to :func:`brov2_hybrid.rc.load_rc_map`.
+        Defaults to the vehicle's (``setup.rc_map``).
     """
 
     def __init__(self, setup, config, rc_map=None):
         self.setup = setup
         self.config = config
-        self.rc_map = rc_map if rc_map is not None else load_rc_map()
+        self.rc_map = rc_map if rc_map is not None else setup.rc_map
+        self.n_motors = setup.n_thrusters
         self.mixers = {kind: setup.mixer(kind) for kind in MIXER_KINDS}
         thrusters = setup.thrusters
         self.pwm_min_us = int(thrusters.pwm_min_us)
@@ -209,7 +210,7 @@ class Firmware(object):
         self._messages = []                      # (severity, text) to broadcast
         self._cache_key = None
         self._cache_pwm = None
-        self.motor_pwm_us = [self.neutral_us] * N_MOTORS
+        self.motor_pwm_us = [self.neutral_us] * self.n_motors
         self.counters = {"override_accepted": 0, "override_rejected_sysid": 0,
                          "override_disabled": 0, "pilot_failsafe": 0,
                          "manual_control_accepted": 0, "manual_control_rejected_sysid": 0}
@@ -390,7 +391,7 @@ class Firmware(object):
         return self._last_pilot_input_s
 
     def update(self, t_s):
-        """Run the firmware loop at ``t_s``: failsafe, then motors. Returns the 8 PWMs."""
+        """Run the firmware loop at ``t_s``: failsafe, then motors. Returns one PWM per motor."""
         self._check_pilot_failsafe(t_s)
         if self.armed and self.mode == MANUAL:
             channels = self.rc_channels(t_s)
@@ -401,7 +402,7 @@ class Firmware(object):
                 self._cache_key, self._cache_pwm = key, pwm
             self.motor_pwm_us = list(self._cache_pwm)
         else:
-            self.motor_pwm_us = [self.neutral_us] * N_MOTORS
+            self.motor_pwm_us = [self.neutral_us] * self.n_motors
         return self.motor_pwm_us
 
     def _check_pilot_failsafe(self, t_s):

@@ -1,6 +1,6 @@
 """brov2_sitl: the vehicle model + simulated ArduSub firmware behind a MAVLink endpoint.
 
-One thread, one loop: physics (:class:`~brov2_hybrid.vehicle_model.VehicleModel`) and
+One thread, one loop: physics (:class:`~brov2_hybrid.sim.vehicle_model.VehicleModel`) and
 firmware (:class:`~brov2_hybrid.sim.firmware.Firmware`) advance on simulated time;
 simulated time follows the wall clock times ``speedup``; between events (telemetry due,
 an override expiring, the failsafe, delayed traffic) the loop sleeps in ``select`` on
@@ -24,12 +24,14 @@ from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
 from brov2_hybrid import mavlink_signing
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.model import load_setup
+from brov2_hybrid.mixers import KINDS as MIXER_KINDS
+from brov2_hybrid.vehicle import add_vehicle_argument, load_vehicle
 from brov2_hybrid.sim import config as sim_config
+from brov2_hybrid.sim.config import MODELS, THRUSTER_LAGS, load_sim_options
 from brov2_hybrid.sim.firmware import PARAM_INT8, PARAM_INT16, PARAM_REAL32, Firmware, ParamDef
 from brov2_hybrid.sim.mavlink_vehicle import MavlinkServer, MavlinkVehicle
 from brov2_hybrid.sim.telemetry import TelemetryBuilder
-from brov2_hybrid.vehicle_model import MODELS, THRUSTER_LAGS, VehicleModel, load_sim_options
+from brov2_hybrid.sim.vehicle_model import VehicleModel
 
 LOG = logging.getLogger("brov2_sitl")
 
@@ -47,8 +49,8 @@ class Simulator(object):
 
     Parameters
     ----------
-    setup : VehicleSetup, optional
-        Defaults to :func:`brov2_hybrid.model.load_setup`.
+    setup : Vehicle, optional
+        Defaults to :func:`brov2_hybrid.vehicle.load_vehicle`.
     sim_options : SimOptions, optional
     firmware_config : FirmwareConfig, optional
     link_config : LinkConfig, optional
@@ -71,7 +73,7 @@ class Simulator(object):
                  speedup=1.0, initial_eta=None, params_file=None, clock=time.monotonic, signing_key=None):
         if not (isinstance(speedup, (int, float)) and math.isfinite(speedup) and speedup > 0):
             raise Brov2Error("speedup: expected a number > 0, got %r" % (speedup,))
-        self.setup = setup if setup is not None else load_setup()
+        self.setup = setup if setup is not None else load_vehicle()
         self.sim_options = sim_options if sim_options is not None else load_sim_options(params_file)
         self.firmware_config = firmware_config or sim_config.load_firmware_config(params_file)
         self.link_config = link_config or sim_config.load_link_config(params_file)
@@ -96,7 +98,7 @@ class Simulator(object):
         self.server = MavlinkServer(host, port, udp_out)
         encoder = mavlink.MAVLink(None, srcSystem=self.link_config.system_id,
                                   srcComponent=self.link_config.component_id)
-        builder = TelemetryBuilder(encoder, self.link_config, self.setup.vehicle, time.time())
+        builder = TelemetryBuilder(encoder, self.link_config, self.setup.body, time.time())
         self.vehicle = MavlinkVehicle(self.server, self.model, self.firmware, builder, self.link_config,
                                       self.firmware_config.telemetry_delay_s)
         if signing_key is not None:
@@ -246,10 +248,11 @@ class Simulator(object):
 def build_arg_parser():
     parser = argparse.ArgumentParser(
         prog="brov2_sitl",
-        description="BlueROV2 Heavy simulator that behaves like the paper's modified ArduSub SITL over "
-                    "MAVLink (updated or stock vehicle model; Algorithm 2 or 1 mixer).")
+        description="BlueROV2 simulator that behaves like the paper's modified ArduSub SITL over "
+                    "MAVLink (any vehicle file; updated or stock vehicle model; Algorithm 2 or 1 mixer).")
+    add_vehicle_argument(parser)
     parser.add_argument("--model", choices=MODELS, help="vehicle model (default: physics.model in the params file)")
-    parser.add_argument("--mixer", choices=("quantitative", "stock"),
+    parser.add_argument("--mixer", choices=MIXER_KINDS,
                         help="firmware mixer: Algorithm 2 'quantitative' or Algorithm 1 'stock' "
                              "(default: firmware.mixer)")
     parser.add_argument("--address", help="MAVLink TCP server, tcp:HOST:PORT (default tcp:127.0.0.1:5760; "
@@ -306,7 +309,9 @@ def simulator_from_args(args):
     attitude = start.attitude_deg if args.initial_attitude_deg is None else np.array(args.initial_attitude_deg)
     eta = np.concatenate([[0.0, 0.0, depth], np.radians(attitude)])
     key = mavlink_signing.load_key(args.signing_key_file) if args.signing_key_file else None
-    return Simulator(sim_options=options, firmware_config=firmware, link_config=link,
+    setup = load_vehicle(args.vehicle)
+    LOG.info("%s", setup.describe())
+    return Simulator(setup=setup, sim_options=options, firmware_config=firmware, link_config=link,
                      speedup=args.speedup, initial_eta=eta, params_file=args.params, signing_key=key)
 
 

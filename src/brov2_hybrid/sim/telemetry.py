@@ -1,6 +1,6 @@
 """Telemetry of the simulated vehicle: message builders and per-link stream scheduling.
 
-What ArduSub SITL sends, built from the :class:`~brov2_hybrid.vehicle_model.VehicleModel`
+What ArduSub SITL sends, built from the :class:`~brov2_hybrid.sim.vehicle_model.VehicleModel`
 and the :class:`~brov2_hybrid.sim.firmware.Firmware`: HEARTBEAT (1 Hz), ATTITUDE and
 ATTITUDE_QUATERNION (IMU attitude, noisy when noise is on), RAW_IMU and SCALED_IMU2
 (accelerometer = specific force, gyro, magnetometer), SCALED_PRESSURE2 (external depth
@@ -17,6 +17,7 @@ import math
 import numpy as np
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
+from brov2_hybrid.firmware_output import SERVO_OUTPUTS
 from brov2_hybrid import ardusub
 from brov2_hybrid.ardusub import MANUAL
 from brov2_hybrid.kinematics import J1, quaternion_from_euler, wrap_angle
@@ -128,7 +129,7 @@ class TelemetryBuilder(object):
     encoder : pymavlink MAVLink object
         Encodes with the vehicle's system/component id.
     link_config : LinkConfig
-    vehicle : VehicleParams
+    vehicle : brov2_hybrid.vehicle.BodyParams
         Water density and gravity for the pressure sensor.
     wall_unix_at_boot_s : float
         Unix time [s] that simulated time 0 corresponds to (SYSTEM_TIME).
@@ -225,7 +226,8 @@ class TelemetryBuilder(object):
             int(round(-sample.eta[2] * 1000)), _i16(velocity[0]), _i16(velocity[1]), _i16(velocity[2]), heading)
 
     def _servo_output_raw(self, sample, fw):
-        pwm = [_u16(p) for p in fw.motor_pwm_us]
+        # servo1_raw..servo8_raw: one per motor, outputs past the last motor read 0.
+        pwm = [_u16(p) for p in fw.motor_pwm_us] + [0] * (SERVO_OUTPUTS - len(fw.motor_pwm_us))
         return self.encoder.servo_output_raw_encode(int(sample.t_s * 1e6) & 0xFFFFFFFF, 0, *pwm)
 
     def _rc_channels(self, sample, fw):

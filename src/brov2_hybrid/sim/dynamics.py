@@ -1,0 +1,213 @@
+"""Equations of motion of the simulated vehicle: parameters, force terms, right-hand side.
+
+References: Ng & Krieg 2024, Sec. 2.2.4-2.2.5 and App. B (updated model); ArduPilot
+``libraries/SITL/SIM_Submarine.cpp`` before the paper (stock model); seed 003 (ocean
+current). REFERENCE.md section 6.
+
+Conventions: body FRD, inertial NED, SI units, radians. eta = (north, east, down [m],
+roll, pitch, yaw [rad]); nu = (u, v, w [m/s], p, q, r [rad/s]) in the body frame.
+
+Updated model (diagonal, per DOF; App. B Eq. A6-A11):
+
+    (M + M_A) (nu_dot + [omega x nu_1; 0]) = T f - (B_L + B_NL |nu_r|) nu_r + g_hydro(eta)
+
+with f the thrusts from the T200 table, nu_r = nu - [R^T v_c; 0] the velocity relative
+to a constant NED current v_c, and g_hydro the weight/buoyancy wrench (the same as
+:func:`brov2_hybrid.hydrostatics.restoring_wrench`, with the buoyancy falling off at the
+surface when ``SimOptions.surface_buoyancy``). The term omega x nu_1 is not a
+hydrodynamic force: ArduPilot's SITL (``SIM_Aircraft::update_dynamics``) integrates the
+linear acceleration in the NED frame, and written in body axes that is this transport
+term. The angular equations have no gyroscopic term (the SITL integrates the body rates
+directly).
+
+Stock model (SIM_Submarine): thrust 51.48 out|out| per motor with a dead zone, forces
+and torques from ArduSub's heuristic factors (T-hat, the same ones the stock mixer
+uses) with a flat 0.25 m torque arm, sphere drag 0.5 rho A C_d v|v| divided by 10.5 kg,
+angular drag 7.08 w|w| and a 40 N x 0.15 m righting torque divided by 0.268 kg m^2, and
+a net buoyancy of 1 N divided by the 16.755 kg sphere mass. Parameters in
+``params/simulator.yaml`` (``stock_model``).
+
+The force terms of both models are written once, in :func:`acceleration_function`: a
+float function of the state that the reference right-hand side :func:`rhs` (Euler
+angles, numpy) and the fast stepper
+(:func:`brov2_hybrid.sim.vehicle_model.integrate`, quaternions, floats) both call.
+"""
+from dataclasses import dataclass
+from typing import Optional
+
+import numpy as np
+
+from brov2_hybrid.errors import as_vector
+from brov2_hybrid.kinematics import J1, J2
+from brov2_hybrid.sim.config import StockModelParams, load_stock_model_params
+
+
+@dataclass(frozen=True)
+class ModelParams:
+    """Everything :func:`rhs` needs, for either model (built by :func:`model_params`).
+
+    ``mass`` is the diagonal inertia used for each DOF: M + M_A (updated) or
+    (m, m, m, I, I, I) (stock). ``thruster_matrix`` (6 x n) maps thrusts [N] to the body
+    wrench: T (updated) or [T-hat_1:3; arm T-hat_4:6] (stock).
+    """
+
+    kind: str
+    mass: np.ndarray
+    linear_drag: np.ndarray
+    quadratic_drag: np.ndarray
+    weight_n: float
+    buoyancy_n: float
+    r_cg_m: np.ndarray
+    r_cb_m: np.ndarray
+    gravity_m_s2: float
+    current_ned_m_s: np.ndarray
+    vehicle_height_m: Optional[float]
+    thruster_matrix: np.ndarray
+    stock: Optional[StockModelParams] = None
+
+
+def model_params(setup, options):
+    """Build :class:`ModelParams` for ``setup`` (a Vehicle) and ``options`` (SimOptions)."""
+    options = options.validated()
+    v = setup.body
+    if options.model == "updated":
+        return ModelParams(
+            kind="updated", mass=v.total_mass, linear_drag=v.linear_drag.copy(),
+            quadratic_drag=v.quadratic_drag.copy(), weight_n=v.weight_n, buoyancy_n=v.buoyancy_n,
+            r_cg_m=v.r_cg_m.copy(), r_cb_m=v.r_cb_m.copy(), gravity_m_s2=v.gravity_m_s2,
+            current_ned_m_s=options.current_ned_m_s, vehicle_height_m=v.height_m if options.surface_buoyancy else None,
+            thruster_matrix=np.array(setup.T, dtype=float))
+    s = options.stock if options.stock is not None else load_stock_model_params()
+    half_rho_a = 0.5 * s.water_density_kg_m3 * s.sphere_area_m2
+    matrix = np.vstack([setup.T_hat[:3], s.thruster_arm_m * setup.T_hat[3:]])
+    return ModelParams(
+        kind="stock",
+        mass=np.array([s.mass_kg] * 3 + [s.inertia_kg_m2] * 3),
+        linear_drag=np.zeros(6),
+        quadratic_drag=np.concatenate([half_rho_a * s.drag_coefficient, [s.angular_drag_n_m_s2] * 3]),
+        weight_n=0.0, buoyancy_n=0.0, r_cg_m=np.zeros(3), r_cb_m=np.zeros(3),
+        gravity_m_s2=s.gravity_m_s2, current_ned_m_s=options.current_ned_m_s,
+        vehicle_height_m=s.vehicle_height_m, thruster_matrix=matrix, stock=s)
+
+
+def acceleration_function(params):
+    """The model's body accelerations as one float function (the force terms, written once).
+
+    Returns ``accel(X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r)``
+    -> (u_dot, v_dot, w_dot, p_dot, q_dot, r_dot): thruster wrench (X..N) [N, N m],
+    depth of the body origin pd [m], the third row of the body -> NED rotation (NED down
+    in body axes), body velocity (u, v, w) [m/s], velocity relative to the water
+    (ur, vr, wr) [m/s] and body rates (p, q, r) [rad/s]. The constants of ``params``
+    (:class:`ModelParams`) are bound once; the function works on Python floats, which is
+    what keeps the fast stepper fast.
+    """
+    im0, im1, im2, im3, im4, im5 = [1.0 / float(m) for m in params.mass]
+    bl0, bl1, bl2, bl3, bl4, bl5 = [float(a) for a in params.linear_drag]
+    bq0, bq1, bq2, bq3, bq4, bq5 = [float(a) for a in params.quadratic_drag]
+    height = params.vehicle_height_m
+    if params.kind == "stock":
+        s = params.stock
+        g = float(s.gravity_m_s2)
+        buoy_full = s.gravity_m_s2 + s.net_buoyancy_n / s.buoyancy_mass_kg
+        righting = float(s.righting_force_n * s.righting_offset_m)
+
+        def stock_accel(X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r):
+            # SIM_Submarine: buoyancy acceleration by its surface law
+            # (calculate_buoyancy_acceleration: 0 above depth h/2, full g + B_net / m_sphere
+            # below depth h, linear in between), sphere drag and a flat righting torque
+            # (calculate_buoyancy_torque: (R^T [0, 0, h]) x [0, 0, -F]), each over the stock
+            # mass / inertia.
+            below = pd - 0.5 * height
+            if below < 0.0:
+                buoy = 0.0
+            elif below > 0.5 * height:
+                buoy = buoy_full
+            else:
+                buoy = buoy_full * below / height
+            net_down = g - buoy
+            return ((X - bq0 * abs(ur) * ur) * im0 + net_down * R31 - (q * w - r * v),
+                    (Y - bq1 * abs(vr) * vr) * im1 + net_down * R32 - (r * u - p * w),
+                    (Z - bq2 * abs(wr) * wr) * im2 + net_down * R33 - (p * v - q * u),
+                    (K - bq3 * abs(p) * p - righting * R32) * im3,
+                    (M - bq4 * abs(q) * q + righting * R31) * im4,
+                    (N - bq5 * abs(r) * r) * im5)
+        return stock_accel
+    W, B = float(params.weight_n), float(params.buoyancy_n)
+    gx, gy, gz = [float(a) for a in params.r_cg_m]
+    bx, by, bz = [float(a) for a in params.r_cb_m]
+    half_height = 0.5 * height if height is not None else 0.0
+
+    def updated_accel(X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r):
+        # Hydrostatics: weight W and buoyancy Bf along NED down; moment (W r_G - Bf r_B) x
+        # down. Surface law: Bf = B * (0.5 + depth / height) clipped to 0..B (B when the
+        # height is None: always submerged).
+        if height is None or pd >= half_height:
+            Bf = B
+        elif pd <= -half_height:
+            Bf = 0.0
+        else:
+            Bf = B * (0.5 + pd / height)
+        net = W - Bf
+        cx, cy, cz = W * gx - Bf * bx, W * gy - Bf * by, W * gz - Bf * bz
+        # Thrust - drag + hydrostatics over M + M_A; transport term on the linear DOFs.
+        return ((X - (bl0 + bq0 * abs(ur)) * ur + net * R31) * im0 - (q * w - r * v),
+                (Y - (bl1 + bq1 * abs(vr)) * vr + net * R32) * im1 - (r * u - p * w),
+                (Z - (bl2 + bq2 * abs(wr)) * wr + net * R33) * im2 - (p * v - q * u),
+                (K - (bl3 + bq3 * abs(p)) * p + cy * R33 - cz * R32) * im3,
+                (M - (bl4 + bq4 * abs(q)) * q + cz * R31 - cx * R33) * im4,
+                (N - (bl5 + bq5 * abs(r)) * r + cx * R32 - cy * R31) * im5)
+    return updated_accel
+
+
+def body_acceleration(eta, nu, tau_thrusters, params):
+    """nu_dot (6,) for state (eta, nu) and the thruster wrench ``tau_thrusters`` (6,)."""
+    eta = np.asarray(eta, dtype=float)
+    u, v, w, p, q, r = [float(a) for a in nu]
+    R = J1(eta[3:6])
+    cn, ce, cd = [float(a) for a in params.current_ned_m_s]
+    R31, R32, R33 = float(R[2, 0]), float(R[2, 1]), float(R[2, 2])
+    # Velocity relative to the water: nu_1 - R^T v_c.
+    ur = u - (float(R[0, 0]) * cn + float(R[1, 0]) * ce + R31 * cd)
+    vr = v - (float(R[0, 1]) * cn + float(R[1, 1]) * ce + R32 * cd)
+    wr = w - (float(R[0, 2]) * cn + float(R[1, 2]) * ce + R33 * cd)
+    X, Y, Z, K, M, N = [float(a) for a in tau_thrusters]
+    accel = acceleration_function(params)
+    return np.array(accel(X, Y, Z, K, M, N, float(eta[2]), R31, R32, R33, u, v, w, ur, vr, wr, p, q, r))
+
+
+def rhs(t, x, tau_thrusters, params):
+    """Right-hand side x_dot = f(t, x, tau, params) of the vehicle model (reference form).
+
+    Parameters
+    ----------
+    t : float
+        Time [s] (the model is time invariant; kept for ODE-solver signatures).
+    x : array_like, shape (12,)
+        State (eta, nu): NED position [m], ZYX Euler angles [rad], body velocity [m/s, rad/s].
+    tau_thrusters : array_like, shape (6,)
+        Body wrench of the thrusters [N, N m] (after any thruster lag).
+    params : ModelParams
+
+    Returns
+    -------
+    x_dot : ndarray, shape (12,)
+        (J1 nu_1, J2 nu_2, nu_dot). Raises Brov2Error at gimbal lock (pitch +-90 deg).
+    """
+    x = as_vector(x, 12, "x")
+    tau = as_vector(tau_thrusters, 6, "tau_thrusters")
+    eta, nu = x[:6], x[6:]
+    nu_dot = body_acceleration(eta, nu, tau, params)
+    x_dot = np.empty(12)
+    x_dot[:3] = J1(eta[3:6]) @ nu[:3]
+    x_dot[3:6] = J2(eta[3:6]) @ nu[3:6]
+    x_dot[6:] = nu_dot
+    return x_dot
+
+
+def stock_thrust_n(pwm_us, s):
+    """Stock SITL thrust per motor [N]: thrust_gain * out * |out| outside the dead zone."""
+    pwm = np.asarray(pwm_us, dtype=float)
+    out = (pwm - s.pwm_neutral_us) / s.pwm_half_range_us
+    active = ((pwm > s.pwm_valid_us[0]) & (pwm < s.pwm_valid_us[1])
+              & ((pwm < s.dead_zone_us[0]) | (pwm > s.dead_zone_us[1])))
+    return np.where(active, s.thrust_gain_n * out * np.abs(out), 0.0)

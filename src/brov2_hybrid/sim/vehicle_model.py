@@ -1,0 +1,272 @@
+"""The simulated vehicle (:class:`VehicleModel`): motor PWMs in, state and sensors out.
+
+The equations of motion are :mod:`brov2_hybrid.sim.dynamics` (updated and stock
+models, the force terms written once), the thruster lag
+:mod:`brov2_hybrid.sim.thruster_lag`, the settings :mod:`brov2_hybrid.sim.config`.
+
+Integration: fixed step dt (default 1/400 s), semi-implicit (symplectic) Euler:
+nu_{k+1} = nu_k + dt nu_dot(eta_k, nu_k); position_{k+1} = position_k + dt R_k nu_1,{k+1};
+attitude as a unit quaternion rotated by the exact exponential of omega_{k+1} dt (no
+gimbal lock). :func:`integrate` is the fast stepper (floats); it calls the same
+acceleration function as the reference right-hand side
+:func:`brov2_hybrid.sim.dynamics.rhs` and is tested against it integrated by scipy.
+Thruster lag acts on the body wrench, in modal form, exactly for held commands.
+"""
+import math
+
+import numpy as np
+
+from brov2_hybrid.errors import Brov2Error, as_vector
+from brov2_hybrid.kinematics import J1, euler_from_quaternion, quaternion_from_euler
+from brov2_hybrid.sim.config import load_sim_options, third_order_coefficients
+from brov2_hybrid.sim.dynamics import acceleration_function, body_acceleration, model_params, stock_thrust_n
+from brov2_hybrid.sim.thruster_lag import LAG_SETTLED, ModalLag
+
+#: Below this |omega| [rad/s] the quaternion update uses its small-angle limit.
+SMALL_RATE_RAD_S = 1e-12
+
+
+class VehicleModel(object):
+    """The simulated vehicle: motor PWMs in, state and sensor readings out.
+
+    Parameters
+    ----------
+    setup : brov2_hybrid.vehicle.Vehicle
+        From :func:`brov2_hybrid.vehicle.load_vehicle` (T, thrust table, T-hat, vehicle).
+    options : SimOptions, optional
+        Defaults to :func:`brov2_hybrid.sim.config.load_sim_options` (``params/simulator.yaml``).
+
+    Attributes
+    ----------
+    t_s : float
+        Simulated time [s].
+    eta : ndarray (6,)
+        (north, east, down [m], roll, pitch, yaw [rad]), a fresh array on each access.
+    nu : ndarray (6,)
+        Body FRD velocity (u, v, w [m/s], p, q, r [rad/s]), a fresh array on each access.
+    params : ModelParams
+    """
+
+    def __init__(self, setup, options=None):
+        self.setup = setup
+        self.options = (options if options is not None else load_sim_options()).validated()
+        self.params = model_params(setup, self.options)
+        self.dt_s = self.options.dt_s
+        self.kind = self.params.kind
+        thrusters = setup.thrusters
+        self._pwm_limits = (float(thrusters.pwm_min_us), float(thrusters.pwm_max_us))
+        self._neutral_us = float(thrusters.pwm_neutral_us)
+        self.n_thrusters = setup.n_thrusters
+        self._lag = None
+        if self.options.thruster_lag == "first_order":
+            tc = self.options.thruster_time_constant_s
+            self._lag = ModalLag([1.0 / tc], [1.0, 1.0 / tc], self.dt_s, self.n_thrusters)
+        elif self.options.thruster_lag == "third_order":
+            num, den = third_order_coefficients(self.options)
+            self._lag = ModalLag(num, den, self.dt_s, self.n_thrusters)
+        self._rng = np.random.default_rng(self.options.seed)
+        self._matrix = self.params.thruster_matrix
+        self._constants = self._stepper_constants()
+        self.reset()
+
+    # ---------------------------------------------------------------- state access
+    def reset(self, eta=None, nu=None, t_s=0.0):
+        """Put the vehicle at ``eta`` (default zeros) with velocity ``nu`` (default zeros).
+
+        Motors go to neutral and any thruster lag starts settled at zero thrust.
+        """
+        eta = np.zeros(6) if eta is None else as_vector(eta, 6, "eta")
+        nu = np.zeros(6) if nu is None else as_vector(nu, 6, "nu")
+        qx, qy, qz, qw = quaternion_from_euler(eta[3:6])
+        self._x = [float(eta[0]), float(eta[1]), float(eta[2]), qw, qx, qy, qz] + [float(a) for a in nu]
+        self._t0_s = float(t_s)
+        self._steps = 0
+        self._accel_body = None
+        self.motor_pwm_us = np.full(self.n_thrusters, self._neutral_us)
+        self._f_cmd = np.zeros(self.n_thrusters)
+        if self._lag is not None:
+            self._lag.reset(self._f_cmd)
+        self._tau_ss = [0.0] * 6
+        self._lag_terms = []
+        self._lag_active = False
+
+    @property
+    def t_s(self):
+        return self._t0_s + self._steps * self.dt_s
+
+    @property
+    def eta(self):
+        x = self._x
+        return np.concatenate([x[0:3], euler_from_quaternion([x[4], x[5], x[6], x[3]])])
+
+    @property
+    def nu(self):
+        return np.array(self._x[7:13])
+
+    def quaternion_ned_frd(self):
+        """Attitude as a unit quaternion (x, y, z, w), body FRD -> NED."""
+        x = self._x
+        return np.array([x[4], x[5], x[6], x[3]])
+
+    def velocity_ned_m_s(self):
+        """Velocity of the body origin in NED [m/s], shape (3,)."""
+        return J1(self.eta[3:6]) @ np.array(self._x[7:10])
+
+    def thruster_wrench(self):
+        """Body wrench [N, N m] (6,) the thrusters produce now (after any lag)."""
+        return self._matrix @ self.thruster_forces_n()
+
+    def thruster_forces_n(self):
+        """Actual thrust of each motor [N], shape (n,) (after the lag, if any)."""
+        if self._lag is None:
+            return self._f_cmd.copy()
+        return self._lag.output()
+
+    def specific_force_body(self):
+        """What an accelerometer reads [m/s^2], body FRD: inertial acceleration minus gravity."""
+        eta, nu = self.eta, self.nu
+        nu_dot = body_acceleration(eta, nu, self.thruster_wrench(), self.params)
+        inertial = nu_dot[:3] + np.cross(nu[3:6], nu[:3])
+        return inertial - J1(eta[3:6]).T @ np.array([0.0, 0.0, self.params.gravity_m_s2])
+
+    # ---------------------------------------------------------------- sensors
+    def measured_attitude(self):
+        """(eta2 (3,) [rad], nu2 (3,) [rad/s]) as the IMU reports them (noisy if enabled)."""
+        eta2, nu2 = self.eta[3:6], self.nu[3:6]
+        o = self.options
+        if o.noise_enabled:
+            eta2 = eta2 + self._rng.normal(0.0, o.attitude_noise_std_rad, 3) if o.attitude_noise_std_rad else eta2
+            nu2 = nu2 + self._rng.normal(0.0, o.rate_noise_std_rad_s, 3) if o.rate_noise_std_rad_s else nu2
+            eta2[2] = math.atan2(math.sin(eta2[2]), math.cos(eta2[2]))
+        return eta2, nu2
+
+    def depth_m(self):
+        """Depth of the body origin [m], positive down (noisy if enabled)."""
+        depth = self._x[2]
+        o = self.options
+        if o.noise_enabled and o.depth_noise_std_m:
+            depth += float(self._rng.normal(0.0, o.depth_noise_std_m))
+        return depth
+
+    # ---------------------------------------------------------------- inputs
+    def set_motor_pwm(self, pwm_us):
+        """Hold one PWM [us] per motor (clamped to the table range) until the next call."""
+        pwm = np.clip(as_vector(pwm_us, self.n_thrusters, "pwm_us"), *self._pwm_limits)
+        self.motor_pwm_us = pwm
+        if self.kind == "updated":
+            f_cmd = np.asarray(self.setup.table.force_from_pwm(pwm), dtype=float)
+        else:
+            f_cmd = stock_thrust_n(pwm, self.params.stock)
+        self._f_cmd = f_cmd
+        if self._lag is None:
+            self._tau_ss = [float(a) for a in self._matrix @ f_cmd]
+            return
+        deviations = self._lag.command(f_cmd)
+        self._tau_ss = [float(a) for a in self._matrix @ (self._lag.dc_gain * f_cmd)]
+        terms = []
+        for r, d_k, e in zip(self._lag.residues, self._lag.step_factor, deviations):
+            weights = [complex(a) for a in self._matrix @ (r * e)]
+            if max(abs(a) for a in weights) > 0.0:
+                terms.append([d_k, 1.0 + 0j, weights])
+        self._lag_terms = terms
+        self._lag_active = bool(terms)
+
+    # ---------------------------------------------------------------- stepping
+    def advance(self, duration_s):
+        """Step for ``duration_s`` [s] rounded down to whole steps; returns the step count."""
+        n = int(math.floor(float(duration_s) / self.dt_s + 1e-6))
+        if n > 0:
+            self.step(n)
+        return n
+
+    def step(self, n_steps=1):
+        """Advance ``n_steps`` fixed steps of ``dt_s`` with the motor PWMs held."""
+        n = int(n_steps)
+        if n < 0:
+            raise Brov2Error("n_steps: expected >= 0, got %r" % (n_steps,))
+        if n == 0:
+            return
+        terms = self._lag_terms if self._lag_active else None
+        self._x = integrate(self._x, n, self.dt_s, self._tau_ss, self._constants, terms)
+        self._steps += n
+        if terms is not None:
+            lag = self._lag
+            lag.decay = [dec * d_k ** n for dec, d_k in zip(lag.decay, lag.step_factor)]
+            if max(abs(term[1]) for term in terms) < LAG_SETTLED:
+                self._lag_active = False  # settled: run on the steady wrench from now on
+
+    def _stepper_constants(self):
+        p = self.params
+        return {"accel": acceleration_function(p), "current": [float(a) for a in p.current_ned_m_s],
+                "has_current": bool(np.any(p.current_ned_m_s != 0.0))}
+
+
+def integrate(state, n, dt, tau, c, lag_terms=None):
+    """n semi-implicit Euler steps of the model in floats (the fast stepper).
+
+    ``state`` = [north, east, down, qw, qx, qy, qz, u, v, w, p, q, r]; ``tau`` the steady
+    thruster wrench; ``c`` the stepper constants (the model's
+    :func:`~brov2_hybrid.sim.dynamics.acceleration_function` and the current);
+    ``lag_terms`` (or None) the modal thruster-lag terms [step factor, current factor,
+    (6,) complex weights], advanced in place.
+    """
+    pn, pe, pd, qw, qx, qy, qz, u, v, w, p, q, r = state
+    X, Y, Z, K, M, N = tau
+    accel = c["accel"]
+    cn, ce, cd = c["current"]
+    has_current = c["has_current"]
+    sqrt, sin, cos = math.sqrt, math.sin, math.cos
+    for _ in range(n):
+        if lag_terms is not None:
+            # Thruster lag: steady wrench plus the decaying modes (see thruster_lag.ModalLag).
+            X, Y, Z, K, M, N = tau
+            for term in lag_terms:
+                d_k, p_k, (w0, w1, w2, w3, w4, w5) = term
+                X += (w0 * p_k).real
+                Y += (w1 * p_k).real
+                Z += (w2 * p_k).real
+                K += (w3 * p_k).real
+                M += (w4 * p_k).real
+                N += (w5 * p_k).real
+                term[1] = p_k * d_k
+        # Rotation body -> NED from the quaternion; the third row is NED down in body axes.
+        xx, yy, zz = qx * qx, qy * qy, qz * qz
+        xy, xz, yz = qx * qy, qx * qz, qy * qz
+        wx, wy, wz = qw * qx, qw * qy, qw * qz
+        R11, R12, R13 = 1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)
+        R21, R22, R23 = 2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)
+        R31, R32, R33 = 2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)
+        # Velocity relative to the water.
+        if has_current:
+            ur = u - (R11 * cn + R21 * ce + R31 * cd)
+            vr = v - (R12 * cn + R22 * ce + R32 * cd)
+            wr = w - (R13 * cn + R23 * ce + R33 * cd)
+        else:
+            ur, vr, wr = u, v, w
+        udot, vdot, wdot, pdot, qdot, rdot = accel(X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r)
+        u += dt * udot
+        v += dt * vdot
+        w += dt * wdot
+        p += dt * pdot
+        q += dt * qdot
+        r += dt * rdot
+        # Position with the new velocity.
+        pn += dt * (R11 * u + R12 * v + R13 * w)
+        pe += dt * (R21 * u + R22 * v + R23 * w)
+        pd += dt * (R31 * u + R32 * v + R33 * w)
+        # Attitude: q <- q * exp(omega dt / 2), then renormalise.
+        rate2 = p * p + q * q + r * r
+        if rate2 > SMALL_RATE_RAD_S * SMALL_RATE_RAD_S:
+            rate = sqrt(rate2)
+            s = sin(0.5 * rate * dt) / rate
+            c0 = cos(0.5 * rate * dt)
+        else:
+            s, c0 = 0.5 * dt, 1.0
+        dx, dy, dz = s * p, s * q, s * r
+        qw, qx, qy, qz = (qw * c0 - qx * dx - qy * dy - qz * dz,
+                          qw * dx + qx * c0 + qy * dz - qz * dy,
+                          qw * dy - qx * dz + qy * c0 + qz * dx,
+                          qw * dz + qx * dy - qy * dx + qz * c0)
+        k = 1.0 / sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
+        qw, qx, qy, qz = qw * k, qx * k, qy * k, qz * k
+    return [pn, pe, pd, qw, qx, qy, qz, u, v, w, p, q, r]
