@@ -21,6 +21,7 @@ from dataclasses import replace
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.sim.config import MODELS
+from brov2_hybrid.vehicle import add_vehicle_argument
 from brov2_hybrid.analysis import experiments, report
 from brov2_hybrid.analysis.runner import Runner
 from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
@@ -55,6 +56,7 @@ def build_parser():
     loop.add_argument("--telemetry-delay", type=float, metavar="S", help="attitude transport delay")
     loop.add_argument("--command-delay", type=float, metavar="S", help="command transport delay")
     loop.add_argument("--omega-d", type=_floats, metavar="LIST", help="omega_d values [rad/s], e.g. 2,3,4")
+    add_vehicle_argument(loop)
 
     parser = argparse.ArgumentParser(
         prog="brov2-analyze", description="Reproduce the experiments of Ng & Krieg (2024): numbers (CSV) and "
@@ -104,6 +106,8 @@ def _loop_from_args(settings, args):
         loop = replace(loop, mixer=args.mixer)
     if getattr(args, "model", None):
         loop = replace(loop, model=args.model)
+    if getattr(args, "vehicle", None):
+        loop = replace(loop, vehicle=args.vehicle)
     rate = getattr(args, "telemetry_rate", None)
     tel = getattr(args, "telemetry_delay", None)
     cmd = getattr(args, "command_delay", None)

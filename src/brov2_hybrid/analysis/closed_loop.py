@@ -104,7 +104,7 @@ class ClosedLoop(object):
     def __init__(self, settings=None, setup=None, controller_params=None, sim_options=None, rc_map=None,
                  plant_setup=None):
         self.settings = settings or load_analysis_settings().loop
-        self.setup = setup or load_vehicle()
+        self.setup = setup or load_vehicle(self.settings.vehicle)
         self.controller_params = controller_params or load_controller_params()
         self.rc_map = rc_map or self.setup.rc_map
         self.mixer = self.setup.mixer(self.settings.mixer)

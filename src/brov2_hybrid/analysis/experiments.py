@@ -44,9 +44,9 @@ class Context(object):
         os.makedirs(out_dir, exist_ok=True)
         self.runner = runner or Runner()
         self.loop = loop or self.settings.loop
-        self.setup = load_vehicle()
+        self.setup = load_vehicle(self.loop.vehicle)
         self.controller_params = load_controller_params()
-        self.rc_map = load_rc_map()
+        self.rc_map = self.setup.rc_map
         self._controllers = {}
 
     def path(self, name):

@@ -159,7 +159,7 @@ def run_robust_job(job):
                       noise_enabled=smp.noise_scale > 0.0,
                       attitude_noise_std_rad=s.attitude_noise_std_rad * smp.noise_scale,
                       rate_noise_std_rad_s=s.rate_noise_std_rad_s * smp.noise_scale, seed=smp.noise_seed)
-    setup = load_vehicle()
+    setup = load_vehicle(job.loop.vehicle)
     loop = ClosedLoop(loop_settings, setup=setup, sim_options=options, plant_setup=perturbed_setup(setup, smp))
     ctl = {"integral_enabled": job.integral, "integral_ratio": s.ratio}
     step_rad = math.radians(s.step_deg)

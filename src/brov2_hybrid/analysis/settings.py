@@ -13,7 +13,7 @@ from brov2_hybrid import paths
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.firmware_output import OUTPUT_STAGES
 from brov2_hybrid.mixers import KINDS as MIXER_KINDS, QUANTITATIVE
-from brov2_hybrid.params import Section, load_yaml
+from brov2_hybrid.params import DEFAULT_VEHICLE, Section, load_yaml
 from brov2_hybrid.sim.config import MODELS
 
 DEFAULT_ANALYSIS_FILE = "analysis.yaml"
@@ -21,7 +21,7 @@ DEFAULT_ANALYSIS_FILE = "analysis.yaml"
 
 @dataclass(frozen=True)
 class LoopSettings:
-    """In-process closed loop: rates [Hz], delays [s], mixer and vehicle model."""
+    """In-process closed loop: rates [Hz], delays [s], mixer, vehicle model and vehicle file."""
 
     control_rate_hz: float = 50.0
     desired_rate_hz: float = 50.0
@@ -33,6 +33,7 @@ class LoopSettings:
     command_delay_s: float = 0.0
     initial_depth_m: float = 5.0
     mode_label: str = "inprocess"
+    vehicle: str = DEFAULT_VEHICLE  # vehicle file: a name under params/vehicles/ or a YAML path
 
     @property
     def loop_latency_s(self):
