@@ -25,6 +25,7 @@ from brov2_hybrid.rc import load_rc_map  # noqa: E402
 from brov2_hybrid.sim.config import load_link_config  # noqa: E402
 from brov2_hybrid.sim.simulator import Simulator  # noqa: E402
 from brov2_hybrid.sim.config import load_sim_options  # noqa: E402
+from brov2_hybrid.vehicle import load_vehicle  # noqa: E402
 
 mavutil.set_dialect("ardupilotmega")
 mavlink = mavutil.mavlink
@@ -205,6 +206,21 @@ def test_yaw_override_turns_clockwise_with_algorithm_2_outputs(setup, gcs):
     assert gcs.wait_type("ATTITUDE").yawspeed > 0.5
     hb = gcs.wait_type("HEARTBEAT")
     assert hb.base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED and out is not None
+
+
+@pytest.mark.parametrize("setup", [load_vehicle("bluerov2")], ids=["bluerov2"])
+def test_six_thruster_vehicle_mixes_its_frame_and_pads_the_servo_outputs(setup, gcs):
+    """The vehicle file's frame reaches the simulated firmware: six motors mixed for the
+    vectored frame, SERVO_OUTPUT_RAW's servo7/8 read 0, and yaw right turns clockwise."""
+    gcs.arm()
+    gcs.manual()
+    gcs.override = YAW_RIGHT
+    expected = np.concatenate([expected_servos(setup, YAW_RIGHT), [0.0, 0.0]])
+    assert setup.n_thrusters == 6 and np.any(np.abs(expected[:6] - 1500) > 50)
+    gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
+    start = gcs.wait_type("ATTITUDE")
+    gcs.wait_type("ATTITUDE", lambda m: m.time_boot_ms > start.time_boot_ms + 2000)
+    assert gcs.wait_type("ATTITUDE").yawspeed > 0.3
 
 
 def test_override_from_another_system_has_no_effect(sim, gcs):

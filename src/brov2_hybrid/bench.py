@@ -13,7 +13,7 @@ import numpy as np
 
 from brov2_hybrid.control import HybridController
 from brov2_hybrid.mixers import QUANTITATIVE
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle import add_vehicle_argument, load_vehicle
 from brov2_hybrid.params import load_controller_params
 
 
@@ -27,10 +27,10 @@ def percentile_summary(samples, percentiles=(50, 99)):
     return out
 
 
-def control_tick_times(n_ticks=10000, seed=0):
+def control_tick_times(n_ticks=10000, seed=0, vehicle=None):
     """Time n_ticks control ticks (control law + normalisation + Algorithm 2) [s each]."""
-    setup = load_vehicle()
-    controller = HybridController(setup.body, load_controller_params(), setup.tau_max)
+    setup = load_vehicle(vehicle)
+    controller = HybridController(setup.body, load_controller_params(), setup.tau_max, setup.passive_dofs)
     mixer = setup.mixer(QUANTITATIVE)
     rng = np.random.default_rng(seed)
     eta2d = rng.uniform(-0.5, 0.5, (n_ticks, 3))
@@ -48,8 +48,8 @@ def control_tick_times(n_ticks=10000, seed=0):
     return times
 
 
-def run_core(n_ticks=10000):
-    times = control_tick_times(n_ticks) * 1e6
+def run_core(n_ticks=10000, vehicle=None):
+    times = control_tick_times(n_ticks, vehicle=vehicle) * 1e6
     print("core: control tick (control law + normalisation + Algorithm 2), %d ticks: "
           "median %.1f us, p99 %.1f us (goal: median <= 50 us)"
           % (n_ticks, np.median(times), np.percentile(times, 99)))
@@ -58,8 +58,9 @@ def run_core(n_ticks=10000):
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ticks", type=int, default=10000, help="control ticks to time")
+    add_vehicle_argument(parser)
     args = parser.parse_args(argv)
-    run_core(args.ticks)
+    run_core(args.ticks, args.vehicle)
 
 
 if __name__ == "__main__":
