@@ -51,7 +51,7 @@ def test_verifier_does_not_blame_the_system_id_for_a_lost_link():
 
 
 def test_verifier_uses_the_given_neutral():
-    """With a 1520 us neutral (thrusters.yaml pwm_neutral_us), motors at 1520 have not moved
+    """With a 1520 us neutral (a vehicle file's thrust_table.pwm_neutral_us), motors at 1520 have not moved
     and an override at 1520 is not a command."""
     v = override.OverrideVerifier(timeout_s=1.0, min_deviation_us=20, neutral_us=1520)
     v.on_armed(True)

@@ -32,7 +32,7 @@ from brov2_hybrid.control import HybridController
 from brov2_hybrid.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.firmware_output import output_stage
-from brov2_hybrid.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriter
+from brov2_hybrid.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, PWM_COLUMNS, LogWriter
 from brov2_hybrid.mixers import motor_pwm_from_rc
 from brov2_hybrid.vehicle import load_vehicle
 from brov2_hybrid.params import load_controller_params
@@ -46,13 +46,13 @@ _LINEAR = [_COL[c] for c in ("surge_cmd", "sway_cmd", "heave_cmd")]
 _TAU = [_COL[c] for c in ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")]
 _U = [_COL["u_%s" % d] for d in ("surge", "sway", "heave", "roll", "pitch", "yaw")]
 _RC = [_COL["rc%d_us" % i] for i in range(1, 7)]
-_PWM = [_COL["pwm%d_us" % i] for i in range(1, 9)]
+_PWM = [_COL[name] for name in PWM_COLUMNS]   # the 8 servo outputs; past the last motor: 0
 
 
 def _vehicle_model_module():
     # Imported on first use so that the settings, metrics and LTI tools work on their own.
-    from brov2_hybrid.sim import vehicle_model
-    return vehicle_model
+    from brov2_hybrid.sim import config, vehicle_model
+    return config, vehicle_model
 
 
 def _delay_module():
@@ -113,8 +113,8 @@ class ClosedLoop(object):
         if self.output.firmware != self.settings.mixer:
             raise Brov2Error("output_stage %r drives %s firmware, but the loop's mixer is %r"
                              % (stage, self.output.firmware, self.settings.mixer))
-        vm = _vehicle_model_module()
-        options = sim_options if sim_options is not None else vm.load_sim_options()
+        sim_config, vm = _vehicle_model_module()
+        options = sim_options if sim_options is not None else sim_config.load_sim_options()
         self.sim_options = replace(options, model=self.settings.model)
         self.vehicle = vm.VehicleModel(plant_setup or self.setup, self.sim_options)
         self.dt_s = float(self.sim_options.dt_s)

@@ -163,8 +163,8 @@ class SysidJob:
 
 def run_sysid_job(job):
     """One open-loop constant-yaw-torque run in the vehicle model."""
-    from brov2_hybrid.sim import vehicle_model
-    options = replace(vehicle_model.load_sim_options(), model=job.model)
+    from brov2_hybrid.sim.config import load_sim_options
+    options = replace(load_sim_options(), model=job.model)
     return sysid.simulate_runs([job.torque_nm], job.duration_s, job.sample_period_s,
                                sim_options=options, mixer_kind=job.mixer)[0]
 

@@ -150,12 +150,12 @@ class RobustJob:
 
 def run_robust_job(job):
     """One sample at one omega_d with one law: yaw-step metrics and plateau-dive IAE."""
-    from brov2_hybrid.sim import vehicle_model
+    from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.vehicle import load_vehicle
     s, smp = job.settings, job.sample
     half = 0.5 * smp.latency_s
     loop_settings = job.loop.with_latency(LatencyCase("robustness", job.loop.telemetry_rate_hz, half, half))
-    options = replace(vehicle_model.load_sim_options(), current_ned_m_s=np.array(smp.current_ned_m_s),
+    options = replace(load_sim_options(), current_ned_m_s=np.array(smp.current_ned_m_s),
                       noise_enabled=smp.noise_scale > 0.0,
                       attitude_noise_std_rad=s.attitude_noise_std_rad * smp.noise_scale,
                       rate_noise_std_rad_s=s.rate_noise_std_rad_s * smp.noise_scale, seed=smp.noise_seed)

@@ -195,12 +195,12 @@ def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_optio
     the PWM quantisation; r is sampled every ``sample_period_s``.
     """
     from brov2_hybrid.sim import vehicle_model
+    from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.mixers import motor_pwm_from_rc
     from brov2_hybrid.vehicle import load_vehicle
-    from brov2_hybrid.rc import load_rc_map
     setup = setup or load_vehicle()
-    options = sim_options if sim_options is not None else vehicle_model.load_sim_options()
-    rc = load_rc_map()
+    options = sim_options if sim_options is not None else load_sim_options()
+    rc = setup.rc_map
     mixer = setup.mixer(mixer_kind)
     runs = []
     n = int(round(duration_s / sample_period_s))
