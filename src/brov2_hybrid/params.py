@@ -34,10 +34,15 @@ def vehicle_file(name_or_path=None):
         return name_or_path
     path = paths.params_path(VEHICLES_FOLDER, name_or_path + ".yaml")
     if not os.path.isfile(path):
-        folder = os.path.dirname(path)
-        known = sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".yaml")) if os.path.isdir(folder) else []
-        raise ParameterError("vehicle %r: no file %s (vehicles: %s)" % (name_or_path, path, ", ".join(known)))
+        raise ParameterError("vehicle %r: no file %s (vehicles: %s)"
+                             % (name_or_path, path, ", ".join(available_vehicles())))
     return path
+
+
+def available_vehicles():
+    """Names of the vehicle files under ``params/vehicles/``, sorted."""
+    folder = paths.params_path(VEHICLES_FOLDER)
+    return sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".yaml")) if os.path.isdir(folder) else []
 
 
 def load_yaml(path):

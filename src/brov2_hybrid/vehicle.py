@@ -176,20 +176,6 @@ class Vehicle:
                 % (self.name, self.source, self.n_thrusters, self.frame.frame_config, self.frame.name, passive))
 
 
-def vehicle_file(name_or_path=None):
-    """Path of a vehicle file: a name under ``params/vehicles/`` or a path to a YAML file.
-
-    None gives the default vehicle (``params.DEFAULT_VEHICLE``).
-    """
-    return params.vehicle_file(name_or_path)
-
-
-def available_vehicles():
-    """Names of the vehicle files under ``params/vehicles/``, sorted."""
-    folder = os.path.dirname(params.vehicle_file(params.DEFAULT_VEHICLE))
-    return sorted(f[:-5] for f in os.listdir(folder) if f.endswith(".yaml"))
-
-
 def load_body_params(path, data):
     """:class:`BodyParams` from the ``body`` section."""
     b = params.Section(data, path, "body")
@@ -270,7 +256,7 @@ def load_vehicle(name_or_path=None):
     ``name_or_path``: a vehicle name (``bluerov2_heavy``, ``bluerov2``: a file under
     ``params/vehicles/``) or the path of a vehicle YAML file.
     """
-    path = vehicle_file(name_or_path)
+    path = params.vehicle_file(name_or_path)
     data = params.load_yaml(path)
     name = data.get("name")
     if not isinstance(name, str) or not name:
@@ -301,4 +287,4 @@ def add_vehicle_argument(parser, help_suffix=""):
     """Add ``--vehicle NAME_OR_PATH`` to an argparse parser (default: the Heavy)."""
     parser.add_argument("--vehicle", default=params.DEFAULT_VEHICLE, metavar="NAME_OR_PATH",
                         help="vehicle file: a name under params/vehicles/ (%s) or a YAML path (default %s)%s"
-                        % (", ".join(available_vehicles()), params.DEFAULT_VEHICLE, help_suffix))
+                        % (", ".join(params.available_vehicles()), params.DEFAULT_VEHICLE, help_suffix))
