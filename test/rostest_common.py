@@ -76,7 +76,7 @@ class StatusRecorder(object):
             "desired": np.array([r.desired_rad for r in rows]).reshape(-1, 3),
             "omega_d": np.array([r.omega_d_rad_s for r in rows]),
             "kp": np.array([r.kp for r in rows]).reshape(-1, 3),
-            "u": np.array([r.u for r in rows]).reshape(-1, 6),
+            "tau": np.array([r.tau for r in rows]).reshape(-1, 6),
         }
 
 

@@ -29,6 +29,7 @@ import rostest_common as rc
 from brov2_hybrid.logfile import read_log
 from brov2_hybrid.msg import PilotTakeover
 from brov2_hybrid.pilot_input import load_joystick_settings, shape
+from brov2_hybrid.vehicle import load_vehicle
 
 S = load_joystick_settings()
 YAW_STICK = 0.6
@@ -114,7 +115,8 @@ class JoyFlight(unittest.TestCase):
                     "status to show roll in pilot hands")
         u_expected = shape(ROLL_STICK, S.dead_zone, S.expo)
         st = last_status(status)
-        self.assertAlmostEqual(st.u[3], u_expected, places=6)
+        # tau = u_pilot * tau_max (thruster_allocation turns it back into u = u_pilot)
+        self.assertAlmostEqual(st.tau[3] / load_vehicle().tau_max[3], u_expected, places=6)
         self.assertAlmostEqual(takeover.get().u_pilot[0], u_expected, places=6)
         rc.wait_for(lambda: last_status(status).attitude_rad[0] - roll_before > math.radians(15), 10.0,
                     "the vehicle to roll 15 deg under the pilot's open-loop command")

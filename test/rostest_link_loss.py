@@ -39,7 +39,7 @@ class LinkLoss(unittest.TestCase):
             time.sleep(0.3)
             channels = topics["override"].get().channels
             self.assertEqual(list(channels[:6]), [1500] * 6, "override not neutral: %s" % list(channels[:6]))
-            self.assertEqual(list(status.last().u), [0.0] * 6)
+            self.assertEqual(list(status.last().tau), [0.0] * 6)
             rc.wait_for(lambda: rosout.find(Log.WARN, "control_law", "NO_ATTITUDE_NEUTRAL"), 5.0,
                         "a control_law warning on /rosout")
             rc.wait_for(lambda: rosout.find(Log.WARN, "mavlink_bridge", "lost")

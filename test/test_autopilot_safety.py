@@ -22,7 +22,7 @@ def core(setup, controller_params):
 def test_no_attitude_gives_neutral(core):
     r = core.tick(1.0)
     assert r.mode == safety.MODE_NO_ATTITUDE and "no attitude" in r.message
-    assert not np.any(r.tau_body_frd) and not np.any(r.u)
+    assert not np.any(r.tau_body_frd)
 
 
 def test_active_at_rest_cancels_hydrostatics_and_passes_linear(core, setup):
@@ -32,7 +32,6 @@ def test_active_at_rest_cancels_hydrostatics_and_passes_linear(core, setup):
     r = core.tick(1.1)
     assert r.mode == safety.MODE_ACTIVE and r.message == ""
     np.testing.assert_allclose(r.tau_body_frd[3:], -restoring_moment(eta, setup.body), atol=1e-12)
-    np.testing.assert_allclose(r.u[:3], [0.5, -0.25, 0.1])
     np.testing.assert_allclose(r.tau_body_frd[:3], np.array([0.5, -0.25, 0.1]) * setup.tau_max[:3])
 
 
@@ -42,7 +41,7 @@ def test_stale_attitude_switches_to_neutral_at_the_timeout(core):
     assert core.tick(1.0 + ATT_TIMEOUT - 0.01).mode == safety.MODE_ACTIVE
     r = core.tick(1.0 + ATT_TIMEOUT + 0.01)
     assert r.mode == safety.MODE_NO_ATTITUDE and "old" in r.message
-    assert not np.any(r.u)
+    assert not np.any(r.tau_body_frd)
 
 
 def test_stale_input_holds_last_desired_attitude_with_linear_zero(core):
@@ -52,7 +51,7 @@ def test_stale_input_holds_last_desired_attitude_with_linear_zero(core):
     core.set_attitude(DES_TIMEOUT + 0.5, [0, 0, 0], [0, 0, 0])
     hold = core.tick(DES_TIMEOUT + 0.5)
     assert active.mode == safety.MODE_ACTIVE and hold.mode == safety.MODE_NO_INPUT
-    np.testing.assert_allclose(hold.u[:3], 0.0)
+    np.testing.assert_allclose(hold.tau_body_frd[:3], 0.0)
     np.testing.assert_allclose(hold.eta2d, [0, 0, 0.4])
     assert hold.tau_body_frd[5] > 0          # still turning towards the held yaw
     # input resumes: active again with the new linear command
@@ -78,14 +77,14 @@ def test_nan_anywhere_gives_neutral(core, which):
     core.set_attitude(1.0, att, rates)
     core.set_desired(1.0, des, lin)
     r = core.tick(1.0)
-    assert r.mode == safety.MODE_NAN and not np.any(r.u) and not np.any(r.tau_body_frd)
+    assert r.mode == safety.MODE_NAN and not np.any(r.tau_body_frd)
 
 
 def test_control_law_error_gives_fault_neutral(core):
     core.set_attitude(1.0, [0, math.pi / 2, 0], [0, 0, 0])    # gimbal lock
     core.set_desired(1.0, [0, 0, 0], [0, 0, 0])
     r = core.tick(1.0)
-    assert r.mode == safety.MODE_FAULT and "gimbal" in r.message and not np.any(r.u)
+    assert r.mode == safety.MODE_FAULT and "gimbal" in r.message and not np.any(r.tau_body_frd)
 
 
 def test_future_stamped_attitude_still_goes_stale(core):
@@ -95,7 +94,7 @@ def test_future_stamped_attitude_still_goes_stale(core):
     core.set_attitude(101.0, [0, 0, 0], [0, 0, 0], received_s=1.0)
     assert core.tick(1.0 + ATT_TIMEOUT - 0.01).mode == safety.MODE_ACTIVE
     r = core.tick(1.0 + ATT_TIMEOUT + 0.01)
-    assert r.mode == safety.MODE_NO_ATTITUDE and not np.any(r.u)
+    assert r.mode == safety.MODE_NO_ATTITUDE and not np.any(r.tau_body_frd)
     assert r.attitude_age_s == pytest.approx(ATT_TIMEOUT + 0.01)
 
 
@@ -104,7 +103,7 @@ def test_future_stamped_desired_state_still_goes_stale(core):
     core.set_desired(50.0, [0, 0, 0.4], [0.8, 0, 0], received_s=0.0)
     core.set_attitude(DES_TIMEOUT + 0.1, [0, 0, 0], [0, 0, 0], received_s=DES_TIMEOUT + 0.1)
     r = core.tick(DES_TIMEOUT + 0.1)
-    assert r.mode == safety.MODE_NO_INPUT and not np.any(r.u[:3])
+    assert r.mode == safety.MODE_NO_INPUT and not np.any(r.tau_body_frd[:3])
 
 
 def test_old_stamp_received_late_is_still_old(core):
@@ -132,8 +131,8 @@ def test_tick_time_follows_a_slightly_early_clock_but_not_a_future_stamp():
 def test_neutral_result_commands_nothing():
     r = safety.neutral_result(safety.MODE_FAULT, "internal error: boom")
     assert r.mode == safety.MODE_FAULT and r.mode in safety.NEUTRAL_MODES and r.message == "internal error: boom"
-    assert not np.any(r.u) and not np.any(r.tau_body_frd) and not np.any(r.saturated)
-    assert r.u.shape == r.tau_body_frd.shape == (6,) and np.all(np.isnan(r.eta2))
+    assert not np.any(r.tau_body_frd) and not np.any(r.saturated)
+    assert r.saturated.shape == r.tau_body_frd.shape == (6,) and np.all(np.isnan(r.eta2))
 
 
 def test_rate_estimate_restarts_after_an_input_gap(core):

@@ -31,7 +31,7 @@ def test_integral_off_is_the_paper_law_bit_for_bit(setup, controller_params):
                               attitude_torque(eta2d, rate_d, eta2, nu2, c.gains.kp, c.gains.kd_total,
                                               -restoring_moment(eta2d, c.vehicle))])
         assert out.tau_body_frd.tobytes() == tau.tobytes()
-        assert out.u.tobytes() == normalize(tau, setup.tau_max)[0].tobytes()
+        assert out.saturated.tolist() == normalize(tau, setup.tau_max)[1].tolist()
 
 
 def _fly_yaw(c, disturbance_nm, duration_s, step_rad=0.0, dt=0.02, substeps=20):

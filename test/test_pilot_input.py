@@ -205,14 +205,14 @@ def test_control_law_takeover_replaces_pd_on_pilot_axes():
     take = PilotTakeover(0.5)
 
     def result(mode=MODE_ACTIVE):
-        return TickResult(mode, "", np.array([1, 2, 3, 0.4, 0.5, 0.6]), np.array([.1, .2, .3, .1, .1, .1]),
+        return TickResult(mode, "", np.array([1, 2, 3, 0.4, 0.5, 0.6]),
                           np.zeros(6, dtype=bool), np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(3), 0.0, 0.0)
     r, axes = take.apply(result(), 1.0, tau_max, MODE_ACTIVE)
     assert not axes.any() and r.tau_body_frd[3] == 0.4       # no takeover yet
     take.set(1.0, [False, True, False], [0.9, -0.5, 0.3])
     r, axes = take.apply(result(), 1.2, tau_max, MODE_ACTIVE)
     assert axes.tolist() == [False, True, False]
-    assert r.tau_body_frd.tolist() == [1, 2, 3, 0.4, -2.5, 0.6] and r.u[4] == -0.5
+    assert r.tau_body_frd.tolist() == [1, 2, 3, 0.4, -0.5 * tau_max[4], 0.6]
     r, axes = take.apply(result(MODE_NO_INPUT), 1.2, tau_max, MODE_ACTIVE)
     assert not axes.any() and r.tau_body_frd[4] == 0.5          # hold modes win over the pilot
     r, axes = take.apply(result(), 1.6, tau_max, MODE_ACTIVE)

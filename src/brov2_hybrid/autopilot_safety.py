@@ -4,8 +4,9 @@ is in and what it commands when its inputs are missing, stale or not finite.
 ``nodes/control_law`` is a thin rospy shell around :class:`AutopilotCore`, so
 everything that decides what the autopilot commands can be tested with plain pytest,
 without a ROS master. Times are floats in seconds on one clock (ROS time, which may be
-simulated time); attitudes are NED/FRD Euler angles [rad], rates FRD [rad/s]; u is the
-normalised 6-DOF command (surge, sway, heave, roll, pitch, yaw).
+simulated time); attitudes are NED/FRD Euler angles [rad], rates FRD [rad/s]; tau is
+the 6-DOF generalized force (surge, sway, heave, roll, pitch, yaw) [N, N m], body FRD
+(thruster_allocation turns it into the normalised command u).
 """
 import math
 from dataclasses import dataclass
@@ -36,7 +37,6 @@ class TickResult:
     mode: str
     message: str
     tau_body_frd: np.ndarray    # (6,) [N, N m]
-    u: np.ndarray               # (6,) in [-1, 1]
     saturated: np.ndarray       # (6,) bool
     eta2d: np.ndarray           # (3,) desired attitude used [rad] (NaN when none)
     u_linear: np.ndarray        # (3,) open-loop command used
@@ -47,11 +47,11 @@ class TickResult:
 
 
 def neutral_result(mode, message):
-    """A neutral :class:`TickResult` (tau = 0, u = 0) that used no input: attitudes NaN,
+    """A neutral :class:`TickResult` (tau = 0) that used no input: attitudes NaN,
     ages infinite. What a node publishes when its tick failed unexpectedly."""
     nan3 = np.full(3, np.nan)
     zero = np.zeros(6)
-    return TickResult(mode, message, zero, zero.copy(), np.zeros(6, dtype=bool),
+    return TickResult(mode, message, zero, np.zeros(6, dtype=bool),
                       nan3, np.zeros(3), nan3.copy(), nan3.copy(), math.inf, math.inf)
 
 
@@ -81,7 +81,7 @@ class AutopilotCore(object):
     (hold the last desired attitude, or the attitude measured when the hold began if
     none was ever received, with linear commands zero and zero desired rate);
     otherwise ``ACTIVE``. A control-law error (e.g. gimbal lock) -> ``FAULT_NEUTRAL``.
-    Neutral means tau = 0, u = 0 (every RC channel 1500).
+    Neutral means tau = 0 (every RC channel 1500).
     """
 
     def __init__(self, controller, attitude_timeout_s, desired_timeout_s):
@@ -131,7 +131,7 @@ class AutopilotCore(object):
     def _neutral(self, mode, message, eta2d, u_lin, eta2, nu2, ages):
         self._enter(mode)
         zero = np.zeros(6)
-        return TickResult(mode, message, zero, zero.copy(), np.zeros(6, dtype=bool),
+        return TickResult(mode, message, zero, np.zeros(6, dtype=bool),
                           eta2d, u_lin, eta2, nu2, ages[0], ages[1])
 
     def tick(self, now_s):
@@ -170,5 +170,5 @@ class AutopilotCore(object):
         except Brov2Error as exc:
             return self._neutral(MODE_FAULT, "control law refused its inputs: %s" % exc,
                                  eta2d, u_lin, eta2, nu2, ages)
-        return TickResult(mode, message, out.tau_body_frd, out.u, out.saturated,
+        return TickResult(mode, message, out.tau_body_frd, out.saturated,
                           eta2d, u_lin, eta2, nu2, ages[0], ages[1])

@@ -11,7 +11,7 @@ import time
 
 import numpy as np
 
-from brov2_hybrid.control import HybridController
+from brov2_hybrid.control import HybridController, normalize
 from brov2_hybrid.mixers import QUANTITATIVE
 from brov2_hybrid.vehicle import add_vehicle_argument, load_vehicle
 from brov2_hybrid.params import load_controller_params
@@ -42,8 +42,8 @@ def control_tick_times(n_ticks=10000, seed=0, vehicle=None):
     for k in range(n_ticks):
         start = clock()
         controller.update_desired(0.02 * k, eta2d[k])
-        out = controller.compute(eta2d[k], u_lin[k], eta2[k], nu2[k])
-        mixer.pwm(out.u)
+        tau = controller.compute(eta2d[k], u_lin[k], eta2[k], nu2[k]).tau_body_frd
+        mixer.pwm(normalize(tau, setup.tau_max)[0])
         times[k] = clock() - start
     return times
 

@@ -252,10 +252,11 @@ class IntegralAction(object):
 
 @dataclass
 class ControlOutput:
-    """One control tick's result: tau_body_frd (6,) [N, N m], u (6,), saturated (6,)."""
+    """One control tick's result: tau_body_frd (6,) [N, N m] as the law asks for it, and
+    saturated (6,): |tau| > tau_max, so that the output stage's u = clip(tau / tau_max)
+    (:func:`normalize`, computed once, by thruster_allocation) will be clipped there."""
 
     tau_body_frd: np.ndarray
-    u: np.ndarray
     saturated: np.ndarray
 
 
@@ -434,8 +435,7 @@ class HybridController(object):
                     tau[3:] * self._enabled_mask, g, self.total_inertia, self.b_check, b_ff, self.ki,
                     self.closed_loop_enabled)
         tau[3:] *= self._enabled_mask
-        u, saturated = _normalize(tau, self.tau_max)
-        return ControlOutput(tau_body_frd=tau, u=u, saturated=saturated)
+        return ControlOutput(tau_body_frd=tau, saturated=np.abs(tau) > self.tau_max)
 
     @property
     def gains(self):

@@ -8,6 +8,7 @@ error) the file is cut back to its last complete row, closed, and writing stops 
 :class:`LogWriteError`; later rows are dropped silently (README "Full disk").
 Angles in rad (NED/FRD), rates in rad/s, tau in N / N m (FRD), PWMs in us.
 """
+import collections
 import csv
 import errno
 import io
@@ -150,27 +151,81 @@ def _fmt(value):
     return repr(float(value))
 
 
-def status_row(status, override_us, motor_pwm_us, depth_m):
+def status_row(status, u, override_us, motor_pwm_us, depth_m):
     """One log row from a control tick's status and what the logger heard beside it.
 
     ``status`` has the fields of ``brov2_hybrid/AutopilotStatus`` (the ROS message, or
-    any object with those attributes); ``override_us`` are the RC override channels as
-    last sent (from channel 1), ``motor_pwm_us`` the vehicle's motor outputs (from
-    output 1), ``depth_m`` [m, positive down]. Unknown values are NaN (a row filled in
-    after a logger restart: only the tick's own status survived).
+    any object with those attributes); ``u`` is the normalised command thruster_allocation
+    formed from the tick's tau (ThrusterCommand.u, :class:`TickJoin`; None: NaN); ``override_us`` the
+    RC override channels as last sent (from channel 1), ``motor_pwm_us`` the vehicle's
+    motor outputs (from output 1), ``depth_m`` [m, positive down]. Unknown values are NaN
+    (e.g. a row filled in after a logger restart: only the tick's own status survived).
     """
     row = {"time_s": status.header.stamp.to_sec(), "omega_d_rad_s": status.omega_d_rad_s,
            "mode": status.mode, "depth_m": depth_m,
            "pilot_axes": sum(1 << k for k, b in enumerate(status.pilot_axes) if b)}
     for columns, values in ((DESIRED_COLUMNS, status.desired_rad), (ATTITUDE_COLUMNS, status.attitude_rad),
                             (RATE_COLUMNS, status.rates_rad_s), (LINEAR_CMD_COLUMNS, status.linear_cmd),
-                            (TAU_COLUMNS, status.tau), (U_COLUMNS, status.u),
+                            (TAU_COLUMNS, status.tau), (U_COLUMNS, [] if u is None else u),
                             (RC_COLUMNS, override_us), (PWM_COLUMNS, motor_pwm_us)):
         values = list(values)
         if len(values) < len(columns):
             values += [float("nan")] * (len(columns) - len(values))
         row.update(zip(columns, values))
     return row
+
+
+class TickJoin(object):
+    """Join each tick's log row with the u thruster_allocation formed for that tick.
+
+    The logger hears a tick twice: control_law's status (time_s = the tick's stamp) and,
+    a moment later or earlier, thruster_allocation's ThrusterCommand with the same stamp
+    and the u it sent. :meth:`row` takes a row (its ``u_*`` columns are set here) and
+    :meth:`command` a command; both return the rows now complete, in tick order. A row
+    whose command has not come after ``max_pending`` newer rows (allocation down or slow)
+    goes out with u NaN; so do the rows older than a tick whose command came (one
+    publisher's commands arrive in order). The first command per stamp counts (a re-send
+    of a stale tau carries its old stamp). :meth:`flush` returns every row left.
+    """
+
+    def __init__(self, max_pending, max_commands=256):
+        if int(max_pending) < 0:
+            raise ValueError("tick join: max_pending must be >= 0, got %r" % max_pending)
+        self.max_pending = int(max_pending)
+        self._pending = collections.deque()          # [row, u or None], oldest first
+        self._commands = collections.OrderedDict()   # stamp -> u, commands no row has taken yet
+        self._max_commands = int(max_commands)
+
+    def row(self, row):
+        u = self._commands.pop(row["time_s"], None)
+        self._pending.append([row, u])
+        if u is not None:
+            return self._ready(len(self._pending))
+        return self._ready(max(0, len(self._pending) - self.max_pending))
+
+    def command(self, stamp_s, u):
+        for k, entry in enumerate(self._pending):
+            if entry[0]["time_s"] == stamp_s:
+                if entry[1] is None:
+                    entry[1] = list(u)
+                return self._ready(k + 1)
+        if stamp_s not in self._commands:
+            self._commands[stamp_s] = list(u)
+            while len(self._commands) > self._max_commands:
+                self._commands.popitem(last=False)
+        return []
+
+    def flush(self):
+        return self._ready(len(self._pending))
+
+    def _ready(self, count):
+        """The first ``count`` pending rows with their u (NaN where none came)."""
+        out = []
+        for _ in range(count):
+            row, u = self._pending.popleft()
+            values = [float("nan")] * len(U_COLUMNS) if u is None else u
+            out.append(dict(row, **dict(zip(U_COLUMNS, values))))
+        return out
 
 
 def last_row_time_s(path, tail_bytes=65536):

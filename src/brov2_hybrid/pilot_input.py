@@ -348,13 +348,11 @@ class PilotTakeover(object):
             return result, np.zeros(3, dtype=bool)
         tau_max = np.asarray(tau_max, dtype=float)
         tau = np.array(result.tau_body_frd, dtype=float)
-        u = np.array(result.u, dtype=float)
         sat = np.array(result.saturated, dtype=bool)
         for i in np.nonzero(axes)[0]:
-            u[3 + i] = u_pilot[i]
             tau[3 + i] = u_pilot[i] * tau_max[3 + i]
             sat[3 + i] = False
-        result.tau_body_frd, result.u, result.saturated = tau, u, sat
+        result.tau_body_frd, result.saturated = tau, sat
         return result, axes
 
 

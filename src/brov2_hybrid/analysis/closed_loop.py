@@ -28,7 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from brov2_hybrid.control import HybridController
+from brov2_hybrid.control import HybridController, normalize
 from brov2_hybrid.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.firmware_output import output_stage
@@ -187,6 +187,7 @@ class ClosedLoop(object):
         step, tick, next_sample = 0, 0, 0
         rc_map, mixer, output = self.rc_map, self.mixer, self.output
         pwm_min_us, pwm_max_us = self.setup.thrusters.pwm_min_us, self.setup.thrusters.pwm_max_us
+        tau_max = self.setup.tau_max
         pwm_cols = _PWM[:self.setup.n_thrusters]   # log columns pwm1..pwm8: outputs past the last motor read 0
         while tick < n_ticks:
             t = step * dt
@@ -202,8 +203,8 @@ class ClosedLoop(object):
                 if seen is None:  # no attitude yet: neutral, as the nodes do
                     tau, u = np.zeros(6), np.zeros(6)
                 else:
-                    out = controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t)
-                    tau, u = out.tau_body_frd, out.u
+                    tau = controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t).tau_body_frd
+                    u = normalize(tau, tau_max)[0]      # as thruster_allocation forms it
                 rc = output.channels(u)
                 pwm = np.array(motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us), dtype=float)
                 commands.push(t, pwm)
