@@ -74,10 +74,7 @@ def private_crossings(source, filename="<source>"):
 
 #: Files known to cross today, with who is fixing them. strict: the day a file is clean
 #: the test XPASSes and fails, and its entry must go.
-KNOWN_CROSSINGS = {
-    "src/brov2_hybrid/analysis/integral.py": "issue 9: experiments._closed_loop and plots._save (lead)",
-    "src/brov2_hybrid/analysis/robustness.py": "issue 9: plots._save (lead)",
-}
+KNOWN_CROSSINGS = {}
 
 
 def test_crossing_finder_sees_every_form():

@@ -78,7 +78,8 @@ def _nan_to_none(x):
 _LOOPS = {}
 
 
-def _closed_loop(loop_settings):
+def closed_loop_for(loop_settings):
+    """The :class:`ClosedLoop` of these settings, built once per process and shared."""
     loop = _LOOPS.get(loop_settings)
     if loop is None:
         loop = _LOOPS[loop_settings] = ClosedLoop(loop_settings)
@@ -99,7 +100,7 @@ class StepJob:
 
 def run_step_job(job):
     """Yaw step at one omega_d: settling time, overshoot, undershoot, rise time, the curve."""
-    loop = _closed_loop(job.loop)
+    loop = closed_loop_for(job.loop)
     dive = step_dive(job.step_rad, job.step_time_s, job.duration_s, job.loop.desired_rate_hz)
     res = loop.run(dive, job.duration_s, omega_d_rad_s=job.omega_d_rad_s, kappa=job.kappa,
                    controller_options=dict(job.controller_options))
@@ -126,7 +127,7 @@ class BodeJob:
 
 def run_bode_job(job):
     """One +-amplitude yaw sine: gain (half peak-to-peak ratio) and phase (peak times)."""
-    loop = _closed_loop(job.loop)
+    loop = closed_loop_for(job.loop)
     dive = sine_dive(job.amplitude_rad, job.freq_hz, job.duration_s, job.loop.desired_rate_hz)
     res = loop.run(dive, job.duration_s, omega_d_rad_s=job.omega_d_rad_s)
     gain, phase = metrics.gain_phase(res.t_s, res.log["yaw_d_rad"], res.log["yaw_rad"],
@@ -145,7 +146,7 @@ class DiveJob:
 
 def run_dive_job(job):
     """The full dive at one omega_d; the log is written to ``log_path`` and returned."""
-    loop = _closed_loop(job.loop)
+    loop = closed_loop_for(job.loop)
     dive = load_dive_csv(job.dive_path)
     res = loop.run(dive, omega_d_rad_s=job.omega_d_rad_s, log_path=job.log_path)
     return {"omega_d": job.omega_d_rad_s, "log": res.log, "log_path": res.log_path,

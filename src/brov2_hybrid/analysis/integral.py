@@ -143,8 +143,8 @@ class PlateauJob:
 
 
 def run_plateau_job(job):
-    from brov2_hybrid.analysis.experiments import _closed_loop
-    loop = _closed_loop(job.loop)
+    from brov2_hybrid.analysis.experiments import closed_loop_for
+    loop = closed_loop_for(job.loop)
     dive, segments = plateau_dive(job.attitude_rad, job.plateau_s, job.rate_hz)
     res = loop.run(dive, omega_d_rad_s=job.omega_d_rad_s,
                    controller_options={"integral_enabled": job.integral, "integral_ratio": job.ratio})
@@ -205,7 +205,7 @@ def integral_experiment(ctx, omegas=None, settings=None):
 
 
 def _plot(path, omegas, worst):
-    from brov2_hybrid.analysis.plots import _save, plt
+    from brov2_hybrid.analysis.plots import plt, save_figure
     fig, axes = plt.subplots(1, 3, figsize=(11, 3.4), sharey=True)
     x = np.arange(len(omegas))
     for ax, dof in zip(axes, LINEAR):
@@ -218,7 +218,7 @@ def _plot(path, omegas, worst):
         ax.axhline(1.0, color="k", lw=0.8, ls="--")
     axes[0].set_ylabel("worst steady |roll|,|pitch| error [deg]")
     axes[0].legend()
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def console_lines(summary):

@@ -18,7 +18,8 @@ AXES = ("roll", "pitch", "yaw")
 DPI = 110
 
 
-def _save(fig, path):
+def save_figure(fig, path):
+    """Lay out, write (DPI) and close ``fig``; returns ``path``."""
     fig.tight_layout()
     fig.savefig(path, dpi=DPI)
     plt.close(fig)
@@ -48,7 +49,7 @@ def step_responses(path, curves, step_deg, band, latency_label):
     ax.set_title("Yaw step 0 -> %g deg (Fig. 13)\nloop latency: %s" % (step_deg, latency_label), fontsize=9)
     ax.legend(fontsize=6, ncol=2, loc="lower right")
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def settling_times(path, omega_d, sim_s, lti_s, lti_plain_s, overshoot_pct, band, latency_label):
@@ -67,7 +68,7 @@ def settling_times(path, omega_d, sim_s, lti_s, lti_plain_s, overshoot_pct, band
     ax2.set_ylabel("overshoot [%]")
     ax2.legend(fontsize=8)
     ax2.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def bode(path, series, latency_label):
@@ -89,7 +90,7 @@ def bode(path, series, latency_label):
     ax2.set_xlabel("omega [rad/s] (dotted: omega = omega_d)")
     ax2.set_ylabel("phase [deg]")
     ax2.grid(alpha=0.3, which="both")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def dive_trajectories(path, runs, latency_label):
@@ -110,7 +111,7 @@ def dive_trajectories(path, runs, latency_label):
     for a in axes[-1]:
         a.set_xlabel("time [s]")
     fig.suptitle("AR pilot dive (Fig. 17); loop latency: %s" % latency_label, fontsize=9)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def dive_iae(path, runs, latency_label):
@@ -126,7 +127,7 @@ def dive_iae(path, runs, latency_label):
     axes[0].set_ylabel("integral |error| [deg s]")
     axes[0].legend(fontsize=8)
     fig.suptitle("Integral of absolute error (Fig. 18); loop latency: %s" % latency_label, fontsize=9)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def dive_energy(path, runs, latency_label):
@@ -148,7 +149,7 @@ def dive_energy(path, runs, latency_label):
         axes[1, j].grid(alpha=0.3)
     axes[1, 0].legend(fontsize=8)
     fig.suptitle("Commands and energy (Fig. 19); loop latency: %s" % latency_label, fontsize=9)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def latency_sweep(path, cases, band, paper_jump):
@@ -167,7 +168,7 @@ def latency_sweep(path, cases, band, paper_jump):
     ax.legend(fontsize=7)
     ax2.set_ylabel("overshoot [%]")
     ax2.set_xlabel("omega_d [rad/s]")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def compare_models(path, responses, errors, step_deg, latency_label):
@@ -188,7 +189,7 @@ def compare_models(path, responses, errors, step_deg, latency_label):
     ax2.set_ylabel("Eq. 25 mean normalized error [%]")
     ax2.set_title("stock relative to updated", fontsize=9)
     ax2.grid(alpha=0.3, axis="y")
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def sysid_drag(path, torques, rates, fit_curve, model_curve):
@@ -203,7 +204,7 @@ def sysid_drag(path, torques, rates, fit_curve, model_curve):
     ax.set_title("Drag from open-loop yaw-torque runs (Fig. 8)", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def sysid_inertia(path, runs, fitted, windows, grid, rmse, inertia):
@@ -223,7 +224,7 @@ def sysid_inertia(path, runs, fitted, windows, grid, rmse, inertia):
     ax2.set_xlabel("I_zz [kg m^2]")
     ax2.set_ylabel("RMSE [rad/s]")
     ax2.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def trim(path, rate, drag, slope, rate_max):
@@ -237,7 +238,7 @@ def trim(path, rate, drag, slope, rate_max):
     ax.set_title("Trim (Fig. 12), fitted over 0..%.2f rad/s" % rate_max, fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def gains(path, omega_d, kp, kd, kd_total):
@@ -251,7 +252,7 @@ def gains(path, omega_d, kp, kd, kd_total):
     ax.set_title("Yaw gains (Eq. A17, A18, 23)", fontsize=9)
     ax.legend(fontsize=8)
     ax.grid(alpha=0.3)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def log_summary(path, t_s, desired_deg, actual_deg, iae_deg_s, energy, title):
@@ -271,7 +272,7 @@ def log_summary(path, t_s, desired_deg, actual_deg, iae_deg_s, energy, title):
     axes[2, 0].set_ylabel("Eq. 26 energy")
     axes[0, 0].legend(fontsize=7)
     fig.suptitle(title, fontsize=9)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def finite_or_nan(values):
@@ -309,7 +310,7 @@ def torque_fidelity(path, rows, small_u):
     ax2.grid(alpha=0.3)
     fig.suptitle("Requested vs delivered wrench through the thrust table: quantitative firmware, "
                  "stock ArduSub naive and compensated", fontsize=9)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def firmware_steps(path, curves, step_deg, band, latency_label):
@@ -329,4 +330,4 @@ def firmware_steps(path, curves, step_deg, band, latency_label):
     axes[0][0].set_ylabel("yaw [deg]")
     axes[0][0].legend(fontsize=7, loc="lower right")
     fig.suptitle("Yaw step on stock vs quantitative firmware; loop latency: %s" % latency_label, fontsize=9)
-    return _save(fig, path)
+    return save_figure(fig, path)

@@ -229,7 +229,7 @@ def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
 
 
 def _plot(path, omegas, runs):
-    from brov2_hybrid.analysis.plots import _save, plt
+    from brov2_hybrid.analysis.plots import plt, save_figure
     fig, axes = plt.subplots(1, 3, figsize=(12, 3.6))
     quantities = (("settling_s", "yaw-step settling time [s]"), ("overshoot_pct", "yaw-step overshoot [%]"),
                   ("dive_iae_deg_s", "plateau-dive IAE roll+pitch+yaw [deg s]"))
@@ -248,7 +248,7 @@ def _plot(path, omegas, runs):
         ax.set_xticklabels(["%g" % w for w in omegas])
         ax.set_xlabel("omega_d [rad/s] (blue PD, orange PD+I)")
         ax.set_ylabel(label)
-    return _save(fig, path)
+    return save_figure(fig, path)
 
 
 def _cell(st, fmt="%.2f"):
