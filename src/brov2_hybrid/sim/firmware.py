@@ -33,11 +33,11 @@ Behaviour follows ArduSub (REFERENCE.md sections 5 and 9):
   arrives (a :class:`~brov2_hybrid.delay.DelayLine` of the RC input state).
 
 All times are simulated seconds. No sockets here: :mod:`brov2_hybrid.sim.mavlink_vehicle`
-turns MAVLink messages into calls on :class:`Firmware`.
+turns MAVLink messages into calls on :class:`Firmware`. Its parameters live in a
+:class:`~brov2_hybrid.sim.param_table.ParamTable`; the MANUAL_CONTROL transform is
+:mod:`brov2_hybrid.sim.joystick`.
 """
 import logging
-import math
-from dataclasses import dataclass
 
 from brov2_hybrid.ardusub import (
     CHAN_NOCHANGE,
@@ -46,11 +46,12 @@ from brov2_hybrid.ardusub import (
     MODE_NAMES,
     N_OVERRIDE_CHANNELS,
     N_RELEASABLE_CHANNELS,
-    PWM_NEUTRAL_US,
 )
 from brov2_hybrid.delay import DelayLine
 from brov2_hybrid import mixers
 from brov2_hybrid.mixers import motor_pwm_from_rc
+from brov2_hybrid.sim import joystick
+from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef, ParamTable
 
 LOG = logging.getLogger(__name__)
 
@@ -60,105 +61,10 @@ N_RC_CHANNELS = N_OVERRIDE_CHANNELS
 
 MIXER_KINDS = mixers.KINDS  # MOT_MIXER 0, 1
 
-# Sub::transform_manual_control_to_rc_override (ArduSub/joystick.cpp): MANUAL_CONTROL
-# x, y, r in -1000..1000 and z in 0..1000 (500 neutral) -> override PWMs [us].
-JS_RPY_SCALE_PER_GAIN = 0.4        # rpyScale = 0.4 * gain
-JS_THROTTLE_SCALE_PER_GAIN = 0.8   # throttleScale = 0.8 * gain * JS_THR_GAIN
-JS_Z_NEUTRAL = 500
-JS_CENTER_US = int(PWM_NEUTRAL_US)
-JS_LIMITS_US = (1100, 1900)        # constrain_int16(..., 1100, 1900)
-JS_GAIN_LIMITS = (0.1, 1.0)        # Sub::init_joystick: constrain_float(gain, 0.1, 1.0)
-JS_LIGHTS_US = 1100                # lights1/2 start at RC9/RC10 MIN
-JS_VIDEO_SWITCH_US = 1100
-N_JOYSTICK_CHANNELS = 11           # set_override(0 .. 10)
-
 # MAV_SEVERITY
 SEVERITY_CRITICAL = 2
 SEVERITY_WARNING = 4
 SEVERITY_INFO = 6
-
-
-@dataclass
-class ParamDef:
-    """One firmware parameter: value, MAV_PARAM_TYPE, limits, and whether it is settable."""
-
-    name: str
-    value: float
-    param_type: int
-    minimum: float
-    maximum: float
-    integer: bool = False
-    read_only: bool = False
-
-
-# MAV_PARAM_TYPE
-PARAM_INT8 = 2
-PARAM_INT16 = 4
-PARAM_REAL32 = 9
-
-
-class ParamTable(object):
-    """Ordered firmware parameters with validation and change callbacks."""
-
-    def __init__(self):
-        self._defs = []
-        self._index = {}
-        self._callbacks = {}
-
-    def add(self, definition, on_change=None):
-        self._index[definition.name] = len(self._defs)
-        self._defs.append(definition)
-        if on_change is not None:
-            self._callbacks[definition.name] = on_change
-
-    def __len__(self):
-        return len(self._defs)
-
-    def __contains__(self, name):
-        return name in self._index
-
-    def names(self):
-        return [d.name for d in self._defs]
-
-    def get(self, name):
-        return self._defs[self._index[name]].value
-
-    def definition(self, name):
-        return self._defs[self._index[name]]
-
-    def by_index(self, index):
-        """(definition, index) for 0 <= index < len, else None."""
-        if 0 <= index < len(self._defs):
-            return self._defs[index], index
-        return None
-
-    def index(self, name):
-        return self._index[name]
-
-    def set(self, name, value):
-        """Set a parameter; returns (accepted, message). Unknown name raises KeyError."""
-        d = self._defs[self._index[name]]
-        if d.read_only:
-            return False, "%s is read-only" % name
-        try:
-            value = float(value)
-        except (TypeError, ValueError):
-            return False, "%s: not a number" % name
-        if not math.isfinite(value):
-            return False, "%s: not a finite number" % name
-        if d.integer:
-            if value != round(value):
-                return False, "%s: expected an integer, got %g" % (name, value)
-            value = float(round(value))
-        if not d.minimum <= value <= d.maximum:
-            return False, "%s: %g outside %g..%g" % (name, value, d.minimum, d.maximum)
-        callback = self._callbacks.get(name)
-        if callback is not None:
-            problem = callback(value)
-            if problem:
-                return False, problem
-        d.value = value
-        return True, ""
 
 
 class Firmware(object):
@@ -192,7 +98,8 @@ class Firmware(object):
         self.params.add(ParamDef("FS_PILOT_TIMEOUT", float(config.fs_pilot_timeout_s), PARAM_REAL32, 0.1, 60.0))
         self.params.add(ParamDef("MOT_MIXER", float(MIXER_KINDS.index(config.mixer)), PARAM_INT8, 0, 1, integer=True),
                         on_change=self._on_mixer)
-        self.params.add(ParamDef("JS_GAIN_DEFAULT", float(config.js_gain_default), PARAM_REAL32, *JS_GAIN_LIMITS))
+        self.params.add(ParamDef("JS_GAIN_DEFAULT", float(config.js_gain_default), PARAM_REAL32,
+                                 *joystick.JS_GAIN_LIMITS))
         self.params.add(ParamDef("JS_THR_GAIN", float(config.js_thr_gain), PARAM_REAL32, 0.5, 4.0))
         self.params.add(ParamDef("SIM_CMD_DELAY", float(config.command_delay_s), PARAM_REAL32, 0.0, 5.0),
                         on_change=self._on_command_delay)
@@ -279,33 +186,12 @@ class Firmware(object):
     @property
     def joystick_gain(self):
         """Joystick gain (Sub::init_joystick: JS_GAIN_DEFAULT limited to 0.1..1)."""
-        return min(JS_GAIN_LIMITS[1], max(JS_GAIN_LIMITS[0], self.params.get("JS_GAIN_DEFAULT")))
+        return joystick.joystick_gain(self.params.get("JS_GAIN_DEFAULT"))
 
     def manual_control_channels(self, x, y, z, r):
-        """MANUAL_CONTROL axes -> override PWMs of channels 1-11 (list of 11 ints).
-
-        ``Sub::transform_manual_control_to_rc_override`` without trims, input hold or
-        buttons: x forward, y lateral, r yaw in -1000..1000; z throttle 0..1000, 500 neutral.
-        """
-        gain = self.joystick_gain
-        rpy_scale = JS_RPY_SCALE_PER_GAIN * gain
-        throttle_scale = JS_THROTTLE_SCALE_PER_GAIN * gain * self.params.get("JS_THR_GAIN")
-        throttle_base = JS_CENTER_US - JS_Z_NEUTRAL * throttle_scale
-        low, high = JS_LIMITS_US
-
-        def limit(value):
-            # C: constrain_int16(float expression, 1100, 1900) truncates toward zero first.
-            return min(high, max(low, int(math.trunc(value))))
-
-        return [limit(JS_CENTER_US),                           # 1 pitch (pitchTrim 0)
-                limit(JS_CENTER_US),                           # 2 roll (rollTrim 0)
-                limit(z * throttle_scale + throttle_base),     # 3 throttle
-                limit(r * rpy_scale + JS_CENTER_US),           # 4 yaw
-                limit(x * rpy_scale + JS_CENTER_US),           # 5 forward
-                limit(y * rpy_scale + JS_CENTER_US),           # 6 lateral
-                JS_CENTER_US, JS_CENTER_US,                    # 7 camera pan, 8 camera tilt
-                JS_LIGHTS_US, JS_LIGHTS_US,                    # 9 lights 1, 10 lights 2
-                JS_VIDEO_SWITCH_US]                            # 11 video switch
+        """MANUAL_CONTROL axes -> override PWMs of channels 1-11 with the current gains
+        (:func:`brov2_hybrid.sim.joystick.manual_control_channels`)."""
+        return joystick.manual_control_channels(x, y, z, r, self.joystick_gain, self.params.get("JS_THR_GAIN"))
 
     def handle_manual_control(self, t_s, sysid, x, y, z, r, buttons=0):
         """MANUAL_CONTROL from ``sysid`` (already checked to target this vehicle).

@@ -28,7 +28,8 @@ from brov2_hybrid.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.vehicle import add_vehicle_argument, load_vehicle
 from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.config import MODELS, THRUSTER_LAGS, load_sim_options
-from brov2_hybrid.sim.firmware import PARAM_INT8, PARAM_INT16, PARAM_REAL32, Firmware, ParamDef
+from brov2_hybrid.sim.firmware import Firmware
+from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef
 from brov2_hybrid.sim.mavlink_vehicle import MavlinkServer, MavlinkVehicle
 from brov2_hybrid.sim.telemetry import TelemetryBuilder
 from brov2_hybrid.sim.vehicle_model import VehicleModel
