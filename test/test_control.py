@@ -5,7 +5,8 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from brov2_hybrid.control import DesiredRateEstimator, HybridController, attitude_torque, normalize
+from brov2_hybrid.control import HybridController, attitude_torque, normalize
+from brov2_hybrid.rate_estimate import DesiredRateEstimator
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.hydrostatics import restoring_moment
 

@@ -99,8 +99,8 @@ def test_no_module_imports_private_names(relpath):
 
 # ----------------------------------------------------------------------------- 2. NaN and shapes
 
-CORE_MODULES = ("allocation", "control", "delay", "gains", "hydrostatics", "kinematics", "mixers", "rc",
-                "thrust_table")
+CORE_MODULES = ("allocation", "control", "delay", "gains", "hydrostatics", "integral_action", "kinematics",
+                "mixers", "rate_estimate", "rc", "thrust_table")
 
 
 def public_surface():
@@ -182,6 +182,7 @@ def _class_method(module, cls, method, make):
 def _cases():
     k, c, d, g, h, a, mx, rc, tt = (_mod(n) for n in ("kinematics", "control", "delay", "gains", "hydrostatics",
                                                         "allocation", "mixers", "rc", "thrust_table"))
+    re_, ia = _mod("rate_estimate"), _mod("integral_action")
     q = [0.1, 0.2, 0.3, 0.927]
     cases = {
         # kinematics
@@ -221,13 +222,13 @@ def _cases():
         "control.ControlOutput": Case(lambda f: c.ControlOutput,
                                       lambda f: {"tau_body_frd": np.zeros(6), "saturated": np.zeros(6, bool)},
                                       note="a result record built by compute(), not an entry point"),
-        "control.DesiredRateEstimator": Case(lambda f: c.DesiredRateEstimator, lambda f: {"window": 4}, ("window",)),
-        "control.DesiredRateEstimator.set_window": Case(lambda f: c.DesiredRateEstimator(4).set_window,
+        "rate_estimate.DesiredRateEstimator": Case(lambda f: re_.DesiredRateEstimator, lambda f: {"window": 4}, ("window",)),
+        "rate_estimate.DesiredRateEstimator.set_window": Case(lambda f: re_.DesiredRateEstimator(4).set_window,
                                                         lambda f: {"window": 3}, ("window",)),
-        "control.DesiredRateEstimator.reset": Case(lambda f: c.DesiredRateEstimator(4).reset, lambda f: {}),
-        "control.DesiredRateEstimator.update": Case(lambda f: c.DesiredRateEstimator(4).update,
+        "rate_estimate.DesiredRateEstimator.reset": Case(lambda f: re_.DesiredRateEstimator(4).reset, lambda f: {}),
+        "rate_estimate.DesiredRateEstimator.update": Case(lambda f: re_.DesiredRateEstimator(4).update,
                                                     lambda f: {"t_s": 1.0, "eta2d": _eta2()}, ("t_s", "eta2d")),
-        "control.DesiredRateEstimator.rate": Case(lambda f: c.DesiredRateEstimator(4).rate,
+        "rate_estimate.DesiredRateEstimator.rate": Case(lambda f: re_.DesiredRateEstimator(4).rate,
                                                   lambda f: {"now_s": 1.0}, ("now_s",)),
         "control.HybridController": Case(
             lambda f: c.HybridController,
@@ -246,13 +247,13 @@ def _cases():
             lambda f: {"eta2d": _eta2(), "u_linear": [0.1, 0, 0], "eta2": _eta2(), "nu2": [0, 0, 0.1],
                        "eta2d_dot": [0, 0, 0], "t_s": 1.0},
             ("eta2d", "u_linear", "eta2", "nu2", "eta2d_dot", "t_s")),
-        "control.IntegralAction": Case(lambda f: c.IntegralAction, lambda f: {"tau_max_nm": f.setup.tau_max[3:]},
+        "integral_action.IntegralAction": Case(lambda f: ia.IntegralAction, lambda f: {"tau_max_nm": f.setup.tau_max[3:]},
                                        ("tau_max_nm",)),
-        "control.IntegralAction.reset": Case(lambda f: c.IntegralAction(f.setup.tau_max[3:]).reset, lambda f: {}),
-        "control.IntegralAction.reference": Case(lambda f: c.IntegralAction(f.setup.tau_max[3:]).reference,
+        "integral_action.IntegralAction.reset": Case(lambda f: ia.IntegralAction(f.setup.tau_max[3:]).reset, lambda f: {}),
+        "integral_action.IntegralAction.reference": Case(lambda f: ia.IntegralAction(f.setup.tau_max[3:]).reference,
                                                  lambda f: {}),
-        "control.IntegralAction.step": Case(
-            lambda f: c.IntegralAction(f.setup.tau_max[3:]).step, None,
+        "integral_action.IntegralAction.step": Case(
+            lambda f: ia.IntegralAction(f.setup.tau_max[3:]).step, None,
             note="the integral's kernel, called by HybridController.compute with validated arrays; "
                  "compute's entry covers its inputs"),
         # gains

@@ -19,7 +19,7 @@ from 350 deg to 10 deg is +20 deg.
 
 Optional additions, both off by default (off = the paper's law, bit for bit):
 
-* Integral action (:class:`IntegralAction`): tau_4:6 += z with
+* Integral action (:class:`~brov2_hybrid.integral_action.IntegralAction`): tau_4:6 += z with
   dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2), k_i = ratio * omega_d * k_p, where eta2m is the
   Eq. 22 reference model (the nominal closed loop driven by eta2d), integrating only while
   |eta2d - eta2m| <= integral band. On the nominal plant
@@ -28,11 +28,13 @@ Optional additions, both off by default (off = the paper's law, bit for bit):
   no integration while the command is saturated in the direction it would push.
 * Drag feed-forward: tau_4:6 += B-check * J2_inv(eta2) eta2d_dot.
 
+The desired rates eta2d_dot come from :class:`~brov2_hybrid.rate_estimate.DesiredRateEstimator`
+unless the caller gives them.
+
 Linear DOFs are open loop: tau_1:3 = linear_scale * u_1:3 * tau_max_1:3.
 The command sent to the vehicle is u = clip(tau / tau_max, -1, 1).
 Frames: body FRD, inertial NED; eta2 = (roll, pitch, yaw) [rad]; nu2 = (p, q, r) [rad/s].
 """
-import collections
 import math
 from dataclasses import dataclass
 
@@ -41,7 +43,9 @@ import numpy as np
 from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
 from brov2_hybrid.gains import pd_gains, trim_linear_drag
 from brov2_hybrid.hydrostatics import restoring_wrench_from_lever
-from brov2_hybrid.kinematics import GIMBAL_LOCK_COS, J2_from_roll_pitch, J2_inv_from_roll_pitch, wrap_angle
+from brov2_hybrid.integral_action import IntegralAction
+from brov2_hybrid.kinematics import GIMBAL_LOCK_COS, J2_inv_from_roll_pitch, wrap_angle
+from brov2_hybrid.rate_estimate import DesiredRateEstimator
 
 
 def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
@@ -95,159 +99,6 @@ def normalize(tau, tau_max):
 def _normalize(tau, tau_max):
     ratio = tau / tau_max
     return np.minimum(np.maximum(ratio, -1.0), 1.0), np.abs(ratio) > 1.0
-
-
-class DesiredRateEstimator(object):
-    """Moving-average estimate of d(eta2d)/dt from timestamped samples, no lookahead.
-
-    Over the last ``window`` finite differences the dt-weighted mean rate is
-    sum(wrapped differences) / (t_last - t_first): samples may arrive irregularly.
-    Samples with a time not after the last one replace it (a re-sent setpoint).
-    """
-
-    def __init__(self, window):
-        self._times = collections.deque()
-        self._values = collections.deque()
-        self._diffs = collections.deque()  # wrapped differences between neighbours
-        self.window = 1
-        self.set_window(window)
-
-    def set_window(self, window):
-        """Set the number of finite differences averaged (an integer >= 1)."""
-        value = as_finite(window, "rate_window")
-        if value < 1 or value != int(value):
-            raise Brov2Error("rate_window: expected an integer >= 1, got %r" % (window,))
-        window = int(value)
-        self.window = window
-        self._trim()
-
-    def _trim(self):
-        while len(self._times) > self.window + 1:
-            self._times.popleft()
-            self._values.popleft()
-            self._diffs.popleft()
-
-    def reset(self):
-        """Forget every sample (e.g. after the input was lost)."""
-        self._times.clear()
-        self._values.clear()
-        self._diffs.clear()
-
-    def update(self, t_s, eta2d):
-        """Add a desired attitude sample taken at time ``t_s`` [s]."""
-        t_s = as_finite(t_s, "t_s")
-        eta2d = as_vector(eta2d, 3, "eta2d")
-        if self._times and t_s <= self._times[-1]:
-            self._times.pop()
-            self._values.pop()
-            if self._diffs:
-                self._diffs.pop()
-        if self._values:
-            self._diffs.append(wrap_angle(eta2d - self._values[-1]))
-        self._times.append(t_s)
-        self._values.append(eta2d)
-        self._trim()
-
-    def rate(self, now_s=None):
-        """Estimated desired rates (3,) [rad/s]; zeros until two samples exist.
-
-        ``now_s`` [s], the time of the tick asking: once the last sample has been held
-        longer than the window it was estimated over (now_s - t_last > t_last - t_first),
-        the pilot is holding the setpoint and the rate is zero. Without it the last
-        estimate would stand for as long as no sample comes: a dive CSV with sparse rows
-        (a step written as three rows) would leave the rate of its last jump in the
-        derivative term for good and push the vehicle past the target.
-        """
-        if now_s is not None:
-            now_s = as_finite(now_s, "now_s")
-        if not self._diffs:
-            return np.zeros(3)
-        span = self._times[-1] - self._times[0]
-        if now_s is not None and now_s - self._times[-1] > span:
-            return np.zeros(3)
-        return sum(self._diffs) / span
-
-
-class IntegralAction(object):
-    """Integral torque z (3,) [N m] on the deviation from the Eq. 22 reference model.
-
-    Per axis the reference model is the nominal closed loop of Eq. 22 (with the drag
-    feed-forward when it is on), integrated on the controller's ticks:
-
-        (I + M_A) eta2m'' = k_p wrap(eta2d - eta2m) + k_d,tot (eta2d_dot - eta2m') + B_ff eta2d_dot - B-check eta2m'
-
-    (B_ff = B-check with the drag feed-forward, else 0), and
-
-        dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2),   k_i = ratio * omega_d * k_p,
-
-    the error taken in the frame of the P term. An axis integrates only while its reference
-    is within ``band_rad`` of eta2d (a commanded move is the PD's job: the real plant lags
-    the model there, through quadratic drag, saturation and latency, and integrating that
-    lag would overshoot). Anti-windup: |z| <= tau_max per axis, and
-    an axis does not integrate while its command is saturated in the direction the error
-    would push. A reset axis restarts its model at the measured attitude and rate, z = 0.
-    The model uses semi-implicit Euler sub-steps no longer than 0.2 / (fastest model pole
-    bound (B-check + k_d,tot) / (I + M_A)), so it stays accurate at any tick rate.
-    """
-
-    def __init__(self, tau_max_nm):
-        self.tau_max_nm = as_vector(tau_max_nm, 3, "tau_max_nm")
-        self.band_rad = math.inf
-        self.z_nm = np.zeros(3)
-        self._eta2m = np.zeros(3)
-        self._eta2m_dot = np.zeros(3)
-        self._stale = np.ones(3, dtype=bool)     # axes whose model restarts at the next tick
-        self._last_t_s = None
-
-    def reset(self, axes=None):
-        """Zero z and restart the reference model on ``axes`` (indices 0..2; default all).
-
-        Call on a mode change, a pilot takeover or when an axis leaves closed loop.
-        """
-        idx = [0, 1, 2] if axes is None else [int(a) for a in np.atleast_1d(axes)]
-        for a in idx:
-            if a not in (0, 1, 2):
-                raise Brov2Error("axes: expected indices 0 (roll), 1 (pitch), 2 (yaw), got %r" % (axes,))
-        self.z_nm[idx] = 0.0
-        self._stale[idx] = True
-        if axes is None:
-            self._last_t_s = None
-
-    def reference(self):
-        """The reference model's attitude eta2m (3,) [rad] (meaningful after a tick)."""
-        return self._eta2m.copy()
-
-    def step(self, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, gains, inertia, b_check, b_ff, ki, enabled):
-        """Advance to ``t_s`` and return z (3,) [N m]; ``tau_att`` is the torque without z."""
-        if np.any(self._stale):
-            st = self._stale
-            self._eta2m[st] = eta2[st]
-            self._eta2m_dot[st] = (J2_from_roll_pitch(float(eta2[0]), float(eta2[1])) @ nu2)[st]
-            self._stale[:] = False
-        dt = 0.0 if (t_s is None or self._last_t_s is None) else max(float(t_s) - self._last_t_s, 0.0)
-        if t_s is not None:
-            self._last_t_s = float(t_s)
-        if dt > 0.0:
-            kp, kd = gains.kp, gains.kd_total
-            fastest = float(np.max((b_check + kd) / inertia))
-            n = max(1, int(math.ceil(dt * fastest / 0.2)))
-            h = dt / n
-            m, md = self._eta2m, self._eta2m_dot
-            for _ in range(n):
-                acc = (kp * wrap_angle(eta2d - m) + kd * (eta2d_dot - md) + b_ff * eta2d_dot - b_check * md) / inertia
-                md = md + h * acc
-                m = wrap_angle(m + h * md)
-            self._eta2m, self._eta2m_dot = m, md
-            e = J2i @ wrap_angle(self._eta2m - eta2)
-            total = tau_att + self.z_nm
-            pushing_out = (np.abs(total) >= self.tau_max_nm) & (np.sign(e) == np.sign(total))
-            # Integrate only once the reference has reached eta2d: a commanded move is
-            # the PD's job (Eq. 22); the integrator only holds what the reference holds.
-            settled = np.abs(wrap_angle(eta2d - self._eta2m)) <= self.band_rad
-            grow = np.where(enabled & settled & ~pushing_out, ki * e * dt, 0.0)
-            self.z_nm = np.clip(self.z_nm + grow, -self.tau_max_nm, self.tau_max_nm)
-        self.z_nm[~enabled] = 0.0
-        return self.z_nm
 
 
 @dataclass
