@@ -1,8 +1,12 @@
 """brov2_sitl: a BlueROV2 (any vehicle file) that behaves like the paper's modified ArduSub SITL over MAVLink.
 
 Modules: :mod:`~brov2_hybrid.sim.firmware` (arming, modes, RC overrides, failsafe,
-mixers), :mod:`~brov2_hybrid.sim.telemetry` (messages and stream rates),
-:mod:`~brov2_hybrid.sim.mavlink_vehicle` (sockets and MAVLink protocol),
+mixers) with :mod:`~brov2_hybrid.sim.param_table` (its parameters) and
+:mod:`~brov2_hybrid.sim.joystick` (MANUAL_CONTROL -> RC override),
+:mod:`~brov2_hybrid.sim.telemetry` (messages and stream rates),
+:mod:`~brov2_hybrid.sim.mavlink_server` (sockets), :mod:`~brov2_hybrid.sim.mavlink_vehicle`
+(MAVLink protocol) with :mod:`~brov2_hybrid.sim.mavlink_commands` (COMMAND_LONG/INT,
+SET_MODE) and :mod:`~brov2_hybrid.sim.link_signing` (MAVLink 2 signing),
 :mod:`~brov2_hybrid.sim.simulator` (clock, loop, command line),
 :mod:`~brov2_hybrid.sim.bench` (physics cost). The vehicle physics is
 :mod:`~brov2_hybrid.sim.vehicle_model` (model and integrator),

@@ -30,7 +30,8 @@ from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.config import MODELS, THRUSTER_LAGS, load_sim_options
 from brov2_hybrid.sim.firmware import Firmware
 from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef
-from brov2_hybrid.sim.mavlink_vehicle import MavlinkServer, MavlinkVehicle
+from brov2_hybrid.sim.mavlink_server import MavlinkServer
+from brov2_hybrid.sim.mavlink_vehicle import MavlinkVehicle
 from brov2_hybrid.sim.telemetry import TelemetryBuilder
 from brov2_hybrid.sim.vehicle_model import VehicleModel
 
