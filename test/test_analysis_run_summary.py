@@ -8,7 +8,8 @@ import pytest
 
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.logfile import LOG_COLUMNS, LogWriter, read_log
-from brov2_hybrid.analysis.run_summary import dive_part, format_summary, summarize
+from brov2_hybrid.analysis.log_summary import dive_part
+from brov2_hybrid.analysis.run_summary import format_summary, summarize
 
 
 def _row(t, mode, yaw_d, yaw, rc4=1500):
@@ -62,3 +63,21 @@ def test_log_without_a_dive_is_refused(tmp_path):
         w.write(_row(0.0, "NO_ATTITUDE_NEUTRAL", math.nan, math.nan))
     with pytest.raises(Brov2Error, match="expected ACTIVE control ticks"):
         dive_part(read_log(path))
+
+
+def test_summarize_takes_a_log_without_active_ticks_whole(tmp_path):
+    """``brov2-analyze summarize`` (require_active=False): an in-process log has no ACTIVE
+    ticks, so every row counts (one per instant); the same cut as the run summary's."""
+    from brov2_hybrid.analysis.log_summary import summarize_log
+    path = str(tmp_path / "inprocess.csv")
+    with LogWriter(path) as w:
+        for k in range(51):                                   # 1 s, 2 deg yaw error
+            w.write(_row(0.02 * k, "inprocess", math.radians(12.0), math.radians(10.0)))
+        w.write(_row(1.0, "inprocess", math.radians(12.0), math.radians(10.0)))   # repeated instant
+    part = dive_part(read_log(path), require_active=False)
+    assert len(part["time_s"]) == 51
+    m = summarize_log(path, str(tmp_path / "out"))
+    assert m["iae_yaw_deg_s"] == pytest.approx(2.0, rel=1e-6)
+    assert m["ticks"] == 51
+    with pytest.raises(Brov2Error, match="expected ACTIVE control ticks"):
+        summarize(path, str(tmp_path / "out2"))

@@ -2,6 +2,10 @@
 predictions, sweeps, plots and the report (``brov2-analyze``; paper Sec. 3, 5, App. C).
 
 Modules: :mod:`settings` (params/analysis.yaml), :mod:`closed_loop`, :mod:`metrics`,
-:mod:`lti`, :mod:`sysid`, :mod:`experiments`, :mod:`plots`, :mod:`report`, :mod:`cli`,
-:mod:`bench`, :mod:`synth_dive`.
+:mod:`lti`, :mod:`sysid`, :mod:`plots`, :mod:`cli`, :mod:`bench`, :mod:`synth_dive`.
+Experiments: :mod:`context` (where they run, CSV writing), :mod:`jobs` (the worker runs),
+:mod:`step_experiments` (step, latency, compare-models), :mod:`bode_experiment`,
+:mod:`dive_experiment`, :mod:`model_experiments` (sysid, gains, trim),
+:mod:`firmware_experiment`, :mod:`integral`, :mod:`robustness`; :mod:`log_summary` (IAE /
+energy of any log; :mod:`run_summary` for ``make run``). REPORT.md: :mod:`report`.
 """

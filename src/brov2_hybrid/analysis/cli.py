@@ -22,9 +22,16 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.sim.config import MODELS
 from brov2_hybrid.vehicle import add_vehicle_argument
-from brov2_hybrid.analysis import experiments, report
+from brov2_hybrid.analysis import report
+from brov2_hybrid.analysis.bode_experiment import bode_experiment
+from brov2_hybrid.analysis.context import AXES, LINEAR, Context
+from brov2_hybrid.analysis.dive_experiment import dive_experiment
+from brov2_hybrid.analysis.firmware_experiment import firmware_experiment
+from brov2_hybrid.analysis.log_summary import summarize_log
+from brov2_hybrid.analysis.model_experiments import gains_experiment, sysid_experiment, trim_experiment
 from brov2_hybrid.analysis.runner import Runner
 from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
+from brov2_hybrid.analysis.step_experiments import compare_models_experiment, latency_experiment, step_experiment
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
             "robustness", "reproduce",
@@ -153,12 +160,12 @@ def _run(args):
         args.out = os.path.join("out", args.command.replace("-", "_"))
     settings = load_analysis_settings(args.params)
     if args.command == "summarize":
-        m = experiments.summarize_log(args.log_csv, args.out)
+        m = summarize_log(args.log_csv, args.out)
         print("summary of %s (%.1f s, %d ticks):" % (args.log_csv, m["duration_s"], m["ticks"]))
-        for axis in experiments.AXES:
+        for axis in AXES:
             print("  %-5s IAE %8.2f deg s   energy (Eq. 26) %8.2f   RMS error %6.2f deg"
                   % (axis, m["iae_%s_deg_s" % axis], m["energy_%s" % axis], m["rms_error_%s_deg" % axis]))
-        for dof in experiments.LINEAR:
+        for dof in LINEAR:
             print("  %-5s energy (Eq. 26) %8.2f" % (dof, m["energy_%s" % dof]))
         print("wrote %s" % ", ".join(m["files"]))
         return 0
@@ -176,7 +183,7 @@ def _run(args):
     if getattr(args, "quick", False):
         settings = quick_settings(settings)
     runner = Runner(jobs=args.jobs, dask_address=args.dask, progress=not args.quiet)
-    ctx = experiments.Context(settings, args.out, runner, _loop_from_args(settings, args))
+    ctx = Context(settings, args.out, runner, _loop_from_args(settings, args))
     omegas = getattr(args, "omega_d", None)
     start = time.perf_counter()
     try:
@@ -199,24 +206,24 @@ def _run(args):
 def run_one(ctx, args, omegas):
     c = args.command
     if c == "step":
-        return experiments.step_experiment(ctx, omegas)
+        return step_experiment(ctx, omegas)
     if c == "bode":
-        return experiments.bode_experiment(ctx, omegas, args.freqs)
+        return bode_experiment(ctx, omegas, args.freqs)
     if c == "dive":
-        return experiments.dive_experiment(ctx, args.dive, omegas)
+        return dive_experiment(ctx, args.dive, omegas)
     if c == "latency":
-        return experiments.latency_experiment(ctx, omegas)
+        return latency_experiment(ctx, omegas)
     if c == "compare-models":
-        return experiments.compare_models_experiment(ctx, omegas)
+        return compare_models_experiment(ctx, omegas)
     if c == "sysid":
         runs = _sysid_runs(args)
-        return experiments.sysid_experiment(ctx, runs, model=ctx.loop.model)
+        return sysid_experiment(ctx, runs, model=ctx.loop.model)
     if c == "gains":
-        return experiments.gains_experiment(ctx, omegas)
+        return gains_experiment(ctx, omegas)
     if c == "trim":
-        return experiments.trim_experiment(ctx, args.rate_max)
+        return trim_experiment(ctx, args.rate_max)
     if c == "firmware":
-        return experiments.firmware_experiment(ctx, omegas)
+        return firmware_experiment(ctx, omegas)
     if c == "integral":
         from brov2_hybrid.analysis.integral import integral_experiment
         return integral_experiment(ctx, omegas)
@@ -245,15 +252,15 @@ def reproduce(ctx, omegas=None, quick=False):
     """Every experiment into ctx.out_dir; returns the summaries for the report."""
     from brov2_hybrid.analysis.integral import integral_experiment
     from brov2_hybrid.analysis.robustness import robustness_experiment
-    order = (("gains", lambda: experiments.gains_experiment(ctx)),
-             ("trim", lambda: experiments.trim_experiment(ctx)),
-             ("step", lambda: experiments.step_experiment(ctx, omegas)),
-             ("bode", lambda: experiments.bode_experiment(ctx)),
-             ("dive", lambda: experiments.dive_experiment(ctx)),
-             ("latency", lambda: experiments.latency_experiment(ctx, omegas)),
-             ("compare_models", lambda: experiments.compare_models_experiment(ctx)),
-             ("sysid", lambda: experiments.sysid_experiment(ctx)),
-             ("firmware", lambda: experiments.firmware_experiment(ctx)),
+    order = (("gains", lambda: gains_experiment(ctx)),
+             ("trim", lambda: trim_experiment(ctx)),
+             ("step", lambda: step_experiment(ctx, omegas)),
+             ("bode", lambda: bode_experiment(ctx)),
+             ("dive", lambda: dive_experiment(ctx)),
+             ("latency", lambda: latency_experiment(ctx, omegas)),
+             ("compare_models", lambda: compare_models_experiment(ctx)),
+             ("sysid", lambda: sysid_experiment(ctx)),
+             ("firmware", lambda: firmware_experiment(ctx)),
              ("integral", lambda: integral_experiment(ctx, (3.0,) if quick else None)),
              ("robustness", lambda: robustness_experiment(ctx, (3.0,) if quick else None, 2 if quick else None)))
     summaries = {}

@@ -26,9 +26,7 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.params import load_yaml
 from brov2_hybrid.kinematics import wrap_angle
 from brov2_hybrid.analysis import lti
-
-AXES = ("roll", "pitch", "yaw")
-LINEAR = ("surge", "sway", "heave")
+from brov2_hybrid.analysis.context import AXES, LINEAR
 
 
 @dataclass(frozen=True)
@@ -143,7 +141,7 @@ class PlateauJob:
 
 
 def run_plateau_job(job):
-    from brov2_hybrid.analysis.experiments import closed_loop_for
+    from brov2_hybrid.analysis.jobs import closed_loop_for
     loop = closed_loop_for(job.loop)
     dive, segments = plateau_dive(job.attitude_rad, job.plateau_s, job.rate_hz)
     res = loop.run(dive, omega_d_rad_s=job.omega_d_rad_s,
@@ -155,7 +153,7 @@ def run_plateau_job(job):
 
 def integral_experiment(ctx, omegas=None, settings=None):
     """PD vs PD+I: LTI table, plateau-dive steady errors and yaw steps; CSVs + a plot."""
-    from brov2_hybrid.analysis.experiments import write_csv
+    from brov2_hybrid.analysis.context import write_csv
     s = settings or load_integral_settings()
     omegas = tuple(omegas or s.omega_d_rad_s)
     step_ws = tuple(omegas if omegas != s.omega_d_rad_s else s.step_omega_d_rad_s)
@@ -172,7 +170,7 @@ def integral_experiment(ctx, omegas=None, settings=None):
     jobs = [PlateauJob(ctx.loop, w, integ, s.ratio, s.attitude_rad, s.plateau_s, s.desired_rate_hz,
                        s.measure_fraction) for w in omegas for integ in (False, True)]
     st = ctx.settings.step
-    from brov2_hybrid.analysis.experiments import StepJob, run_step_job
+    from brov2_hybrid.analysis.jobs import StepJob, run_step_job
     jobs_step = [StepJob(ctx.loop, w, None, st.step_rad, st.step_time_s, st.duration_s, st.settle_band,
                          (("integral_enabled", integ), ("integral_ratio", s.ratio)))
                  for w in step_ws for integ in (False, True)]

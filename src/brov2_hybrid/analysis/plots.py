@@ -281,7 +281,7 @@ def finite_or_nan(values):
 
 def torque_fidelity(path, rows, small_u):
     """Output stages: median / p95 wrench error and single-DOF delivered fraction over |u|.
-    ``rows``: dicts of experiments.torque_fidelity."""
+    ``rows``: dicts of firmware_experiment.torque_fidelity."""
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 4))
     stages = []
     for r in rows:

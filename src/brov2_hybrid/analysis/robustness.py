@@ -26,10 +26,10 @@ from brov2_hybrid.kinematics import wrap_angle
 from brov2_hybrid.params import load_yaml
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.closed_loop import ClosedLoop, step_dive
+from brov2_hybrid.analysis.context import AXES
 from brov2_hybrid.analysis.integral import plateau_dive
 from brov2_hybrid.analysis.settings import LatencyCase
 
-AXES = ("roll", "pitch", "yaw")
 LAWS = ("PD", "PD+I")
 _KEYS = ("seed", "samples", "omega_d_rad_s", "ratio", "mass_fraction", "inertia_fraction", "added_mass_fraction",
          "drag_fraction", "net_buoyancy_n", "cb_height_fraction", "current_max_m_s", "latency_max_s",
@@ -186,7 +186,7 @@ def _stats(values):
 
 def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
     """The Monte Carlo sweep on ``ctx.runner``: per-run CSV, summary CSV, box plot."""
-    from brov2_hybrid.analysis.experiments import write_csv
+    from brov2_hybrid.analysis.context import write_csv
     s = settings or load_robustness_settings()
     if samples is not None:
         s = replace(s, samples=int(samples))

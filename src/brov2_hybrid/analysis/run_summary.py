@@ -7,8 +7,8 @@ before the dive started and after it ended (modes NO_ATTITUDE_NEUTRAL, NO_INPUT_
 SHUTDOWN); the summary covers the dive itself: from the first to the last ACTIVE tick.
 IAE per angular axis = integral of |wrap(eta_d - eta)| dt [deg s] (paper Fig. 18);
 energy per DOF = sum over ticks of |PWM - 1500| / 400 of its RC channel (Eq. 26).
-The figures and plots come from the analysis layer (experiments.log_metrics,
-plots.log_summary), which is why this lives in it.
+The cut, the figures and the plot are :mod:`brov2_hybrid.analysis.log_summary`'s (as for
+``brov2-analyze summarize``), here with a flown dive required and the figures as JSON.
 """
 import argparse
 import json
@@ -17,39 +17,18 @@ import sys
 
 import numpy as np
 
-from brov2_hybrid.analysis import experiments, plots
+from brov2_hybrid.analysis.log_summary import measure_log
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.logfile import read_log
-from brov2_hybrid.rc import load_rc_map
-
-
-def dive_part(log):
-    """The rows from the first to the last ACTIVE tick (a new dict of arrays)."""
-    modes = np.array(log["mode"])
-    active = np.flatnonzero(modes == "ACTIVE")
-    if active.size < 2:
-        raise Brov2Error("log: expected ACTIVE control ticks (a flown dive), found modes %s"
-                         % sorted(set(log["mode"])))
-    idx = np.arange(int(active[0]), int(active[-1]) + 1)
-    t = log["time_s"][idx]
-    keep = idx[np.concatenate([[True], np.diff(t) > 0])]     # one row per instant
-    out = {k: v[keep] for k, v in log.items() if k != "mode"}
-    out["mode"] = list(modes[keep])
-    return out
 
 
 def summarize(log_path, out_dir):
-    """Write ``<stem>_summary.json`` / ``.csv`` and a PNG into ``out_dir``; return the figures."""
-    log = dive_part(read_log(log_path))
-    os.makedirs(out_dir, exist_ok=True)
-    figures, curves = experiments.log_metrics(log, load_rc_map())
-    modes = log["mode"]
-    figures["ticks_not_active"] = int(sum(m != "ACTIVE" for m in modes))
+    """Write ``<stem>_summary.json`` and a PNG into ``out_dir``; return the figures.
+
+    The log must hold a flown dive (ACTIVE ticks): :func:`~brov2_hybrid.analysis.log_summary.dive_part`."""
+    figures, log, png = measure_log(log_path, out_dir, require_active=True)
+    figures["ticks_not_active"] = int(sum(m != "ACTIVE" for m in log["mode"]))
     figures["omega_d_rad_s"] = float(np.median(log["omega_d_rad_s"]))
     stem = os.path.splitext(os.path.basename(log_path))[0]
-    png = plots.log_summary(os.path.join(out_dir, stem + "_summary.png"), curves["t_s"], curves["desired_deg"],
-                            curves["actual_deg"], curves["iae_deg_s"], curves["energy"],
-                            "%s (omega_d %.2f rad/s)" % (os.path.basename(log_path), figures["omega_d_rad_s"]))
     json_path = os.path.join(out_dir, stem + "_summary.json")
     with open(json_path, "w") as handle:
         json.dump(figures, handle, indent=2, sort_keys=True)

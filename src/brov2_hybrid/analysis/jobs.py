@@ -1,0 +1,115 @@
+"""The experiments' worker jobs: one closed-loop (or open-loop) run each.
+
+A job is a frozen dataclass (it pickles to a worker process or a Dask worker); its
+``run_*_job`` function is module-level for the same reason and returns plain figures.
+Each worker process builds its :class:`ClosedLoop` once per loop setting
+(:func:`closed_loop_for`). :func:`step_sweep` runs a yaw step per omega_d through
+``ctx.runner``, as the step, latency, compare-models, firmware and integral experiments do.
+"""
+from dataclasses import dataclass, replace
+
+from brov2_hybrid.dive_csv import load_dive_csv
+from brov2_hybrid.analysis import metrics, sysid
+from brov2_hybrid.analysis.closed_loop import ClosedLoop, sine_dive, step_dive
+
+_LOOPS = {}
+
+
+def closed_loop_for(loop_settings):
+    """The :class:`ClosedLoop` of these settings, built once per process and shared."""
+    loop = _LOOPS.get(loop_settings)
+    if loop is None:
+        loop = _LOOPS[loop_settings] = ClosedLoop(loop_settings)
+    return loop
+
+
+@dataclass(frozen=True)
+class StepJob:
+    loop: object
+    omega_d_rad_s: float
+    kappa: object  # None: params/controller.yaml
+    step_rad: float
+    step_time_s: float
+    duration_s: float
+    band: float
+    controller_options: tuple = ()   # (name, value) pairs for HybridController.configure
+
+
+def run_step_job(job):
+    """Yaw step at one omega_d: settling time, overshoot, undershoot, rise time, the curve."""
+    loop = closed_loop_for(job.loop)
+    dive = step_dive(job.step_rad, job.step_time_s, job.duration_s, job.loop.desired_rate_hz)
+    res = loop.run(dive, job.duration_s, omega_d_rad_s=job.omega_d_rad_s, kappa=job.kappa,
+                   controller_options=dict(job.controller_options))
+    t, yaw = res.t_s, res.log["yaw_rad"]
+    return {
+        "omega_d": job.omega_d_rad_s, "kappa": job.kappa,
+        "settling_s": metrics.settling_time(t, yaw, job.step_rad, job.step_time_s, band=job.band),
+        "overshoot_pct": metrics.overshoot(t, yaw, job.step_rad, job.step_time_s),
+        "undershoot_pct": metrics.undershoot(t, yaw, job.step_rad, job.step_time_s),
+        "rise_s": metrics.rise_time(t, yaw, job.step_rad, job.step_time_s),
+        "t_s": t, "yaw_rad": yaw, "sim_s": res.duration_s, "wall_s": res.wall_s,
+    }
+
+
+@dataclass(frozen=True)
+class BodeJob:
+    loop: object
+    omega_d_rad_s: float
+    freq_hz: float
+    amplitude_rad: float
+    t_from_s: float
+    duration_s: float
+
+
+def run_bode_job(job):
+    """One +-amplitude yaw sine: gain (half peak-to-peak ratio) and phase (peak times)."""
+    loop = closed_loop_for(job.loop)
+    dive = sine_dive(job.amplitude_rad, job.freq_hz, job.duration_s, job.loop.desired_rate_hz)
+    res = loop.run(dive, job.duration_s, omega_d_rad_s=job.omega_d_rad_s)
+    gain, phase = metrics.gain_phase(res.t_s, res.log["yaw_d_rad"], res.log["yaw_rad"],
+                                     job.freq_hz, job.t_from_s)
+    return {"omega_d": job.omega_d_rad_s, "freq_hz": job.freq_hz, "gain": gain, "phase_rad": phase,
+            "sim_s": res.duration_s, "wall_s": res.wall_s}
+
+
+@dataclass(frozen=True)
+class DiveJob:
+    loop: object
+    omega_d_rad_s: float
+    dive_path: str
+    log_path: str
+
+
+def run_dive_job(job):
+    """The full dive at one omega_d; the log is written to ``log_path`` and returned."""
+    loop = closed_loop_for(job.loop)
+    dive = load_dive_csv(job.dive_path)
+    res = loop.run(dive, omega_d_rad_s=job.omega_d_rad_s, log_path=job.log_path)
+    return {"omega_d": job.omega_d_rad_s, "log": res.log, "log_path": res.log_path,
+            "sim_s": res.duration_s, "wall_s": res.wall_s}
+
+
+@dataclass(frozen=True)
+class SysidJob:
+    torque_nm: float
+    duration_s: float
+    sample_period_s: float
+    model: str
+    mixer: str
+
+
+def run_sysid_job(job):
+    """One open-loop constant-yaw-torque run in the vehicle model."""
+    from brov2_hybrid.sim.config import load_sim_options
+    options = replace(load_sim_options(), model=job.model)
+    return sysid.simulate_runs([job.torque_nm], job.duration_s, job.sample_period_s,
+                               sim_options=options, mixer_kind=job.mixer)[0]
+
+
+def step_sweep(ctx, loop, omegas, label, duration_s=None, kappa=None):
+    """Yaw steps (``ctx.settings.step``) at each omega_d in ``loop`` on ``ctx.runner``: run_step_job results."""
+    s = ctx.settings.step
+    jobs = [StepJob(loop, w, kappa, s.step_rad, s.step_time_s, duration_s or s.duration_s, s.settle_band)
+            for w in omegas]
+    return ctx.runner.map(run_step_job, jobs, label)
