@@ -23,6 +23,7 @@ from brov2_hybrid.msg import DesiredState
 
 TOPIC = "/bad_csv/desired_state"
 DONE = "/bad_csv/dive_done"
+START = "/bad_csv/start"
 CASES = {
     "bad_missing_column.csv": "bad_missing_column.csv:1: missing column 'yaw_deg'",
     "bad_not_a_number.csv": "bad_not_a_number.csv:3: column 'yaw_deg': expected a number, got 'abc'",
@@ -35,9 +36,11 @@ CASES = {
 }
 
 
-def run_reader(path, name, start_delay_s=0.0, source="dive_file"):
+def run_reader(path, name, start_topic="", source="dive_file"):
     cmd = ["rosrun", "brov2_hybrid", "csv_reader", "__name:=%s" % name, "_%s:=%s" % (source, path),
-           "_desired_topic:=%s" % TOPIC, "_dive_done_topic:=%s" % DONE, "_start_delay_s:=%s" % start_delay_s]
+           "_desired_topic:=%s" % TOPIC, "_dive_done_topic:=%s" % DONE, "_start_delay_s:=0.0"]
+    if start_topic:
+        cmd.append("_start_topic:=%s" % start_topic)
     return subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, start_new_session=True)
 
 
@@ -83,13 +86,24 @@ class BadCsv(unittest.TestCase):
         shutil.rmtree(tmp)
 
     def test_good_file_publishes(self):
-        # start 1 s after the node is up, so that this test's subscription is connected
-        proc = run_reader(rc.data_file("yaw_step.csv"), "good_reader", start_delay_s=1.0)
+        # The dive starts on START, sent only once this test's subscription is connected to
+        # the reader (a fixed start delay lost the first rows when the connection was slow).
+        start = rospy.Publisher(START, Bool, queue_size=1, latch=True)
+        proc = run_reader(rc.data_file("yaw_step.csv"), "good_reader", start_topic=START)
         try:
+            rc.wait_for(lambda: self.desired.sub.get_num_connections() > 0, 30.0,
+                        "this test's subscription to the reader's desired states")
+            start.publish(Bool(data=True))
             rc.wait_for(lambda: self.done.get() is not None and self.done.get().data, 30.0, "the good dive to end")
-            rospy.sleep(0.2)
             with open(rc.data_file("yaw_step.csv")) as f:
                 rows = sum(1 for _ in f) - 1
+            # dive_done and the desired states are separate connections: the last rows may
+            # arrive after dive_done, so wait for them; then a moment for any extra row
+            try:
+                rc.wait_for(lambda: self.desired.count >= rows, 10.0, "all %d desired states" % rows)
+            except AssertionError:
+                pass                 # the assertEqual below says how many arrived
+            rospy.sleep(0.5)
             self.assertEqual(self.desired.count, rows)
         finally:
             rc.stop_process(proc)

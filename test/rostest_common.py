@@ -87,7 +87,9 @@ class Latest(object):
         self._lock = threading.Lock()
         self.msg = None
         self.count = 0
-        rospy.Subscriber(topic, msg_type, self._on_msg, queue_size=100)
+        # kept so that a test can wait for its own connection (sub.get_num_connections())
+        # before it makes a publisher start: messages sent before it connects are lost
+        self.sub = rospy.Subscriber(topic, msg_type, self._on_msg, queue_size=100)
 
     def _on_msg(self, msg):
         with self._lock:

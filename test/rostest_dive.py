@@ -52,20 +52,23 @@ class Dive(unittest.TestCase):
             self.assertLess(iae, IAE_FRACTION * still, "%s IAE too large" % axis)
 
         # --- one row per control tick, over the ticks this test saw (it may subscribe
-        # a little after the logger, so rows before its first status cannot be mapped)
+        # a little after the logger, so rows before its first status cannot be mapped; and
+        # control runs on after the dive: the newest rows in the file may be of ticks whose
+        # status has not reached this test yet, so rows after its last status are not mapped)
         seen = {}
         for st in status.snapshot():
             if st.mode != "SHUTDOWN":
                 seen[round(st.header.stamp.to_sec(), 5)] = st.tick
-        first_seen = min(seen)
+        first_seen, last_seen = min(seen), max(seen)
         row_times = [round(float(log["time_s"][k]), 5) for k, m in enumerate(modes) if m != "SHUTDOWN"]
-        window = [tm for tm in row_times if tm >= first_seen]
+        window = [tm for tm in row_times if first_seen <= tm <= last_seen]
         unmapped = [tm for tm in window if tm not in seen]
         self.assertEqual(unmapped, [], "log rows with no matching control tick: %s" % unmapped[:5])
         ticks = np.array([seen[tm] for tm in window])
         expected = [k for tm, k in seen.items() if ticks[0] <= k <= ticks[-1]]
-        rospy.loginfo("dive: %d log rows for ticks %d..%d (%d rows before the test subscribed)",
-                      len(window), ticks[0], ticks[-1], len(row_times) - len(window))
+        rospy.loginfo("dive: %d log rows for ticks %d..%d (%d rows before the test subscribed, %d after "
+                      "its last status)", len(window), ticks[0], ticks[-1], sum(tm < first_seen for tm in row_times),
+                      sum(tm > last_seen for tm in row_times))
         np.testing.assert_array_equal(np.diff(ticks), 1, err_msg="log rows skip or repeat control ticks")
         self.assertEqual(len(window), len(expected))
         self.assertEqual(len(window), ticks[-1] - ticks[0] + 1)

@@ -6,6 +6,7 @@ and /mavros/global_position/rel_alt (std_msgs/Float64). Depth must follow VFR_HU
 it streams (rel_alt ignored), and fall back to rel_alt once VFR_HUD stops.
 """
 import threading
+import time
 import unittest
 
 import rospy
@@ -20,11 +21,13 @@ class MavrosDepth(unittest.TestCase):
     def setUp(self):
         self._lock = threading.Lock()
         self.depths = []
-        rospy.Subscriber("/brov2/depth_m", Float64, self._on_depth, queue_size=100)
+        self.sub = rospy.Subscriber("/brov2/depth_m", Float64, self._on_depth, queue_size=100)
         self.vfr = rospy.Publisher("/mavros/vfr_hud", VFR_HUD, queue_size=10)
         self.rel = rospy.Publisher("/mavros/global_position/rel_alt", Float64, queue_size=10)
-        rc.wait_for(lambda: self.vfr.get_num_connections() and self.rel.get_num_connections(), 20.0,
-                    "mavros_depth to subscribe")
+        # both directions: the node hears our topics, and we hear its depth (else the first
+        # depths it publishes are lost and a phase may count fewer than it needs)
+        rc.wait_for(lambda: self.vfr.get_num_connections() and self.rel.get_num_connections()
+                    and self.sub.get_num_connections(), 20.0, "mavros_depth and this test to connect")
 
     def _on_depth(self, msg):
         with self._lock:
@@ -40,7 +43,17 @@ class MavrosDepth(unittest.TestCase):
                 self.rel.publish(Float64(data=rel_alt))
             rate.sleep()
 
-    def _take(self):
+    def _take(self, quiet_s=0.5, timeout_s=10.0):
+        """The depths received since the last call, once none has arrived for ``quiet_s``
+        (those still in flight from the phase just played belong to it)."""
+        deadline = time.monotonic() + timeout_s
+        count, since = -1, time.monotonic()
+        while time.monotonic() - since < quiet_s:
+            self.assertLess(time.monotonic(), deadline, "/brov2/depth_m never fell quiet")
+            with self._lock:
+                if len(self.depths) != count:
+                    count, since = len(self.depths), time.monotonic()
+            time.sleep(0.02)
         with self._lock:
             depths, self.depths = self.depths, []
         return depths

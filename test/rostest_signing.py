@@ -10,7 +10,6 @@ import os
 import subprocess
 import sys
 import textwrap
-import time
 import unittest
 
 import rospkg
@@ -54,7 +53,11 @@ class Signing(unittest.TestCase):
         finally:
             if attacker.poll() is None:
                 attacker.kill()
-        time.sleep(1.5)   # the vehicle's disarm (had one got through) reaches /mavros/state within 1 s
+        # a disarm that got through shows in the vehicle's next HEARTBEAT (1 Hz) -> /mavros/state:
+        # the second state after the attack ended was sent a full period after it (a fixed 1.5 s
+        # sleep was not, when the machine is busy)
+        n_end = len(armed_samples)
+        rc.wait_for(lambda: len(armed_samples) >= n_end + 2, 10.0, "two /mavros/state messages after the attack")
         sub.unregister()
         self.assertGreater(len(armed_samples), 3)
         self.assertTrue(all(armed_samples), "the vehicle disarmed during the unsigned attack")
