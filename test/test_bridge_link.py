@@ -5,8 +5,15 @@ import threading
 import pytest
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
+from brov2_hybrid import bridge_core as bc
 from brov2_hybrid import bridge_link as bl
-from brov2_hybrid.ardusub import MODE_FLAG_CUSTOM_MODE_ENABLED, MODE_FLAG_SAFETY_ARMED, MODES
+from brov2_hybrid.ardusub import (
+    CHAN_NOCHANGE,
+    CHAN_RELEASE,
+    MODE_FLAG_CUSTOM_MODE_ENABLED,
+    MODE_FLAG_SAFETY_ARMED,
+    MODES,
+)
 from brov2_hybrid.errors import Brov2Error
 
 
@@ -135,3 +142,73 @@ def test_command_acks_wait_for_an_ack_after_the_request():
     finally:
         t.join()
     assert acks.wait(511, 0.0, 0.01) is None           # never acknowledged
+
+
+class _Wire(object):
+    """A fake link: records what is sent; ``up`` says whether sends go out."""
+
+    def __init__(self):
+        self.sent, self.up, self.stale_warnings, self.stopped, self.now = [], True, 0, False, 0.0
+
+    def send(self, channels):
+        if self.up:
+            self.sent.append(list(channels))
+        return self.up
+
+    def overrides(self, period_s=0.05, timeout_s=1.0):
+        return bl.OverrideLink(bc.OverrideForwarder(period_s, timeout_s), self.send, lambda: self.stopped,
+                               self._stale, clock=lambda: self.now)
+
+    def _stale(self):
+        self.stale_warnings += 1
+
+
+def _override(yaw_us):
+    return [1500, 1500, 1500, yaw_us, 1500, 1500] + [CHAN_NOCHANGE] * 12
+
+
+def test_override_link_sends_at_once_resends_while_fresh_and_releases_once_when_stale():
+    w = _Wire()
+    o = w.overrides()
+    o.on_override(_override(1600))
+    assert w.sent == [_override(1600)]
+    with pytest.raises(Brov2Error):
+        o.on_override([1500] * 3)                      # wrong length: nothing sent
+    assert len(w.sent) == 1
+    w.sent.clear()
+    for k in range(1, 11):                             # turns 0.1 s apart, period 0.05 s: a re-send each turn
+        o.forward(0.1 * k)
+    assert w.sent == [_override(1600)] * 10
+    w.sent.clear()
+    release = [CHAN_RELEASE] * 6 + [CHAN_NOCHANGE] * 12   # only the six channels we took
+    w.up = False                                       # link down when the input goes stale
+    o.forward(1.2)
+    assert w.sent == [] and w.stale_warnings == 1
+    w.up = True
+    o.forward(1.3)                                     # the release goes out when it can, warned once
+    o.forward(1.4)
+    assert w.sent == [release] and w.stale_warnings == 1
+
+
+def test_override_link_after_stop_sends_only_the_shutdown_release():
+    w = _Wire()
+    o = w.overrides()
+    o.on_override(_override(1450))
+    w.sent.clear()
+    w.stopped = True
+    o.on_override(_override(1700))
+    o.forward(0.5)
+    assert w.sent == []
+    sleeps = []
+    assert o.release_all(3, 0.02, linked=True, sleep=sleeps.append) == 3
+    assert w.sent == [[CHAN_RELEASE] * 6 + [CHAN_NOCHANGE] * 12] * 3 and sleeps == [0.02, 0.02]
+    assert o.release_all(3, 0.02, linked=True, sleep=sleeps.append) == 0   # nothing held any more
+
+
+def test_override_link_sends_no_release_without_a_link_or_without_channels():
+    w = _Wire()
+    o = w.overrides()
+    assert o.release_all(3, 0.0, linked=True) == 0     # took no channel
+    o.on_override(_override(1550))
+    w.sent.clear()
+    assert o.release_all(3, 0.0, linked=False) == 0 and w.sent == []

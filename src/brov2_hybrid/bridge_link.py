@@ -207,3 +207,63 @@ class CommandAcks(object):
                 if remaining <= 0:
                     return None
                 self._cond.wait(remaining)
+
+
+class OverrideLink(object):
+    """The RC override path to the vehicle, shared by the ROS thread (new overrides) and
+    the MAVLink thread (re-sends, the release when the input stops).
+
+    One lock is held around the :class:`~brov2_hybrid.bridge_core.OverrideForwarder` and
+    the send that follows. ``send(channels)`` sends one RC_CHANNELS_OVERRIDE and returns
+    whether it went out; ``stopped()`` is True once the node shuts down, after which only
+    :meth:`release_all`'s release is sent; ``on_stale()`` is called once each time the
+    input went stale and our channels are about to be released (to warn).
+    """
+
+    def __init__(self, forwarder, send, stopped, on_stale, clock=time.monotonic):
+        self.forwarder = forwarder
+        self._send = send
+        self._stopped = stopped
+        self._on_stale = on_stale
+        self._clock = clock
+        self._lock = threading.Lock()
+
+    def on_override(self, channels):
+        """A new override from the autopilot, received now (``clock()``): keep it and
+        send it at once. Bad channels raise Brov2Error (nothing is sent)."""
+        with self._lock:
+            if self._stopped():
+                return
+            mono = self._clock()
+            self.forwarder.on_override(mono, channels)
+            if self._send(self.forwarder.channels):
+                self.forwarder.mark_sent(mono)
+
+    def forward(self, mono):
+        """Re-send the override while fresh; release our channels once when it went stale."""
+        with self._lock:
+            if self._stopped():
+                return
+            release, first = self.forwarder.stale_release(mono)
+            if release is not None:
+                if first:
+                    self._on_stale()
+                if self._send(release):
+                    self.forwarder.mark_released()
+            channels = self.forwarder.due(mono)
+            if channels is not None and self._send(channels):
+                self.forwarder.mark_sent(mono)
+
+    def release_all(self, repeats, interval_s, linked, sleep=time.sleep):
+        """At shutdown: send the release of every channel we took ``repeats`` times,
+        ``interval_s`` apart, when ``linked`` (a link is open). Returns the number sent."""
+        with self._lock:
+            release = self.forwarder.release()
+            if release is None or not linked:
+                return 0
+            for k in range(repeats):
+                if k:
+                    sleep(interval_s)
+                self._send(release)
+            self.forwarder.mark_released()
+            return repeats
