@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from brov2_hybrid import paths
-from brov2_hybrid.analysis import cli, report
+from brov2_hybrid.analysis import cli, report_checks as report
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.errors import ParameterError
 

@@ -7,5 +7,7 @@ Experiments: :mod:`context` (where they run, CSV writing), :mod:`jobs` (the work
 :mod:`step_experiments` (step, latency, compare-models), :mod:`bode_experiment`,
 :mod:`dive_experiment`, :mod:`model_experiments` (sysid, gains, trim),
 :mod:`firmware_experiment`, :mod:`integral`, :mod:`robustness`; :mod:`log_summary` (IAE /
-energy of any log; :mod:`run_summary` for ``make run``). REPORT.md: :mod:`report`.
+energy of any log; :mod:`run_summary` for ``make run``). REPORT.md: :mod:`report` (its checks
+in :mod:`report_checks`, sections in :mod:`report_sections`, number formats in
+:mod:`report_format`); terminal lines: :mod:`console_summary`.
 """

@@ -24,11 +24,13 @@ from brov2_hybrid.sim.config import MODELS
 from brov2_hybrid.vehicle import add_vehicle_argument
 from brov2_hybrid.analysis import report
 from brov2_hybrid.analysis.bode_experiment import bode_experiment
+from brov2_hybrid.analysis.console_summary import console_lines
 from brov2_hybrid.analysis.context import AXES, LINEAR, Context
 from brov2_hybrid.analysis.dive_experiment import dive_experiment
 from brov2_hybrid.analysis.firmware_experiment import firmware_experiment
 from brov2_hybrid.analysis.log_summary import summarize_log
 from brov2_hybrid.analysis.model_experiments import gains_experiment, sysid_experiment, trim_experiment
+from brov2_hybrid.analysis.report_format import jsonable
 from brov2_hybrid.analysis.runner import Runner
 from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
 from brov2_hybrid.analysis.step_experiments import compare_models_experiment, latency_experiment, step_experiment
@@ -197,8 +199,8 @@ def _run(args):
         runner.close()
     _print_summary(args.command, summary, args.out)
     with open(os.path.join(args.out, "%s_summary.json" % args.command.replace("-", "_")), "w") as handle:
-        json.dump(report.jsonable(summary), handle, indent=1)
-    print(report.console_lines(args.command, summary))
+        json.dump(jsonable(summary), handle, indent=1)
+    print(console_lines(args.command, summary))
     print("%s: %.1f s wall on %s" % (args.command, time.perf_counter() - start, runner.describe()))
     return 0
 
