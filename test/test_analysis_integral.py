@@ -2,13 +2,17 @@
 import csv
 import math
 import os
+import re
 
 import numpy as np
 import pytest
 
+from brov2_hybrid import paths
 from brov2_hybrid.analysis import cli, lti
 from brov2_hybrid.analysis.integral import lti_row, pid_denominator, plateau_dive
-from brov2_hybrid.analysis.robustness import draw_samples, load_robustness_settings, perturbed_setup
+from brov2_hybrid.analysis.robustness import draw_samples, perturbed_setup
+from brov2_hybrid.analysis.settings import load_analysis_settings
+from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.vehicle import load_vehicle
 
 
@@ -40,7 +44,7 @@ def test_plateau_dive_holds_full_linear_commands_at_the_attitudes():
 
 
 def test_samples_are_seeded_and_perturb_the_plant_within_bounds():
-    s = load_robustness_settings()
+    s = load_analysis_settings().robustness
     a, b = draw_samples(s, 5), draw_samples(s, 5)
     assert a == b
     setup = load_vehicle()
@@ -52,6 +56,22 @@ def test_samples_are_seeded_and_perturb_the_plant_within_bounds():
         assert abs(h / h0 - 1) <= s.cb_height_fraction + 1e-12
         assert 0 <= smp.latency_s <= s.latency_max_s
         assert math.hypot(*smp.current_ned_m_s[:2]) <= s.current_max_m_s
+
+
+@pytest.mark.parametrize("old, new, key", [
+    ("  samples: 20 ", "  samples: 0 ", "robustness.samples"),
+    ("  mass_fraction: 0.2 ", "  mass_fraction: -0.2 ", "robustness.mass_fraction"),
+    ("  measure_fraction: 0.3", "  measure_fraction: 1.3", "integral.measure_fraction"),
+    ("  plateau_s: 15.0", "  plateau_s: .nan", "integral.plateau_s")])
+def test_integral_and_robustness_sections_are_checked_like_the_others(tmp_path, old, new, key):
+    """The integral and robustness sections load with the rest of analysis.yaml (``--params``
+    reaches them too); a bad value is a ParameterError naming file:section.key."""
+    src = open(paths.params_path("analysis.yaml")).read()
+    assert src.count(old) == 1
+    bad = tmp_path / "analysis.yaml"
+    bad.write_text(src.replace(old, new))
+    with pytest.raises(ParameterError, match="%s:%s" % (re.escape(str(bad)), re.escape(key))):
+        load_analysis_settings(str(bad))
 
 
 def _rows(path):

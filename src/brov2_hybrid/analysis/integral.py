@@ -20,48 +20,10 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal as sps
 
-from brov2_hybrid import paths
 from brov2_hybrid.dive_csv import Dive
-from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.params import load_yaml
 from brov2_hybrid.kinematics import wrap_angle
 from brov2_hybrid.analysis import lti
 from brov2_hybrid.analysis.context import AXES, LINEAR
-
-
-@dataclass(frozen=True)
-class IntegralSettings:
-    """Section ``integral`` of params/analysis.yaml."""
-
-    omega_d_rad_s: tuple          # plateau dive runs
-    step_omega_d_rad_s: tuple     # yaw steps with PD+I
-    ratio: float                  # epsilon of the runs (None in yaml: params/controller.yaml)
-    attitude_rad: float           # +- roll / pitch of the plateaus
-    plateau_s: float
-    measure_fraction: float       # last fraction of each plateau measured as steady
-    desired_rate_hz: float
-    lti_duration_s: float
-
-
-def load_integral_settings(path=None):
-    path = path or paths.params_path("analysis.yaml")
-    data = load_yaml(path)
-    sec = data.get("integral") if isinstance(data, dict) else None
-    if not isinstance(sec, dict):
-        raise Brov2Error("%s: missing section 'integral'" % path)
-    try:
-        return IntegralSettings(
-            omega_d_rad_s=tuple(float(w) for w in sec["omega_d_rad_s"]),
-            step_omega_d_rad_s=tuple(float(w) for w in sec["step_omega_d_rad_s"]),
-            ratio=float(sec["ratio"]),
-            attitude_rad=math.radians(float(sec["attitude_deg"])),
-            plateau_s=float(sec["plateau_s"]),
-            measure_fraction=float(sec["measure_fraction"]),
-            desired_rate_hz=float(sec["desired_rate_hz"]),
-            lti_duration_s=float(sec["lti_duration_s"]))
-    except (KeyError, TypeError, ValueError) as exc:
-        raise Brov2Error("%s:integral: expected keys omega_d_rad_s, step_omega_d_rad_s, ratio, attitude_deg, "
-                         "plateau_s, measure_fraction, desired_rate_hz, lti_duration_s (%s)" % (path, exc))
 
 
 def plateau_dive(attitude_rad, plateau_s, rate_hz):
@@ -152,9 +114,11 @@ def run_plateau_job(job):
 
 
 def integral_experiment(ctx, omegas=None, settings=None):
-    """PD vs PD+I: LTI table, plateau-dive steady errors and yaw steps; CSVs + a plot."""
+    """PD vs PD+I: LTI table, plateau-dive steady errors and yaw steps; CSVs + a plot.
+
+    ``settings``: an :class:`~brov2_hybrid.analysis.settings.IntegralSettings` (default: ``ctx.settings.integral``)."""
     from brov2_hybrid.analysis.context import write_csv
-    s = settings or load_integral_settings()
+    s = settings or ctx.settings.integral
     omegas = tuple(omegas or s.omega_d_rad_s)
     step_ws = tuple(omegas if omegas != s.omega_d_rad_s else s.step_omega_d_rad_s)
     lti_rows = []

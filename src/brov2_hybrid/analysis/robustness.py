@@ -1,7 +1,8 @@
 """Robustness sweep (issue 10 section 3): Monte Carlo over model mismatch, current, latency, noise.
 
 Each sample draws, from one seeded ``numpy.random.Generator`` (``robustness.seed`` in
-params/analysis.yaml), a plant that differs from the one the controller is tuned for:
+params/analysis.yaml, read into :class:`~brov2_hybrid.analysis.settings.RobustnessSettings`),
+a plant that differs from the one the controller is tuned for:
 
 * rigid-body mass, inertia (per axis), added mass and linear / quadratic drag (per DOF)
   scaled by U(1 - f, 1 + f) (f = ``mass_fraction`` etc.);
@@ -20,67 +21,14 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from brov2_hybrid import paths
-from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.kinematics import wrap_angle
-from brov2_hybrid.params import load_yaml
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.closed_loop import ClosedLoop, step_dive
 from brov2_hybrid.analysis.context import AXES
 from brov2_hybrid.analysis.integral import plateau_dive
-from brov2_hybrid.analysis.settings import LatencyCase
+from brov2_hybrid.analysis.settings import LatencyCase, RobustnessSettings
 
 LAWS = ("PD", "PD+I")
-_KEYS = ("seed", "samples", "omega_d_rad_s", "ratio", "mass_fraction", "inertia_fraction", "added_mass_fraction",
-         "drag_fraction", "net_buoyancy_n", "cb_height_fraction", "current_max_m_s", "latency_max_s",
-         "attitude_noise_std_rad", "rate_noise_std_rad_s", "step_deg", "step_time_s", "step_duration_s",
-         "plateau_s", "attitude_deg")
-
-
-@dataclass(frozen=True)
-class RobustnessSettings:
-    seed: int
-    samples: int
-    omega_d_rad_s: tuple
-    ratio: float
-    mass_fraction: float
-    inertia_fraction: float
-    added_mass_fraction: float
-    drag_fraction: float
-    net_buoyancy_n: float
-    cb_height_fraction: float
-    current_max_m_s: float
-    latency_max_s: float
-    attitude_noise_std_rad: float
-    rate_noise_std_rad_s: float
-    step_deg: float
-    step_time_s: float
-    step_duration_s: float
-    plateau_s: float
-    attitude_deg: float
-
-
-def load_robustness_settings(path=None):
-    """Section ``robustness`` of params/analysis.yaml."""
-    path = path or paths.params_path("analysis.yaml")
-    data = load_yaml(path)
-    sec = data.get("robustness") if isinstance(data, dict) else None
-    if not isinstance(sec, dict):
-        raise Brov2Error("%s: missing section 'robustness'" % path)
-    missing = [k for k in _KEYS if k not in sec]
-    if missing:
-        raise Brov2Error("%s:robustness: missing keys %s" % (path, ", ".join(missing)))
-    try:
-        values = {k: sec[k] for k in _KEYS}
-        values["seed"], values["samples"] = int(values["seed"]), int(values["samples"])
-        values["omega_d_rad_s"] = tuple(float(w) for w in values["omega_d_rad_s"])
-        for k in _KEYS[3:]:
-            values[k] = float(values[k])
-    except (TypeError, ValueError) as exc:
-        raise Brov2Error("%s:robustness: expected numbers (%s)" % (path, exc))
-    if values["samples"] < 1:
-        raise Brov2Error("%s:robustness.samples: expected an integer >= 1, got %r" % (path, values["samples"]))
-    return RobustnessSettings(**values)
 
 
 @dataclass(frozen=True)
@@ -187,7 +135,7 @@ def _stats(values):
 def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
     """The Monte Carlo sweep on ``ctx.runner``: per-run CSV, summary CSV, box plot."""
     from brov2_hybrid.analysis.context import write_csv
-    s = settings or load_robustness_settings()
+    s = settings or ctx.settings.robustness
     if samples is not None:
         s = replace(s, samples=int(samples))
     omegas = tuple(omegas or s.omega_d_rad_s)

@@ -141,6 +141,8 @@ class AnalysisSettings:
     trim_rate_max_rad_s: tuple
     paper: PaperFigures = None
     firmware: object = None        # FirmwareSettings
+    integral: object = None        # IntegralSettings
+    robustness: object = None      # RobustnessSettings
     source: str = ""
 
 
@@ -154,6 +156,46 @@ class FirmwareSettings:
     small_u: float                 # smallest |u| that must be delivered within small_u_tolerance
     small_u_tolerance: float
     omega_d_rad_s: tuple           # closed-loop step sweep and dive
+
+
+@dataclass(frozen=True)
+class IntegralSettings:
+    """PD vs PD+I (brov2-analyze integral, :mod:`brov2_hybrid.analysis.integral`)."""
+
+    omega_d_rad_s: tuple          # plateau dive runs
+    step_omega_d_rad_s: tuple     # yaw steps with PD+I
+    ratio: float                  # integral ratio epsilon of the PD+I runs
+    attitude_rad: float           # +- roll / pitch of the plateaus
+    plateau_s: float
+    measure_fraction: float       # last fraction of each plateau measured as steady
+    desired_rate_hz: float
+    lti_duration_s: float
+
+
+@dataclass(frozen=True)
+class RobustnessSettings:
+    """Monte Carlo PD vs PD+I (brov2-analyze robustness, :mod:`brov2_hybrid.analysis.robustness`):
+    ranges of the drawn plant mismatch and the runs each sample flies."""
+
+    seed: int
+    samples: int                  # per omega_d and law
+    omega_d_rad_s: tuple
+    ratio: float                  # integral ratio of the PD+I runs
+    mass_fraction: float          # rigid-body mass x U(1 - f, 1 + f)
+    inertia_fraction: float
+    added_mass_fraction: float
+    drag_fraction: float          # linear and quadratic drag, per DOF
+    net_buoyancy_n: float         # B - W shifted by U(-b, b) N
+    cb_height_fraction: float     # CB height above the CG x U(1 - h, 1 + h)
+    current_max_m_s: float
+    latency_max_s: float
+    attitude_noise_std_rad: float
+    rate_noise_std_rad_s: float
+    step_deg: float
+    step_time_s: float
+    step_duration_s: float
+    plateau_s: float
+    attitude_deg: float
 
 
 def grid(start, stop, step):
@@ -199,6 +241,34 @@ def _latency_case(entry, path, index):
                        telemetry_delay_s=_nonnegative(s, "telemetry_delay_s"),
                        command_delay_s=_nonnegative(s, "command_delay_s"),
                        desired_rate_hz=s.positive("desired_rate_hz") if "desired_rate_hz" in entry else None)
+
+
+def _fraction(s, key):
+    value = s.positive(key)
+    if value > 1.0:
+        raise ParameterError("%s: expected a fraction in (0, 1], got %r" % (s.key(key), value))
+    return value
+
+
+def _integral_settings(data, path):
+    it = Section(data, path, "integral")
+    return IntegralSettings(
+        omega_d_rad_s=_positive_list(it, "omega_d_rad_s"), step_omega_d_rad_s=_positive_list(it, "step_omega_d_rad_s"),
+        ratio=_nonnegative(it, "ratio"), attitude_rad=math.radians(it.finite("attitude_deg")),
+        plateau_s=it.positive("plateau_s"), measure_fraction=_fraction(it, "measure_fraction"),
+        desired_rate_hz=it.positive("desired_rate_hz"), lti_duration_s=it.positive("lti_duration_s"))
+
+
+def _robustness_settings(data, path):
+    rb = Section(data, path, "robustness")
+    spreads = ("mass_fraction", "inertia_fraction", "added_mass_fraction", "drag_fraction", "net_buoyancy_n",
+               "cb_height_fraction", "current_max_m_s", "latency_max_s", "attitude_noise_std_rad",
+               "rate_noise_std_rad_s", "step_time_s")
+    return RobustnessSettings(
+        seed=rb.integer("seed", 0), samples=rb.integer("samples", 1), omega_d_rad_s=_positive_list(rb, "omega_d_rad_s"),
+        ratio=_nonnegative(rb, "ratio"), step_deg=rb.finite("step_deg"), step_duration_s=rb.positive("step_duration_s"),
+        plateau_s=rb.positive("plateau_s"), attitude_deg=rb.finite("attitude_deg"),
+        **{k: _nonnegative(rb, k) for k in spreads})
 
 
 def load_analysis_settings(path=None):
@@ -278,4 +348,5 @@ def load_analysis_settings(path=None):
         compare=compare, sysid=sysid, gains_omega_d_rad_s=_positive_list(gn, "omega_d_rad_s"),
         trim_rate_max_rad_s=grid(tr.positive("rate_max_min_rad_s"), tr.positive("rate_max_max_rad_s"),
                                  tr.positive("rate_max_step_rad_s")),
-        paper=paper, firmware=firmware, source=path)
+        paper=paper, firmware=firmware, integral=_integral_settings(data, path),
+        robustness=_robustness_settings(data, path), source=path)
