@@ -1,12 +1,17 @@
 """The MAVLink bridge's link logic (brov2_hybrid.bridge_link): link state machine, signing
-handshake, /clock relay, COMMAND_ACK waits and the small vehicle-message decisions."""
+handshake, /clock relay, COMMAND_ACK waits, override path and the small vehicle-message
+decisions; and its settings (brov2_hybrid.bridge_settings)."""
+import os
 import threading
 
 import pytest
+import yaml
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
 from brov2_hybrid import bridge_core as bc
 from brov2_hybrid import bridge_link as bl
+from brov2_hybrid import bridge_settings as bset
+from brov2_hybrid import paths
 from brov2_hybrid.ardusub import (
     CHAN_NOCHANGE,
     CHAN_RELEASE,
@@ -14,7 +19,9 @@ from brov2_hybrid.ardusub import (
     MODE_FLAG_SAFETY_ARMED,
     MODES,
 )
+from brov2_hybrid.bridge_settings import BridgeSettings
 from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.node_params import ParamReader, load_node_params
 
 
 def test_only_the_target_components_non_gcs_heartbeat_is_the_vehicles():
@@ -212,3 +219,32 @@ def test_override_link_sends_no_release_without_a_link_or_without_channels():
     o.on_override(_override(1550))
     w.sent.clear()
     assert o.release_all(3, 0.0, linked=False) == 0 and w.sent == []
+
+
+def _settings(**overrides):
+    return BridgeSettings(ParamReader(load_node_params("mavlink_bridge", overrides), "mavlink_bridge"))
+
+
+def test_bridge_settings_read_the_params_file_and_derive_periods():
+    with open(os.path.join(paths.package_root(), "params", "autopilot.yaml")) as handle:
+        raw = yaml.safe_load(handle)["mavlink_bridge"]
+    s = _settings()
+    assert s.url == raw["fcu_url"] and s.system_id == raw["system_id"]
+    assert s.heartbeat_period_s == pytest.approx(1.0 / raw["heartbeat_rate_hz"])
+    assert s.override_period_s == pytest.approx(1.0 / raw["override_rate_hz"])
+    assert s.signing_key is None and s.key_file == ""
+    assert s.streams[0] == (bset.ATTITUDE_MESSAGES[raw["attitude_source"]], raw["attitude_rate_hz"])
+    assert _settings(attitude_source="euler").attitude_msg == "ATTITUDE"
+
+
+def test_bridge_settings_refuse_a_slow_override_and_signing_setup_without_a_key():
+    assert _settings(override_rate_hz=10.0).override_period_s == pytest.approx(0.1)
+    with pytest.raises(Brov2Error, match="override_rate_hz: expected >= 10 Hz, got 9.5"):
+        _settings(override_rate_hz=9.5)
+    with pytest.raises(Brov2Error, match="signing_setup: true needs ~signing_key_file"):
+        _settings(signing_setup=True)
+    with pytest.raises(Brov2Error, match="attitude_source"):
+        _settings(attitude_source="gyro")
+    keyed = _settings(signing_setup=True,
+                      signing_key_file=os.path.join(paths.package_root(), "test", "data", "signing_test.key"))
+    assert len(keyed.signing_key) == 32 and keyed.signing_setup
