@@ -9,6 +9,7 @@ Each worker process builds its :class:`ClosedLoop` once per loop setting
 from dataclasses import dataclass, replace
 
 from brov2_hybrid.dive_csv import load_dive_csv
+from brov2_hybrid.params import DEFAULT_VEHICLE
 from brov2_hybrid.analysis import metrics, sysid
 from brov2_hybrid.analysis.closed_loop import ClosedLoop, sine_dive, step_dive
 
@@ -97,13 +98,15 @@ class SysidJob:
     sample_period_s: float
     model: str
     mixer: str
+    vehicle: str = DEFAULT_VEHICLE   # vehicle file name or path (LoopSettings.vehicle)
 
 
 def run_sysid_job(job):
     """One open-loop constant-yaw-torque run in the vehicle model."""
     from brov2_hybrid.sim.config import load_sim_options
+    from brov2_hybrid.vehicle import load_vehicle
     options = replace(load_sim_options(), model=job.model)
-    return sysid.simulate_runs([job.torque_nm], job.duration_s, job.sample_period_s,
+    return sysid.simulate_runs([job.torque_nm], job.duration_s, job.sample_period_s, setup=load_vehicle(job.vehicle),
                                sim_options=options, mixer_kind=job.mixer)[0]
 
 

@@ -19,7 +19,8 @@ def sysid_experiment(ctx, runs=None, model="updated"):
     sy = ctx.settings.sysid
     simulated = runs is None
     if simulated:
-        jobs = [SysidJob(n, sy.duration_s, 1.0 / sy.sample_rate_hz, model, ctx.loop.mixer) for n in sy.torques_nm]
+        jobs = [SysidJob(n, sy.duration_s, 1.0 / sy.sample_rate_hz, model, ctx.loop.mixer, ctx.loop.vehicle)
+                for n in sy.torques_nm]
         runs = ctx.runner.map(run_sysid_job, jobs, "sysid")
     drag = sysid.fit_drag(runs, sy.steady_window_s)
     vehicle = ctx.setup.body
