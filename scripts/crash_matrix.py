@@ -38,7 +38,7 @@ os.environ.setdefault("MAVLINK20", "1")   # before pymavlink is imported: the si
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 sys.path.insert(0, os.path.join(REPO, "src"))
 
-from brov2_hybrid.ardusub import PWM_NEUTRAL_US  # noqa: E402
+from brov2_hybrid.ardusub import PWM_NEUTRAL_US, SERVO_OUTPUTS  # noqa: E402
 from brov2_hybrid.errors import Brov2Error  # noqa: E402
 from brov2_hybrid.logfile import read_log  # noqa: E402
 
@@ -105,7 +105,7 @@ class VehicleWatch(object):
             if msg.get_type() == "HEARTBEAT" and msg.get_srcSystem() == 1:
                 self.armed = bool(msg.base_mode & 128)
             elif msg.get_type() == "SERVO_OUTPUT_RAW":
-                self.samples.append((time.monotonic(), [getattr(msg, "servo%d_raw" % i) for i in range(1, 9)]))
+                self.samples.append((time.monotonic(), [getattr(msg, "servo%d_raw" % i) for i in range(1, SERVO_OUTPUTS + 1)]))
 
     def moving(self):
         return bool(self.samples) and any(c != NEUTRAL_US for c in self.samples[-1][1])

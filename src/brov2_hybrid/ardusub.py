@@ -53,6 +53,10 @@ N_OVERRIDE_CHANNELS = 18
 #: Channels 1..N on which CHAN_RELEASE releases the override (above: "unchanged").
 N_RELEASABLE_CHANNELS = 8
 
+#: Motor outputs in SERVO_OUTPUT_RAW / mavros RCOut (servo1_raw..servo8_raw; common.xml): a
+#: MAVLink fact, whatever the vehicle's thruster count; outputs past the last thruster read 0.
+SERVO_OUTPUTS = 8
+
 #: Stock RC input trim and motor output neutral [us].
 PWM_NEUTRAL_US = 1500.0
 #: Stock RC input half range (max - trim = trim - min) and motor output scale [us].

@@ -48,9 +48,6 @@ from brov2_hybrid.mixers import KINDS, QUANTITATIVE, STOCK, motor_pwm_from_rc
 
 #: Firmware names a vehicle can run (the mixer kinds of :mod:`brov2_hybrid.mixers`).
 FIRMWARES = KINDS
-#: Motor outputs in SERVO_OUTPUT_RAW / mavros RCOut (servo1_raw..servo8_raw): a MAVLink
-#: fact, whatever the vehicle's thruster count; outputs past the last thruster read 0.
-SERVO_OUTPUTS = 8
 #: Weight of |u'|^2 against the squared normalized wrench error when choosing among the
 #: 1 us candidates: only decides between candidates that deliver the same wrench.
 TIE_BREAK = 1e-12

@@ -16,6 +16,7 @@ import os
 
 import numpy as np
 
+from brov2_hybrid.ardusub import SERVO_OUTPUTS
 from brov2_hybrid.errors import Brov2Error, InputDataError, open_csv
 
 ANGULAR_AXES = ("roll", "pitch", "yaw")
@@ -31,7 +32,7 @@ U_COLUMNS = tuple("u_%s" % d for d in DOFS)
 RC_COLUMNS = tuple("rc%d_us" % i for i in range(1, 7))
 #: The vehicle's motor outputs 1-8 as SERVO_OUTPUT_RAW / RCOut report them (a MAVLink
 #: message of 8 outputs, whatever the vehicle's thruster count; unused outputs read 0).
-PWM_COLUMNS = tuple("pwm%d_us" % i for i in range(1, 9))
+PWM_COLUMNS = tuple("pwm%d_us" % i for i in range(1, SERVO_OUTPUTS + 1))
 
 LOG_COLUMNS = (
     ["time_s"] + list(DESIRED_COLUMNS) + list(ATTITUDE_COLUMNS) + list(RATE_COLUMNS)

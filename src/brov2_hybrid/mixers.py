@@ -18,11 +18,9 @@ Input order of u: (surge, sway, heave, roll, pitch, yaw), heave positive down (F
 import numpy as np
 
 from brov2_hybrid.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
+from brov2_hybrid.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error, as_matrix, as_vector
 
-# ArduSub's fixed motor-output convention (Algorithm 1 line 19, Algorithm 2 line 17).
-NEUTRAL_US = 1500.0
-HALF_RANGE_US = 400.0
 
 #: Mixer kinds, in the order of the simulated firmware's MOT_MIXER values (0, 1):
 #: Algorithm 2 (the paper's modified firmware) and Algorithm 1 (stock ArduSub).
@@ -59,7 +57,8 @@ def stock_normalized(u, T_hat):
 
 def mix_stock(u, T_hat):
     """Algorithm 1: n PWMs [us] from u (6,) with the heuristic matrix T-hat (6 x n)."""
-    return NEUTRAL_US + HALF_RANGE_US * stock_normalized(u, T_hat)
+    # ArduSub's fixed motor-output convention (Algorithm 1 line 19)
+    return PWM_NEUTRAL_US + PWM_HALF_RANGE_US * stock_normalized(u, T_hat)
 
 
 def thruster_forces(u, T_pinv, tau_max):

@@ -19,6 +19,7 @@ import math
 
 import numpy as np
 
+from brov2_hybrid.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error, InputDataError, as_positive, open_csv
 
 KGF_TO_N = 9.80665  # standard gravity, the definition of the kilogram-force
@@ -81,7 +82,7 @@ class ThrustTable(object):
         PWM* = (PWM - neutral_us) / half_range_us.
     """
 
-    def __init__(self, pwm_us, force_n, neutral_us=1500.0, half_range_us=400.0):
+    def __init__(self, pwm_us, force_n, neutral_us=PWM_NEUTRAL_US, half_range_us=PWM_HALF_RANGE_US):
         pwm = np.array(pwm_us, dtype=float)
         force = np.array(force_n, dtype=float)
         if pwm.ndim != 1 or pwm.shape != force.shape or pwm.size < 3:
@@ -119,7 +120,7 @@ class ThrustTable(object):
 
     @classmethod
     def from_csv(cls, path, pwm_min_us=1100, pwm_max_us=1900, pwm_step_us=10,
-                 neutral_us=1500, half_range_us=400):
+                 neutral_us=PWM_NEUTRAL_US, half_range_us=PWM_HALF_RANGE_US):
         """Load a T200 CSV and resample it on the paper's grid (default 81 points)."""
         pwm_raw, force_kgf = read_t200_csv(path)
         grid = np.arange(pwm_min_us, pwm_max_us + 0.5 * pwm_step_us, pwm_step_us, dtype=float)

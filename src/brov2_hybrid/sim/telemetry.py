@@ -17,7 +17,7 @@ import math
 import numpy as np
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid.firmware_output import SERVO_OUTPUTS
+from brov2_hybrid.ardusub import SERVO_OUTPUTS
 from brov2_hybrid import ardusub
 from brov2_hybrid.ardusub import MANUAL
 from brov2_hybrid.kinematics import J1, quaternion_from_euler, wrap_angle
