@@ -367,18 +367,8 @@ def _cases():
     return cases
 
 
-def _known(name, args, kinds, reason):
-    return {(name, arg, kind): reason for arg in args for kind in kinds}
-
-
-#: Checks that fail today, with who is fixing them (strict: remove the entry when fixed).
+#: Checks that fail today, with why (strict: remove the entry when fixed). None left.
 KNOWN_FAILURES = {}
-for _method, _arg in (("pwm_from_force", "force_n"), ("normalized_from_force", "force_n"),
-                      ("pwm_from_normalized", "m_star")):
-    KNOWN_FAILURES.update(_known("thrust_table.ThrustTable." + _method, [_arg], ["nan"],
-                                 "issue 9: H1's thrust_table (NaN passes through np.interp)"))
-KNOWN_FAILURES.update(_known("mixers.motor_pwm_from_rc", ["pwm_min_us", "pwm_max_us"], ["nan", "shape"],
-                             "issue 9: H1's mixers (PWM limits not validated)"))
 
 CASES = _cases()
 

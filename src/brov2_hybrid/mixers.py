@@ -19,7 +19,7 @@ import numpy as np
 
 from brov2_hybrid.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
 from brov2_hybrid.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
-from brov2_hybrid.errors import Brov2Error, as_matrix, as_vector
+from brov2_hybrid.errors import Brov2Error, as_finite, as_matrix, as_vector
 
 
 #: Mixer kinds, in the order of the simulated firmware's MOT_MIXER values (0, 1):
@@ -118,5 +118,6 @@ def motor_pwm_from_rc(channel_pwm, rc_map, mixer, pwm_min_us, pwm_max_us):
     -------
     list of int, one per thruster
     """
+    pwm_min_us, pwm_max_us = as_finite(pwm_min_us, "pwm_min_us"), as_finite(pwm_max_us, "pwm_max_us")
     pwm = np.rint(mixer.pwm(rc_map.u_from_pwm(channel_pwm)))
     return [int(p) for p in np.minimum(np.maximum(pwm, pwm_min_us), pwm_max_us)]

@@ -148,9 +148,7 @@ class ThrustTable(object):
         Raises Brov2Error for a NaN PWM (it has no thrust).
         """
         force = np.interp(pwm_us, self.pwm_us, self.force_n)
-        # NaN in, NaN out of np.interp; f . f is the cheapest NaN test on the per-tick vectors.
-        if math.isnan(force.dot(force) if force.ndim == 1 else np.sum(force * force)):
-            raise Brov2Error("pwm_us: expected numbers, got NaN in %s" % (np.asarray(pwm_us).tolist(),))
+        _refuse_nan(force, "pwm_us", pwm_us)
         return force
 
     def normalized_from_force(self, force_n):
@@ -160,6 +158,7 @@ class ThrustTable(object):
         table give +-1.
         """
         f = np.asarray(force_n, dtype=float)
+        _refuse_nan(f, "force_n", force_n)
         star = np.interp(f, self._inv_force, self._inv_star, left=-1.0, right=1.0)
         zero = np.abs(f) <= ZERO_FORCE_TOLERANCE_N
         if star.ndim == 0:
@@ -174,4 +173,17 @@ class ThrustTable(object):
     def pwm_from_normalized(self, m_star):
         """m* in [-1, 1] -> PWM [us] (Algorithm 2 line 17)."""
         # np.minimum/np.maximum: same result as np.clip at a fraction of its overhead.
-        return self.neutral_us + self.half_range_us * np.minimum(np.maximum(m_star, -1.0), 1.0)
+        pwm = self.neutral_us + self.half_range_us * np.minimum(np.maximum(m_star, -1.0), 1.0)
+        _refuse_nan(pwm, "m_star", m_star)
+        return pwm
+
+
+def _refuse_nan(values, name, given):
+    """Brov2Error when ``values`` (what ``given`` became) holds a NaN.
+
+    NaN passes through np.interp and np.minimum/maximum; on the per-tick vectors the
+    cheapest test is one dot product (NaN in any element makes it NaN).
+    """
+    values = np.asarray(values)
+    if math.isnan(values.dot(values) if values.ndim == 1 else float(np.sum(values * values))):
+        raise Brov2Error("%s: expected numbers, got NaN in %s" % (name, np.asarray(given).tolist()))
