@@ -1,5 +1,6 @@
 """Allocation matrix, pseudo-inverse and tau_max against the paper (Eq. 4, 6, Sec. 2.2.2)."""
 import math
+import os
 
 import numpy as np
 import pytest
@@ -116,3 +117,55 @@ def test_allocation_rejects_non_unit_directions(setup):
 def test_tau_max_rejects_nonpositive_limit(setup):
     with pytest.raises(Brov2Error, match="> 0"):
         allocation.tau_max_from_limit(setup.T, setup.thrusters.directions, 0.0)
+
+
+# --------------------------------------------------------------------------- allocator registry
+def _vehicle_file_with(tmp_path, allocator):
+    """A copy of the Heavy's vehicle file naming ``allocator`` (thrust CSV path made absolute)."""
+    import yaml
+    from brov2_hybrid import params
+    path = params.vehicle_file("bluerov2_heavy")
+    with open(path) as handle:
+        data = yaml.safe_load(handle)
+    data["allocator"] = allocator
+    data["thrust_table"]["csv_file"] = os.path.normpath(os.path.join(os.path.dirname(path),
+                                                                     data["thrust_table"]["csv_file"]))
+    out = tmp_path / ("heavy_%s.yaml" % allocator)
+    out.write_text(yaml.safe_dump(data))
+    return str(out)
+
+
+def test_the_pseudo_inverse_allocator_is_eq9(setup):
+    u = np.array([0.1, -0.2, 0.3, 0.05, -0.05, 0.2])
+    assert setup.allocator.name == "pseudo_inverse"
+    np.testing.assert_array_equal(setup.allocator.forces(u), setup.T_pinv @ (setup.tau_max * u))
+    np.testing.assert_allclose(setup.T @ setup.allocator.forces(u), setup.tau_max * u, atol=1e-9)
+
+
+def test_a_new_allocator_is_one_class_and_one_registry_entry(tmp_path, monkeypatch):
+    """Registered under a name and named in a vehicle file, it drives Algorithm 2."""
+    from brov2_hybrid.vehicle import load_vehicle
+
+    class HalfAllocator(allocation.PseudoInverseAllocator):     # a stand-in for e.g. a QP
+        name = "half"
+
+        def forces(self, u):
+            return 0.5 * super().forces(u)
+
+    monkeypatch.setitem(allocation.ALLOCATORS, HalfAllocator.name, HalfAllocator)
+    heavy = load_vehicle("bluerov2_heavy")
+    half = load_vehicle(_vehicle_file_with(tmp_path, "half"))
+    u = np.array([0, 0, 0, 0, 0, 0.4])
+    assert isinstance(half.allocator, HalfAllocator)
+    np.testing.assert_allclose(half.allocator.forces(u), 0.5 * heavy.allocator.forces(u))
+    delivered = half.table.force_from_pwm(half.mixer().pwm(u))     # the quantitative mixer uses it
+    np.testing.assert_allclose(half.T @ delivered, [0, 0, 0, 0, 0, 0.2 * heavy.tau_max[5]], atol=0.05)
+
+
+def test_an_unknown_allocator_names_the_file_and_key(tmp_path):
+    from brov2_hybrid.errors import ParameterError
+    from brov2_hybrid.vehicle import load_vehicle
+    path = _vehicle_file_with(tmp_path, "qp_not_written_yet")
+    with pytest.raises(ParameterError, match=r"heavy_qp_not_written_yet\.yaml:allocator: expected one of "
+                                             r"\['pseudo_inverse'\], got 'qp_not_written_yet'"):
+        load_vehicle(path)

@@ -19,7 +19,7 @@ def test_zero_command_is_neutral(setup, kind):
 def test_algorithm2_round_trip(setup, u):
     """T force(PWM(u)) = diag(tau_max) u while no thruster saturates (Eq. 9 inverted)."""
     u = 0.3 * np.array(u)
-    m = mixers.thruster_forces(u, setup.T_pinv, setup.tau_max)
+    m = setup.allocator.forces(u)
     assume(np.all(m < setup.table.max_forward_n) and np.all(-m < setup.table.max_reverse_n))
     forces = setup.table.force_from_pwm(setup.mixer().pwm(u))
     np.testing.assert_allclose(setup.T @ forces, setup.tau_max * u, atol=1e-6)
@@ -41,7 +41,7 @@ def test_algorithm2_saturated_thrusters_clip(setup):
 
 def test_algorithm2_pure_yaw_uses_horizontal_thrusters(setup):
     """Yaw at u=0.5: 0.5 * 37.72 N m * T-dagger yaw column = +-24.97 N on thrusters 1-4."""
-    m = mixers.thruster_forces([0, 0, 0, 0, 0, 0.5], setup.T_pinv, setup.tau_max)
+    m = setup.allocator.forces([0, 0, 0, 0, 0, 0.5])
     np.testing.assert_allclose(m[:4], 0.5 * 37.722 * 1.3242 * np.array([1, -1, -1, 1]), rtol=1e-3)
     np.testing.assert_allclose(m[4:], 0.0, atol=1e-9)
 

@@ -9,13 +9,21 @@ authority: ArduSub's "vectored" frame gives every motor a pitch factor of 0) dec
 those DOFs passive: T-dagger is the pseudo-inverse over the actuated rows, with zero
 columns for the passive DOFs, so a command in a passive DOF moves no thruster.
 
+Allocators (:data:`ALLOCATORS`) turn the normalised command u into thruster forces; a
+vehicle file names its allocator (``allocator:``). The paper's is
+:class:`PseudoInverseAllocator` (Eq. 9, used by Algorithm 2). A new allocator (e.g. a
+saturation-aware QP) is one class with ``name``, ``__init__(T, tau_max, passive_dofs)``
+and ``forces(u)``, plus one entry in :data:`ALLOCATORS`; the quantitative mixer, and so
+the output stages, the simulator and the analysis, then use it for every vehicle that
+names it.
+
 Erratum (paper Eq. 4): the yaw row is printed as +-0.99; the thruster geometry gives
 +-0.189, which is also what the paper's own Eq. 6 and tau_max need. We build T from the
 geometry, so it carries 0.189.
 """
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_matrix, as_positive
+from brov2_hybrid.errors import Brov2Error, as_matrix, as_positive, as_vector
 
 # Which thrusters produce which DOF (ArduSub's two mixing groups, Algorithm 1):
 # horizontal thrusters give surge, sway and yaw; vertical ones heave, roll and pitch.
@@ -86,6 +94,35 @@ def pseudo_inverse(T, passive_dofs=()):
     T_pinv = np.zeros((T.shape[1], 6))
     T_pinv[:, actuated] = np.linalg.pinv(T[actuated])
     return T_pinv
+
+
+class PseudoInverseAllocator(object):
+    """The paper's allocation (Eq. 9): thruster forces m = T-dagger diag(tau_max) u [N].
+
+    T-dagger is :func:`pseudo_inverse` over the actuated DOFs; forces may exceed what a
+    thruster can give (the thrust table clips them, Algorithm 2).
+    """
+
+    name = "pseudo_inverse"
+
+    def __init__(self, T, tau_max, passive_dofs=()):
+        self.T_pinv = pseudo_inverse(T, passive_dofs)
+        self.tau_max = as_vector(tau_max, 6, "tau_max")
+
+    def forces(self, u):
+        """Thruster forces [N], shape (n,), for u (6,) in [-1, 1] (surge..yaw, FRD)."""
+        return self.T_pinv @ (self.tau_max * as_vector(u, 6, "u"))
+
+
+#: Allocators by the name a vehicle file gives them (``allocator:``).
+ALLOCATORS = {PseudoInverseAllocator.name: PseudoInverseAllocator}
+
+
+def make_allocator(name, T, tau_max, passive_dofs=()):
+    """The allocator ``name`` (a key of :data:`ALLOCATORS`) built for T and tau_max."""
+    if name not in ALLOCATORS:
+        raise Brov2Error("allocator: expected one of %s, got %r" % (sorted(ALLOCATORS), name))
+    return ALLOCATORS[name](T, tau_max, passive_dofs)
 
 
 def thruster_groups(directions, tol=1e-6):

@@ -2,9 +2,9 @@
 
 Two kinds (:data:`KINDS`, the firmware's MOT_MIXER choices; :class:`Mixer`):
 
-* ``quantitative`` -- Algorithm 2 (the paper's ``motor_command_new()``):
-  m = T-dagger diag(tau_max) u (Eq. 9, :func:`thruster_forces`), then the thrust table
-  gives m*.
+* ``quantitative`` -- Algorithm 2 (the paper's ``motor_command_new()``): the vehicle's
+  allocator gives the thruster forces m (the paper's: m = T-dagger diag(tau_max) u, Eq. 9,
+  :class:`brov2_hybrid.allocation.PseudoInverseAllocator`), then the thrust table gives m*.
 * ``stock`` -- Algorithm 1 (stock ``motor_command()``, :func:`mix_stock`): two groups
   (vertical: heave, roll, pitch; horizontal: surge, sway, yaw) each scaled by
   max(1, max_i |xi_i|) (``AP_Motors6DOF::output_armed_stabilizing_vectored_6dof``).
@@ -27,13 +27,6 @@ from brov2_hybrid.errors import Brov2Error, as_finite, as_matrix, as_vector
 QUANTITATIVE = "quantitative"
 STOCK = "stock"
 KINDS = (QUANTITATIVE, STOCK)
-
-
-def _n_by_6(M, name):
-    """``M`` as a checked n x 6 float array."""
-    if np.ndim(M) != 2:
-        raise Brov2Error("%s: expected an n x 6 matrix (n thrusters), got shape %s" % (name, np.shape(M)))
-    return as_matrix(M, (np.shape(M)[0], 6), name)
 
 
 def _six_by_n(M, name):
@@ -61,17 +54,6 @@ def mix_stock(u, T_hat):
     return PWM_NEUTRAL_US + PWM_HALF_RANGE_US * stock_normalized(u, T_hat)
 
 
-def thruster_forces(u, T_pinv, tau_max):
-    """Eq. 9: requested thruster forces m = T-dagger diag(tau_max) u [N], shape (n,)."""
-    u = as_vector(u, 6, "u")
-    return _n_by_6(T_pinv, "T_pinv") @ (as_vector(tau_max, 6, "tau_max") * u)
-
-
-def _thruster_forces(u, T_pinv, tau_max):
-    """Kernel of :func:`thruster_forces` on validated arrays."""
-    return T_pinv @ (tau_max * u)
-
-
 class Mixer(object):
     """A mixer bound to its matrices: ``mixer.pwm(u)`` / ``mixer.normalized(u)``.
 
@@ -79,22 +61,26 @@ class Mixer(object):
     ----------
     kind : one of :data:`KINDS` ('quantitative', 'stock')
         Algorithm 2 (the paper's modified firmware) or Algorithm 1 (stock ArduSub).
+    allocator : an allocator of :data:`brov2_hybrid.allocation.ALLOCATORS`
+        u -> thruster forces (Algorithm 2's first step).
+    table : ThrustTable
+    T_hat : array_like (6, n)
+        ArduSub's heuristic matrix (Algorithm 1).
     """
 
-    def __init__(self, kind, T_pinv, tau_max, table, T_hat):
+    def __init__(self, kind, allocator, table, T_hat):
         if kind not in KINDS:
             raise Brov2Error("mixer: expected one of %s, got %r" % (KINDS, kind))
         self.kind = kind
-        self.T_pinv = _n_by_6(T_pinv, "T_pinv")
-        self.tau_max = as_vector(tau_max, 6, "tau_max")
+        self.allocator = allocator
         self.table = table
-        self.T_hat = as_matrix(T_hat, self.T_pinv.shape[::-1], "T_hat")
+        self.T_hat = _six_by_n(T_hat, "T_hat")
 
     def normalized(self, u):
         """m* in [-1, 1], shape (n,)."""
         if self.kind == STOCK:
             return stock_normalized(u, self.T_hat)
-        return self.table.normalized_from_force(_thruster_forces(as_vector(u, 6, "u"), self.T_pinv, self.tau_max))
+        return self.table.normalized_from_force(self.allocator.forces(u))
 
     def pwm(self, u):
         """Motor PWMs [us], shape (n,)."""

@@ -130,6 +130,8 @@ class Vehicle:
         Allocation matrix (Eq. 1-4).
     T_pinv : ndarray (n, 6)
         Pseudo-inverse over the actuated DOFs (zero columns for passive DOFs).
+    allocator : an allocator of :data:`brov2_hybrid.allocation.ALLOCATORS`
+        u -> thruster forces, named by the file's ``allocator`` key.
     T_hat : ndarray (6, n)
         ArduSub's heuristic matrix (Eq. 7) from the frame's motor factors.
     table : ThrustTable
@@ -146,6 +148,7 @@ class Vehicle:
     rc_map: RCMap
     T: np.ndarray
     T_pinv: np.ndarray
+    allocator: object
     T_hat: np.ndarray
     table: ThrustTable
     force_limit_n: float
@@ -167,7 +170,7 @@ class Vehicle:
 
     def mixer(self, kind=QUANTITATIVE):
         """Algorithm 2 ('quantitative') or Algorithm 1 ('stock') bound to this vehicle."""
-        return Mixer(kind, self.T_pinv, self.tau_max, self.table, self.T_hat)
+        return Mixer(kind, self.allocator, self.table, self.T_hat)
 
     def describe(self):
         """One line for logs: name, thrusters, frame and the passive DOFs."""
@@ -277,9 +280,14 @@ def load_vehicle(name_or_path=None):
         tau_max = allocation.tau_max_from_limit(T, thrusters.directions, limit, passive)
     except Brov2Error as exc:
         raise ParameterError("%s:thrusters: %s" % (path, exc))
+    allocator_name = data.get("allocator")
+    if allocator_name not in allocation.ALLOCATORS:
+        raise ParameterError("%s:allocator: expected one of %s, got %r"
+                             % (path, sorted(allocation.ALLOCATORS), allocator_name))
+    allocator = allocation.make_allocator(allocator_name, T, tau_max, passive)
     return Vehicle(
         name=name, source=path, body=body, thrusters=thrusters, frame=frame, passive_dofs=passive,
-        rc_map=load_rc_map(path), T=T, T_pinv=T_pinv, T_hat=allocation.heuristic_matrix(frame.motor_factors),
+        rc_map=load_rc_map(path), T=T, T_pinv=T_pinv, allocator=allocator, T_hat=allocation.heuristic_matrix(frame.motor_factors),
         table=table, force_limit_n=float(limit), tau_max=tau_max)
 
 
