@@ -34,3 +34,12 @@ def test_param_reader_names_the_parameter():
     with pytest.raises(ParameterError, match="node ~zz: missing parameter"):
         p.integer("zz")
     assert p.integer("c", 1, 5) == 1 and p.boolean("d") is True
+
+
+def test_string_list_takes_names_only():
+    p = ParamReader({"ok": ["control_law", "logger"], "empty": [], "bad": ["logger", ""], "one": "logger"}, "node")
+    assert p.string_list("ok") == ["control_law", "logger"] and p.string_list("empty") == []
+    with pytest.raises(ParameterError, match=r"node ~bad: expected a list of names, got \['logger', ''\]"):
+        p.string_list("bad")
+    with pytest.raises(ParameterError, match="node ~one: expected a list of names"):
+        p.string_list("one")

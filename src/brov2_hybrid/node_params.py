@@ -89,6 +89,13 @@ class ParamReader(object):
             self._fail(key, "true or false", value)
         return value
 
+    def string_list(self, key):
+        """A list of non-empty strings (may be empty)."""
+        value = self._raw(key)
+        if not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
+            self._fail(key, "a list of names", value)
+        return list(value)
+
     def string(self, key, allow_empty=False, choices=None):
         value = self._raw(key)
         if not isinstance(value, str) or (not allow_empty and not value):
