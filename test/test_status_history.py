@@ -135,7 +135,9 @@ def test_join_keeps_tick_order_and_gives_nan_where_no_command_came():
     assert join.row({"time_s": 3.0}) == [] and join.row({"time_s": 4.0}) == []
     out = join.row({"time_s": 5.0})
     assert [r["time_s"] for r in out] == [3.0] and math.isnan(out[0]["u_pitch"])
+    assert join.pending_times() == {4.0, 5.0}
     assert [r["time_s"] for r in join.flush()] == [4.0, 5.0]
+    assert join.pending_times() == set()
 
 
 def test_join_takes_the_first_command_per_stamp():

@@ -219,6 +219,10 @@ class TickJoin(object):
     def flush(self):
         return self._ready(len(self._pending))
 
+    def pending_times(self):
+        """time_s of the rows still waiting for their u."""
+        return {entry[0]["time_s"] for entry in self._pending}
+
     def _ready(self, count):
         """The first ``count`` pending rows with their u (NaN where none came)."""
         out = []
