@@ -221,7 +221,7 @@ def run_case(node, out_dir, observe_s, python):
     rows = len(times)
     gap = max((b - a for a, b in zip(times[:-1], times[1:])), default=0.0)
     result.update(log_files=len(files), log_rows=rows, log_gap_s=float(gap), log_problems=problems,
-                  omega_d_at_end=omega_d)
+                  log_repeated=rows - len(set(times)), omega_d_at_end=omega_d)
     return result
 
 
@@ -234,8 +234,8 @@ def goal(result, goal_s, override_time_s, max_log_gap_s):
     if result["node"] == "logger":
         # the respawned logger first writes the ticks it missed (control_law's history)
         goes_on = not (result["neutral_s"] is not None and result["neutral_s"] < 1.0 and not result["moving_at_end"])
-        return goes_on and result["log_gap_s"] <= max_log_gap_s, \
-            "the dive goes on, no tick missing (log gap <= %.2f s)" % max_log_gap_s
+        return goes_on and result["log_gap_s"] <= max_log_gap_s and result["log_repeated"] == 0, \
+            "the dive goes on, no tick missing (log gap <= %.2f s) or written twice" % max_log_gap_s
     limit = goal_s + (override_time_s if result["node"] == "mavlink_bridge" else 0.0)
     if result["neutral_s"] is None:
         # respawned before the downstream timeouts (<= 1 s) let the held command lapse
@@ -266,7 +266,8 @@ def table(results, goal_s, override_time_s, max_log_gap_s):
             "yes" if r["moving_at_end"] else "no", {True: "yes", False: "no", None: "?"}[r["armed"]],
             "ended" if r["launch_ended"] else ("respawned it" if r["respawned"] else "runs on without it"),
             told.replace("|", "/"), r["log_files"], r["log_rows"], r["log_gap_s"],
-            " PARSE ERROR" if r["log_problems"] else "", "met" if met else "MISSED", what))
+            (" PARSE ERROR" if r["log_problems"] else "")
+            + (", %d ticks twice" % r["log_repeated"] if r["log_repeated"] else ""), "met" if met else "MISSED", what))
     return "\n".join(lines), missed
 
 
