@@ -32,20 +32,21 @@ from brov2_hybrid.control import HybridController, normalize
 from brov2_hybrid.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.firmware_output import output_stage
-from brov2_hybrid.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, PWM_COLUMNS, LogWriter
+from brov2_hybrid.logfile import (ATTITUDE_COLUMNS, DESIRED_COLUMNS, LINEAR_CMD_COLUMNS, LOG_COLUMNS, NUMERIC_COLUMNS,
+                                  PWM_COLUMNS, RATE_COLUMNS, RC_COLUMNS, TAU_COLUMNS, U_COLUMNS, LogWriter)
 from brov2_hybrid.mixers import motor_pwm_from_rc
 from brov2_hybrid.vehicle import load_vehicle
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.analysis.settings import load_analysis_settings
 
 _COL = {name: k for k, name in enumerate(NUMERIC_COLUMNS)}
-_DESIRED = [_COL["%s_d_rad" % a] for a in ("roll", "pitch", "yaw")]
-_ACTUAL = [_COL["%s_rad" % a] for a in ("roll", "pitch", "yaw")]
-_RATES = [_COL[c] for c in ("p_rad_s", "q_rad_s", "r_rad_s")]
-_LINEAR = [_COL[c] for c in ("surge_cmd", "sway_cmd", "heave_cmd")]
-_TAU = [_COL[c] for c in ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")]
-_U = [_COL["u_%s" % d] for d in ("surge", "sway", "heave", "roll", "pitch", "yaw")]
-_RC = [_COL["rc%d_us" % i] for i in range(1, 7)]
+_DESIRED = [_COL[c] for c in DESIRED_COLUMNS]
+_ACTUAL = [_COL[c] for c in ATTITUDE_COLUMNS]
+_RATES = [_COL[c] for c in RATE_COLUMNS]
+_LINEAR = [_COL[c] for c in LINEAR_CMD_COLUMNS]
+_TAU = [_COL[c] for c in TAU_COLUMNS]
+_U = [_COL[c] for c in U_COLUMNS]
+_RC = [_COL[c] for c in RC_COLUMNS]
 _PWM = [_COL[name] for name in PWM_COLUMNS]   # the 8 servo outputs; past the last motor: 0
 
 
@@ -271,8 +272,8 @@ def sine_dive(amplitude_rad, freq_hz, duration_s, rate_hz, axis=2):
 def dive_from_log(log):
     """The desired attitude and linear commands of a log, as a Dive (times from 0)."""
     t = np.asarray(log["time_s"], dtype=float)
-    eta = np.column_stack([log["%s_d_rad" % a] for a in ("roll", "pitch", "yaw")])
-    lin = np.column_stack([log[c] for c in ("surge_cmd", "sway_cmd", "heave_cmd")])
+    eta = np.column_stack([log[c] for c in DESIRED_COLUMNS])
+    lin = np.column_stack([log[c] for c in LINEAR_CMD_COLUMNS])
     keep = np.concatenate([[True], np.diff(t) > 0])
     return Dive(t_s=t[keep] - t[0], eta2d_rad=eta[keep], u_linear=np.clip(lin[keep], -1.0, 1.0), source="log")
 

@@ -110,9 +110,6 @@ class MavlinkServer(object):
             self.counters["closed"] += 1
             LOG.info("client %s disconnected", connection.peer)
 
-    def tcp_clients(self):
-        return [c for c in self.connections.values() if c.kind == "tcp"]
-
     def links(self):
         return list(self.connections.values())
 

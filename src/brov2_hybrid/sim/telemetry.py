@@ -63,9 +63,6 @@ class StreamScheduler(object):
         self.intervals[name] = float(interval_s)
         self.next_due[name] = t_s
 
-    def reset_default(self, name, t_s):
-        self.set_interval(name, self.default_intervals.get(name), t_s)
-
     def interval_s(self, name):
         return self.intervals.get(name)
 
