@@ -64,8 +64,9 @@ def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_momen
     feedforward_moment : array_like (3,)
         Torque added to cancel the hydrostatic moment at eta2d [N m].
     """
-    return _attitude_torque(as_vector(eta2d, 3, "eta2d"), as_vector(eta2d_dot, 3, "eta2d_dot"),
-                            as_vector(eta2, 3, "eta2"), as_vector(nu2, 3, "nu2"),
+    eta2 = as_vector(eta2, 3, "eta2")
+    return _attitude_torque(_body_J2_inv(eta2), as_vector(eta2d, 3, "eta2d"), as_vector(eta2d_dot, 3, "eta2d_dot"),
+                            eta2, as_vector(nu2, 3, "nu2"),
                             as_vector(kp, 3, "kp"), as_vector(kd_total, 3, "kd_total"),
                             as_vector(feedforward_moment, 3, "feedforward_moment"))
 
@@ -78,9 +79,8 @@ def _body_J2_inv(eta2):
     return J2_inv_from_roll_pitch(float(eta2[0]), theta)
 
 
-def _attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
-    """Kernel of :func:`attitude_torque` on validated float arrays."""
-    J2i = _body_J2_inv(eta2)
+def _attitude_torque(J2i, eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
+    """Kernel of :func:`attitude_torque` on validated float arrays, J2i = J2_inv(eta2)."""
     return kp * (J2i @ wrap_angle(eta2d - eta2)) + kd_total * (J2i @ eta2d_dot - nu2) + feedforward_moment
 
 
@@ -274,9 +274,9 @@ class HybridController(object):
         g = self.gains
         tau = np.empty(6)
         tau[:3] = self.linear_scale * u_lin * self.tau_max[:3]
-        tau[3:] = _attitude_torque(eta2d, rate_d, eta2, nu2, g.kp, self._kd_total, self._feedforward(eta2d))
+        J2i = _body_J2_inv(eta2)      # once per tick: PD, drag feed-forward and integral action
+        tau[3:] = _attitude_torque(J2i, eta2d, rate_d, eta2, nu2, g.kp, self._kd_total, self._feedforward(eta2d))
         if self.drag_feedforward_enabled or self.integral_enabled:
-            J2i = _body_J2_inv(eta2)
             b_ff = self.b_check if self.drag_feedforward_enabled else np.zeros(3)
             if self.drag_feedforward_enabled:
                 tau[3:] += b_ff * (J2i @ rate_d)
