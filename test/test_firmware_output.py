@@ -47,8 +47,9 @@ def test_compensated_channels_are_what_stock_algorithm_1_turns_into_the_motor_pw
         cmd = stages["stock"].command(u)
         pwm = list(cmd.channel_pwm.values())
         assert all(isinstance(p, int) and 1100 <= p <= 1900 for p in pwm)
-        # independent path: mixers.mix_stock on the u the channels carry
-        assert np.allclose(cmd.motor_pwm, np.rint(mix_stock(rc_map.u_from_pwm(cmd.channel_pwm), setup.T_hat)))
+        # independent path: mixers.mix_stock on the u the channels carry, truncated to whole
+        # microseconds as ArduSub's AP_Motors6DOF::calc_thrust_to_pwm does (all PWMs > 0)
+        assert np.allclose(cmd.motor_pwm, np.floor(mix_stock(rc_map.u_from_pwm(cmd.channel_pwm), setup.T_hat)))
 
 
 def test_random_small_commands_median_error_under_one_percent(setup, stages):

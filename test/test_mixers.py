@@ -103,3 +103,64 @@ def test_motor_pwm_from_rc_is_the_mixer_on_quantised_u(setup):
     assert pwm == [int(p) for p in np.rint(setup.mixer().pwm(u_q))]
     narrow = mixers.motor_pwm_from_rc(channels, rc, setup.mixer(), 1450, 1550)
     assert min(narrow) >= 1450 and max(narrow) <= 1550 and (1450 in narrow or 1550 in narrow)
+
+
+# --- Stock ArduSub's whole microseconds: AP_Motors6DOF::calc_thrust_to_pwm truncates --------
+# Hand computation with the Heavy's motor factors (params/vehicles/bluerov2_heavy.yaml,
+# columns roll, pitch, yaw, throttle, forward, lateral) applied to the channels' normalised
+# inputs (ch1 pitch, ch2 roll, ch3 throttle, ch4 yaw, ch5 forward, ch6 lateral; (PWM-1500)/400):
+# each group (motors 1-4: yaw/forward/lateral; 5-8: roll/pitch/throttle) is divided by its
+# largest magnitude when that exceeds 1, then PWM = trunc(1500 + 400 m).
+STOCK_TRUNCATION_CASES = [
+    # every channel 1900: horizontal (1, -3, 1, 1)/3, vertical (-1, -3, 1, -1)/3;
+    # 1500 - 133.33 = 1366.67 -> 1366 (measured on ArduSub 4.5 SITL; rounding gives 1367)
+    ([1900] * 8, [1633, 1100, 1633, 1633, 1366, 1100, 1633, 1366]),
+    # yaw, forward, lateral all 1100: (-1, 3, -1, -1)/3
+    ([1500, 1500, 1500, 1100, 1100, 1100], [1366, 1900, 1366, 1366, 1500, 1500, 1500, 1500]),
+    # pitch, roll, throttle all 1100: (1, 3, -1, 1)/3
+    ([1100, 1100, 1100, 1500, 1500, 1500], [1500, 1500, 1500, 1500, 1633, 1900, 1366, 1633]),
+    # yaw 1, forward 0.5: (0.5, -1.5, -0.5, 1.5)/1.5 -> 1633.33, 1100, 1366.67, 1900
+    ([1500, 1500, 1500, 1900, 1700, 1500], [1633, 1100, 1366, 1900, 1500, 1500, 1500, 1500]),
+    # yaw -1, forward -1, lateral -0.25: (-0.25, 2.25, -0.25, -1.75)/2.25
+    # -> 1455.56, 1900, 1455.56, 1188.89
+    ([1500, 1500, 1500, 1100, 1100, 1400], [1455, 1900, 1455, 1188, 1500, 1500, 1500, 1500]),
+    # both groups saturating at once (the two cases above combined)
+    ([1100, 1100, 1100, 1900, 1700, 1500], [1633, 1100, 1366, 1900, 1633, 1900, 1366, 1633]),
+    # not saturating, whole numbers in exact arithmetic: stay whole (no float noise below them)
+    ([1500, 1500, 1500, 1600, 1500, 1500], [1600, 1400, 1400, 1600, 1500, 1500, 1500, 1500]),
+    ([1500, 1500, 1500, 1530, 1560, 1510], [1480, 1400, 1540, 1580, 1500, 1500, 1500, 1500]),
+]
+
+
+@pytest.mark.parametrize("channels, expected", STOCK_TRUNCATION_CASES)
+def test_stock_motor_pwm_truncates_like_ardusub(setup, channels, expected):
+    from brov2_hybrid.rc import load_rc_map
+    assert mixers.motor_pwm_from_rc(channels, load_rc_map(), setup.mixer("stock"), 1100, 1900) == expected
+
+
+def test_stock_all_1900_differs_from_rounding(setup):
+    """The case that showed it: rounding the same m* would give 1367 on motors 5 and 8."""
+    from brov2_hybrid.rc import load_rc_map
+    u = load_rc_map().u_from_pwm([1900] * 8)
+    rounded = np.rint(mixers.mix_stock(u, setup.T_hat))
+    truncated = setup.mixer("stock").motor_pwm(u)
+    assert rounded[4] == 1367 and truncated[4] == 1366
+    np.testing.assert_array_equal(truncated, np.floor(mixers.mix_stock(u, setup.T_hat)))
+
+
+def test_ardusub_thrust_to_pwm_truncates_in_single_precision():
+    # 1/3 and 2/3 of the range: 1633.33 -> 1633, 1366.67 -> 1366, 1766.67 -> 1766
+    np.testing.assert_array_equal(mixers.ardusub_thrust_to_pwm([1 / 3, -1 / 3, 2 / 3]), [1633, 1366, 1766])
+    # ArduSub holds thrust_in as a float (single precision, ulp 3e-8 at 0.25): a command
+    # closer than that to 0.25 is 0.25 there and gives 1600, not 1599.9999996 -> 1599
+    assert mixers.ardusub_thrust_to_pwm(0.25 - 1e-9) == 1600.0
+    assert mixers.ardusub_thrust_to_pwm(0.25 - 1e-6) == 1599.0
+    np.testing.assert_array_equal(mixers.ardusub_thrust_to_pwm([-1.0, 0.0, 1.0]), [1100, 1500, 1900])
+    with pytest.raises(Brov2Error, match="NaN"):
+        mixers.ardusub_thrust_to_pwm([0.1, np.nan])
+
+
+def test_quantitative_motor_pwm_rounds(setup):
+    """Algorithm 2 keeps its documented rounding to the nearest microsecond."""
+    u = np.array([0.1234, -0.2, 0.05, 0.0, 0.1, -0.3])
+    np.testing.assert_array_equal(setup.mixer("quantitative").motor_pwm(u), np.rint(setup.mixer("quantitative").pwm(u)))

@@ -327,6 +327,11 @@ def _cases():
                              ("T_hat",), shape_free=("T_hat",), note="T_hat: one column per thruster"),
         "mixers.Mixer.normalized": Case(lambda f: f.mixer().normalized, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
         "mixers.Mixer.pwm": Case(lambda f: f.mixer().pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
+        "mixers.Mixer.motor_pwm": Case(lambda f: f.mixer().motor_pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
+        "mixers.ardusub_thrust_to_pwm": Case(lambda f: mx.ardusub_thrust_to_pwm,
+                                             lambda f: {"m_star": np.full(8, 0.1), "half_range_us": 400.0},
+                                             ("m_star", "half_range_us"), shape_free=("m_star",),
+                                             note="m_star: any shape (one value per motor)"),
         # rc
         "rc.load_rc_map": Case(lambda f: rc.load_rc_map, lambda f: {}, note="reads params/ (file errors tested in test_params)"),
         "rc.RCMap": Case(lambda f: rc.RCMap, lambda f: {"channels": (5, 6, 3, 2, 1, 4), "signs": np.ones(6)},

@@ -13,6 +13,17 @@ Two kinds (:data:`KINDS`, the firmware's MOT_MIXER choices; :class:`Mixer`):
   (FRAME_CONFIG 1) skips the group scaling and limits the rear thrusters' forward
   command while heaving (``output_armed_stabilizing_vectored``), which is not modelled.
 
+Whole microseconds (:meth:`Mixer.motor_pwm`, what the firmware writes to its servo outputs):
+
+* stock ArduSub **truncates**: ``AP_Motors6DOF::output_to_motors`` (libraries/AP_Motors/
+  AP_Motors6DOF.cpp) writes ``calc_thrust_to_pwm(_thrust_rpyt_out[i])``, which computes
+  ``1500 + thrust_in * range`` in single-precision float and returns it as ``int16_t``, a
+  conversion that drops the fraction (:func:`ardusub_thrust_to_pwm`). With every RC channel
+  at 1900 a saturated group gives m* = -1/3 and motor PWM 1366 (1366.67 truncated), as
+  measured on ArduSub 4.5 SITL; rounding would give 1367.
+* Algorithm 2 (the paper's modified firmware, not available to us) is modelled, as
+  documented since the start, as rounding to the nearest microsecond.
+
 Input order of u: (surge, sway, heave, roll, pitch, yaw), heave positive down (FRD).
 """
 import numpy as np
@@ -54,6 +65,35 @@ def mix_stock(u, T_hat):
     return PWM_NEUTRAL_US + PWM_HALF_RANGE_US * stock_normalized(u, T_hat)
 
 
+def ardusub_thrust_to_pwm(m_star, half_range_us=PWM_HALF_RANGE_US):
+    """Stock ArduSub's motor output [us] for m* in [-1, 1]: whole microseconds, truncated.
+
+    ``AP_Motors6DOF::calc_thrust_to_pwm`` (libraries/AP_Motors/AP_Motors6DOF.cpp), called by
+    ``AP_Motors6DOF::output_to_motors``: ``1500 + thrust_in * range`` evaluated in ``float``
+    (IEEE single precision) and returned as ``int16_t``, which truncates toward zero. The
+    float32 arithmetic is reproduced so that a value that is a whole number in exact
+    arithmetic (e.g. m* = 0.25 -> 1600) is not pushed below it by float64 noise.
+
+    Parameters
+    ----------
+    m_star : float or array_like
+        Motor thrust commands in [-1, 1] (``_thrust_rpyt_out``; already constrained).
+    half_range_us : float
+        MOT_PWM_MAX - 1500 = 1500 - MOT_PWM_MIN (400 us with ArduSub's 1100/1900).
+
+    Returns
+    -------
+    ndarray of float (whole numbers), the shape of ``m_star``
+    """
+    m = np.asarray(m_star, dtype=float)
+    if np.any(np.isnan(m)):
+        raise Brov2Error("m_star: expected numbers, got NaN in %s" % m.tolist())
+    half_range_us = as_finite(half_range_us, "half_range_us")
+    m32 = np.minimum(np.maximum(m, -1.0), 1.0).astype(np.float32)
+    pwm32 = np.float32(PWM_NEUTRAL_US) + m32 * np.float32(half_range_us)
+    return np.trunc(pwm32).astype(float)
+
+
 class Mixer(object):
     """A mixer bound to its matrices: ``mixer.pwm(u)`` / ``mixer.normalized(u)``.
 
@@ -86,12 +126,24 @@ class Mixer(object):
         """Motor PWMs [us], shape (n,)."""
         return self.table.pwm_from_normalized(self.normalized(u))
 
+    def motor_pwm(self, u):
+        """Motor PWMs in whole microseconds as the firmware writes them, shape (n,).
+
+        Stock: truncated (:func:`ardusub_thrust_to_pwm`, ArduSub's ``calc_thrust_to_pwm``);
+        quantitative (Algorithm 2): rounded to the nearest microsecond.
+        """
+        if self.kind == STOCK:
+            return ardusub_thrust_to_pwm(self.normalized(u), self.table.half_range_us)
+        return np.rint(self.pwm(u))
+
 
 def motor_pwm_from_rc(channel_pwm, rc_map, mixer, pwm_min_us, pwm_max_us):
     """ArduSub's manual-mode chain: RC channel PWMs -> u -> mixer -> motor PWMs.
 
     The one place the simulated firmware and the in-process closed loop turn pilot input
-    into motor outputs: whole microseconds, clipped to [pwm_min_us, pwm_max_us].
+    into motor outputs: whole microseconds as the firmware writes them
+    (:meth:`Mixer.motor_pwm`: stock ArduSub truncates, Algorithm 2 rounds), clipped to
+    [pwm_min_us, pwm_max_us].
 
     Parameters
     ----------
@@ -105,5 +157,5 @@ def motor_pwm_from_rc(channel_pwm, rc_map, mixer, pwm_min_us, pwm_max_us):
     list of int, one per thruster
     """
     pwm_min_us, pwm_max_us = as_finite(pwm_min_us, "pwm_min_us"), as_finite(pwm_max_us, "pwm_max_us")
-    pwm = np.rint(mixer.pwm(rc_map.u_from_pwm(channel_pwm)))
+    pwm = mixer.motor_pwm(rc_map.u_from_pwm(channel_pwm))
     return [int(p) for p in np.minimum(np.maximum(pwm, pwm_min_us), pwm_max_us)]

@@ -28,7 +28,9 @@ Behaviour follows ArduSub (REFERENCE.md sections 5 and 9):
   every motor gets the neutral PWM.
 * MANUAL: RC channels -> u through :mod:`brov2_hybrid.rc` (ArduSub's channel map and
   directions), u -> eight PWMs through the selected mixer (Algorithm 2 by default,
-  Algorithm 1 with MOT_MIXER = 1), rounded to whole microseconds as servo outputs are.
+  Algorithm 1 with MOT_MIXER = 1), in whole microseconds as the firmware writes its servo
+  outputs (:meth:`brov2_hybrid.mixers.Mixer.motor_pwm`): Algorithm 1 truncated as stock
+  ArduSub's ``AP_Motors6DOF::calc_thrust_to_pwm`` does, Algorithm 2 rounded.
 * Command transport delay: pilot input reaches the mixer ``command_delay_s`` after it
   arrives (a :class:`~brov2_hybrid.delay.DelayLine` of the RC input state).
 
