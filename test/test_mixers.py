@@ -164,3 +164,25 @@ def test_quantitative_motor_pwm_rounds(setup):
     """Algorithm 2 keeps its documented rounding to the nearest microsecond."""
     u = np.array([0.1234, -0.2, 0.05, 0.0, 0.1, -0.3])
     np.testing.assert_array_equal(setup.mixer("quantitative").motor_pwm(u), np.rint(setup.mixer("quantitative").pwm(u)))
+
+
+@pytest.mark.parametrize("vehicle", ["bluerov2_heavy", "bluerov2"])
+def test_stock_mixer_on_a_stack_of_commands_is_row_by_row_the_same(vehicle):
+    """Algorithm 1 on u (k, 6) gives exactly the m* and motor PWMs of each row on its own
+    (the stock-compensated output stage scores its candidates with one call)."""
+    from brov2_hybrid.vehicle import load_vehicle
+    setup = load_vehicle(vehicle)
+    mixer = setup.mixer("stock")
+    rng = np.random.default_rng(7)
+    u = np.vstack([rng.uniform(-1, 1, (200, 6)), np.rint(rng.uniform(-400, 400, (200, 6))) / 400,
+                   np.eye(6), -np.eye(6), np.ones((1, 6)), np.zeros((1, 6))])
+    stacked_m, stacked_pwm = mixers.stock_normalized(u, setup.T_hat), mixer.motor_pwm(u)
+    assert stacked_m.shape == stacked_pwm.shape == (len(u), setup.n_thrusters)
+    for k in range(len(u)):
+        np.testing.assert_array_equal(stacked_m[k], mixers.stock_normalized(u[k], setup.T_hat))
+        np.testing.assert_array_equal(stacked_pwm[k], mixer.motor_pwm(u[k]))
+
+
+def test_stock_mixer_refuses_a_stack_of_wrong_width(setup):
+    with pytest.raises(Brov2Error, match=r"u: expected shape \(2, 6\)"):
+        mixers.stock_normalized(np.zeros((2, 5)), setup.T_hat)

@@ -48,15 +48,31 @@ def _six_by_n(M, name):
 
 
 def _group(T_hat_t, u, dofs):
-    xi = T_hat_t[:, dofs] @ u[list(dofs)]
-    return xi / max(1.0, float(np.max(np.abs(xi))))
+    # xi = sum over the group's DOFs of T-hat row * u, summed in DOF order term by term (the
+    # same floating-point sums for one command (6,) and for a stack (k, 6)), then scaled by
+    # max(1, max_i |xi_i|) per command.
+    xi = 0.0
+    for j in dofs:
+        xi = xi + T_hat_t[:, j] * u[..., j, None]
+    return xi / np.maximum(1.0, np.max(np.abs(xi), axis=-1, keepdims=True))
+
+
+def _commands(u):
+    """u as a checked float array of shape (6,) or a stack (k, 6)."""
+    if np.ndim(u) == 2:
+        return as_matrix(u, (np.shape(u)[0], 6), "u")
+    return as_vector(u, 6, "u")
 
 
 def stock_normalized(u, T_hat):
-    """Algorithm 1 lines 1-18: m* in [-1, 1] (n,) from u (6,) and T-hat (6 x n)."""
-    u = as_vector(u, 6, "u")
+    """Algorithm 1 lines 1-18: m* in [-1, 1] (n,) from u (6,) and T-hat (6 x n).
+
+    A stack of commands u (k, 6) gives m* (k, n), row by row the same numbers.
+    """
+    u = _commands(u)
     T_hat_t = _six_by_n(T_hat, "T_hat").T
-    return np.clip(_group(T_hat_t, u, VERTICAL_DOFS) + _group(T_hat_t, u, HORIZONTAL_DOFS), -1.0, 1.0)
+    m = _group(T_hat_t, u, VERTICAL_DOFS) + _group(T_hat_t, u, HORIZONTAL_DOFS)
+    return np.minimum(np.maximum(m, -1.0), 1.0)
 
 
 def mix_stock(u, T_hat):
@@ -117,7 +133,7 @@ class Mixer(object):
         self.T_hat = _six_by_n(T_hat, "T_hat")
 
     def normalized(self, u):
-        """m* in [-1, 1], shape (n,)."""
+        """m* in [-1, 1], shape (n,); stock: also u (k, 6) -> (k, n)."""
         if self.kind == STOCK:
             return stock_normalized(u, self.T_hat)
         return self.table.normalized_from_force(self.allocator.forces(u))
@@ -128,6 +144,8 @@ class Mixer(object):
 
     def motor_pwm(self, u):
         """Motor PWMs in whole microseconds as the firmware writes them, shape (n,).
+
+        Stock: also a stack of commands u (k, 6) -> (k, n) (one call scores many candidates).
 
         Stock: truncated (:func:`ardusub_thrust_to_pwm`, ArduSub's ``calc_thrust_to_pwm``);
         quantitative (Algorithm 2): rounded to the nearest microsecond.
