@@ -4,12 +4,13 @@ SHELL := /bin/bash
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test run bench soak reproduce lint clean distclean
+.PHONY: help setup test run bench soak reproduce lint clean distclean ardusub
 
 help:
 	@echo "make setup      install ROS 1 / venv / catkin workspace (idempotent)"
 	@echo "make test       setup, then pytest + rostest + catkin_lint + vermin; last line 'N passed, N failed'"
-	@echo "make run        a dive with the hybrid autopilot (ARGS='name:=value ...' for roslaunch)"
+	@echo "make run        a dive with the hybrid autopilot (ARGS='name:=value ...' for roslaunch; sim:=ardusub = real ArduSub)"
+	@echo "make ardusub    build real ArduSub SITL once (cached; ARGS=SOURCE: archive, tree or git URL)"
 	@echo "make bench      benchmarks (core, simulator, ROS latency, then a 10 min soak; BROV2_SOAK_MIN=0 skips it)"
 	@echo "make soak       the soak alone (ARGS='--minutes 2')"
 	@echo "make reproduce  rerun the paper's experiments"
@@ -22,6 +23,9 @@ setup:
 test:
 	@bash scripts/setup.sh || { echo "make test: setup failed, no tests run"; echo "0 passed, 1 failed"; exit 1; }
 	@bash scripts/run_tests.sh
+
+ardusub:
+	@bash scripts/build_ardusub.sh $(ARGS)
 
 run:
 	@bash scripts/run_dive.sh $(ARGS)

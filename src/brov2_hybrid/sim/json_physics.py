@@ -1,0 +1,234 @@
+"""Our vehicle model as the physics of real ArduSub: ArduPilot's JSON SITL interface.
+
+ArduSub SITL started with ``--model JSON:127.0.0.1`` hands its physics to an outside
+program over UDP (ArduPilot ``libraries/SITL/SIM_JSON.cpp``, ``JSON::output_servos`` and
+``JSON::recv_fdm``; protocol notes in ``libraries/SITL/examples/JSON/readme.md``):
+
+- every physics frame SITL sends, to UDP port ``9002 + 10 N`` (instance ``-I N``), a
+  little-endian servo packet ``uint16 magic, uint16 frame_rate, uint32 frame_count,
+  uint16 pwm[16]`` (magic 18458; 29569 with ``pwm[32]`` when SERVO_32_ENABLE is set).
+  frame_rate is SIM_RATE_HZ; frame_count restarts when SITL restarts.
+- the physics answers to the sender's address with one JSON object framed by newlines
+  (``JSON::recv_fdm`` parses the text between the last two newlines, so the leading one
+  matters): ``timestamp`` [s], ``imu.gyro`` [rad/s, body FRD], ``imu.accel_body``
+  [m/s^2, specific force, body FRD], ``position`` [m, NED from home], ``velocity``
+  [m/s, NED] and ``quaternion`` [w, x, y, z] body FRD -> NED. The parser reads vectors
+  with ``sscanf("[%f, %f, %f]")``, so numbers are written as floats with ", " between.
+- with ``-S`` (lockstep) SITL sends the next frame only after a valid reply: the physics
+  sets the pace and may run faster than real time.
+
+:class:`JsonPhysics` is the protocol logic around a
+:class:`~brov2_hybrid.sim.vehicle_model.VehicleModel` (no sockets, unit-tested);
+:class:`JsonPhysicsServer` puts it on a UDP port. ArduSub's motor n is servo output n
+(its Heavy and vectored frames map motor n to SERVOn), the vehicle file's thruster order.
+"""
+import json
+import logging
+import math
+import socket
+import struct
+from collections import namedtuple
+
+import numpy as np
+
+from brov2_hybrid.errors import Brov2Error
+
+LOG = logging.getLogger(__name__)
+
+#: Servo packet magics of SIM_JSON.cpp: 16 and 32 PWM channels.
+SERVO_MAGIC_16 = 18458
+SERVO_MAGIC_32 = 29569
+_HEADER = struct.Struct("<HHI")
+_PACKET_SIZES = {SERVO_MAGIC_16: _HEADER.size + 2 * 16, SERVO_MAGIC_32: _HEADER.size + 2 * 32}
+#: SITL's ports: JSON physics 9002 + 10 N; MAVLink SERIAL0 on TCP 5760 + 10 N (``-I N``).
+JSON_PORT_BASE = 9002
+MAVLINK_PORT_BASE = 5760
+INSTANCE_PORT_STEP = 10
+#: Receive buffer [bytes] (a 32-channel packet is 72).
+RECV_BYTES = 1024
+
+ServoFrame = namedtuple("ServoFrame", "frame_rate_hz frame_count pwm_us")
+ServoFrame.__doc__ = "One servo packet of ArduPilot's JSON SITL: rate [Hz], frame counter, PWMs [us]."
+
+
+def json_port(instance):
+    """UDP port on which SITL instance ``instance`` (``-I N``) sends its servo packets."""
+    return JSON_PORT_BASE + INSTANCE_PORT_STEP * int(instance)
+
+
+def mavlink_port(instance):
+    """TCP port of SITL instance ``instance``'s first MAVLink serial port (SERIAL0)."""
+    return MAVLINK_PORT_BASE + INSTANCE_PORT_STEP * int(instance)
+
+
+def parse_servo_packet(data):
+    """Decode one SITL servo packet (bytes) into a :class:`ServoFrame`.
+
+    Raises :class:`~brov2_hybrid.errors.Brov2Error` naming what is wrong (unknown magic,
+    wrong length, zero frame rate).
+    """
+    if len(data) < _HEADER.size:
+        raise Brov2Error("JSON SITL servo packet: %d bytes, expected at least %d" % (len(data), _HEADER.size))
+    magic, rate, count = _HEADER.unpack_from(data)
+    size = _PACKET_SIZES.get(magic)
+    if size is None:
+        raise Brov2Error("JSON SITL servo packet: magic %d, expected %d (16 channels) or %d (32)"
+                         % (magic, SERVO_MAGIC_16, SERVO_MAGIC_32))
+    if len(data) != size:
+        raise Brov2Error("JSON SITL servo packet: %d bytes with magic %d, expected %d" % (len(data), magic, size))
+    if rate <= 0:
+        raise Brov2Error("JSON SITL servo packet: frame_rate 0 (SIM_RATE_HZ must be > 0)")
+    pwm = struct.unpack_from("<%dH" % ((size - _HEADER.size) // 2), data, _HEADER.size)
+    return ServoFrame(rate, count, pwm)
+
+
+def servo_packet(frame_rate_hz, frame_count, pwm_us):
+    """Encode a 16-channel servo packet as SITL sends it (for tests and tools)."""
+    pwm = list(pwm_us) + [0] * (16 - len(pwm_us))
+    return _HEADER.pack(SERVO_MAGIC_16, int(frame_rate_hz), int(frame_count)) + struct.pack("<16H", *pwm[:16])
+
+
+def _vector(values):
+    # SITL's sscanf wants "[a, b, c]" with floats (an integer fails to parse).
+    return "[" + ", ".join(repr(float(v)) for v in values) + "]"
+
+
+def state_reply(timestamp_s, gyro_frd, accel_frd, position_ned, velocity_ned, quaternion_wxyz):
+    """The JSON datagram answering one servo packet (bytes, framed by newlines)."""
+    text = ('{"timestamp": %r, "imu": {"gyro": %s, "accel_body": %s}, "position": %s, '
+            '"velocity": %s, "quaternion": %s}'
+            % (float(timestamp_s), _vector(gyro_frd), _vector(accel_frd), _vector(position_ned),
+               _vector(velocity_ned), _vector(quaternion_wxyz)))
+    return ("\n" + text + "\n").encode("ascii")
+
+
+def parse_state_reply(data):
+    """Decode a reply written by :func:`state_reply` into a dict (for tests and tools)."""
+    return json.loads(data.decode("ascii").strip())
+
+
+class JsonPhysics(object):
+    """ArduPilot's JSON physics protocol around one :class:`VehicleModel`.
+
+    Each servo frame sets the motor PWMs (outputs 1..n of the vehicle), advances the
+    model by one frame period (1 / frame_rate, in whole physics steps; the remainder is
+    carried to the next frame) and returns the reply. A PWM of 0 (an output SITL has not
+    started yet) counts as neutral.
+
+    Parameters
+    ----------
+    model : brov2_hybrid.sim.vehicle_model.VehicleModel
+        Reset to its start pose by the caller.
+    """
+
+    def __init__(self, model):
+        self.model = model
+        self.n_motors = model.n_thrusters
+        self.neutral_us = float(model.setup.thrusters.pwm_neutral_us)
+        self.frames = 0
+        self.restarts = 0
+        self._last_count = None
+        self._target_s = model.t_s
+        self._pwm = None
+
+    def on_frame(self, frame):
+        """Apply one :class:`ServoFrame`; returns the JSON reply (bytes)."""
+        model = self.model
+        if self._last_count is not None and frame.frame_count < self._last_count:
+            # SITL restarted (reboot): its clock starts again, ours goes on (SIM_JSON
+            # tolerates a physics time that keeps increasing).
+            self.restarts += 1
+            LOG.warning("ArduSub SITL restarted (frame count %d after %d); physics continues at t = %.3f s",
+                        frame.frame_count, self._last_count, model.t_s)
+        self._last_count = frame.frame_count
+        pwm = [float(p) if p > 0 else self.neutral_us for p in frame.pwm_us[:self.n_motors]]
+        if pwm != self._pwm:
+            model.set_motor_pwm(pwm)
+            self._pwm = pwm
+        self._target_s += 1.0 / frame.frame_rate_hz
+        n = int(math.floor((self._target_s - model.t_s) / model.dt_s + 0.5))
+        if n > 0:
+            model.step(n)
+        self.frames += 1
+        return self.reply()
+
+    def reply(self):
+        """The reply for the model's present state (bytes)."""
+        model = self.model
+        qx, qy, qz, qw = model.quaternion_ned_frd()
+        eta = model.eta
+        return state_reply(model.t_s, model.nu[3:6], model.specific_force_body(), eta[0:3],
+                           model.velocity_ned_m_s(), (qw, qx, qy, qz))
+
+
+class JsonPhysicsServer(object):
+    """:class:`JsonPhysics` on the UDP port of one SITL instance.
+
+    Parameters
+    ----------
+    physics : JsonPhysics
+    host : str
+        Address to bind (SITL sends to 127.0.0.1 unless told ``--model JSON:ADDR``).
+    port : int
+        UDP port (:func:`json_port` of the instance; 0 picks a free one, see :attr:`port`).
+    """
+
+    #: Longest wait in recv [s]: how quickly :meth:`stop` takes effect.
+    POLL_S = 0.2
+
+    def __init__(self, physics, host="127.0.0.1", port=JSON_PORT_BASE):
+        self.physics = physics
+        self.sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        try:
+            self.sock.bind((host, int(port)))
+        except OSError as exc:
+            self.sock.close()
+            raise Brov2Error("JSON physics: cannot bind udp:%s:%d (%s); is another simulator on "
+                             "this SITL instance?" % (host, port, exc))
+        self.sock.settimeout(self.POLL_S)
+        self.port = self.sock.getsockname()[1]
+        self.bad_packets = 0
+        self._stop = False
+
+    def stop(self):
+        """Ask :meth:`run` to return (safe from another thread or a signal handler)."""
+        self._stop = True
+
+    def serve_once(self):
+        """Answer one servo packet; False when none came within :attr:`POLL_S`."""
+        try:
+            data, peer = self.sock.recvfrom(RECV_BYTES)
+        except socket.timeout:
+            return False
+        try:
+            frame = parse_servo_packet(data)
+        except Brov2Error as exc:
+            self.bad_packets += 1
+            if self.bad_packets <= 3:
+                LOG.warning("%s (from %s:%d; ignored)", exc, peer[0], peer[1])
+            return True
+        self.sock.sendto(self.physics.on_frame(frame), peer)
+        return True
+
+    def run(self, duration_s=None):
+        """Serve until :meth:`stop` (or ``duration_s`` of physics time)."""
+        end = math.inf if duration_s is None else self.physics.model.t_s + float(duration_s)
+        LOG.info("JSON physics on udp:%d (model %s, %d motors)", self.port, self.physics.model.kind,
+                 self.physics.n_motors)
+        waiting = 0
+        while not self._stop and self.physics.model.t_s < end:
+            if self.serve_once():
+                waiting = 0
+                continue
+            waiting += 1
+            if waiting == int(5.0 / self.POLL_S):
+                LOG.info("JSON physics: no frame from ArduSub SITL for 5 s (not started, or waiting "
+                         "for a MAVLink client on its TCP port before it boots)")
+
+    def close(self):
+        self.sock.close()
+
+
+def initial_eta(depth_m, attitude_deg):
+    """Start pose (north, east, down [m], roll, pitch, yaw [rad]) at ``depth_m``."""
+    return np.concatenate([[0.0, 0.0, float(depth_m)], np.radians(np.asarray(attitude_deg, dtype=float))])

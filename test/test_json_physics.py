@@ -1,0 +1,164 @@
+"""ArduPilot JSON SITL interface served by our vehicle model (brov2_hybrid.sim.json_physics).
+
+Checked against the protocol as ArduPilot's libraries/SITL/SIM_JSON.cpp implements it
+(packet layout, newline framing, "[%f, %f, %f]" vectors) and against the vehicle model
+stepped directly.
+"""
+import re
+import socket
+import struct
+import threading
+
+import numpy as np
+import pytest
+
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.sim import json_physics as jp
+from brov2_hybrid.sim.config import load_sim_options
+from brov2_hybrid.sim.vehicle_model import VehicleModel
+from brov2_hybrid.vehicle import load_vehicle
+
+NEUTRAL = [1500] * 8
+
+
+@pytest.fixture(scope="module")
+def setup():
+    return load_vehicle()
+
+
+def new_physics(setup, depth_m=5.0):
+    model = VehicleModel(setup, load_sim_options())
+    model.reset(eta=jp.initial_eta(depth_m, [0.0, 0.0, 0.0]))
+    return jp.JsonPhysics(model)
+
+
+def sitl_parse(reply):
+    """What SIM_JSON.cpp's recv_fdm/parse_sensors take from a reply (text between the last two newlines)."""
+    text = reply.decode("ascii")
+    assert text.startswith("\n") and text.endswith("\n"), "reply must be framed by newlines"
+    body = text.split("\n")[-2]
+    fields = {}
+    for key in ("gyro", "accel_body", "position", "velocity", "quaternion"):
+        m = re.search(r'"%s": \[([^\]]*)\]' % key, body)
+        assert m, key
+        parts = m.group(1).split(", ")
+        for part in parts:
+            assert re.match(r"^-?\d+\.\d*(e-?\d+)?$|^-?\d\.\d+e[+-]\d+$", part), (key, part)
+        fields[key] = np.array([float(p) for p in parts])
+    fields["timestamp"] = float(re.search(r'"timestamp": ([^,]*),', body).group(1))
+    return fields
+
+
+def test_ports_follow_the_instance():
+    assert (jp.json_port(0), jp.mavlink_port(0)) == (9002, 5760)
+    assert (jp.json_port(3), jp.mavlink_port(3)) == (9032, 5790)
+
+
+def test_servo_packet_round_trip_and_layout():
+    pwm = [1100, 1200, 1300, 1400, 1600, 1700, 1800, 1900, 0, 0, 0, 0, 0, 0, 0, 1234]
+    data = jp.servo_packet(400, 77, pwm)
+    # SIM_JSON.cpp servo_packet_16: uint16 magic, uint16 frame_rate, uint32 frame_count, uint16 pwm[16]
+    assert len(data) == 40
+    assert struct.unpack("<HHI", data[:8]) == (18458, 400, 77)
+    frame = jp.parse_servo_packet(data)
+    assert frame.frame_rate_hz == 400 and frame.frame_count == 77 and list(frame.pwm_us) == pwm
+
+
+def test_32_channel_packet_is_read():
+    data = struct.pack("<HHI32H", 29569, 1200, 5, *range(1000, 1032))
+    frame = jp.parse_servo_packet(data)
+    assert len(frame.pwm_us) == 32 and frame.pwm_us[31] == 1031
+
+
+@pytest.mark.parametrize("data, words", [
+    (b"\x01\x02", "at least 8"),
+    (struct.pack("<HHI16H", 1234, 400, 0, *NEUTRAL, *([0] * 8)), "magic 1234"),
+    (struct.pack("<HHI8H", 18458, 400, 0, *NEUTRAL), "expected 40"),
+    (struct.pack("<HHI16H", 18458, 0, 0, *NEUTRAL, *([0] * 8)), "frame_rate 0"),
+])
+def test_bad_packets_are_refused_with_the_reason(data, words):
+    with pytest.raises(Brov2Error, match=words):
+        jp.parse_servo_packet(data)
+
+
+def test_reply_is_what_sitl_parses(setup):
+    physics = new_physics(setup)
+    reply = physics.on_frame(jp.parse_servo_packet(jp.servo_packet(400, 0, NEUTRAL)))
+    fields = sitl_parse(reply)
+    model = physics.model
+    assert fields["timestamp"] == pytest.approx(model.t_s) and model.t_s == pytest.approx(1 / 400.0)
+    np.testing.assert_allclose(fields["position"], [0.0, 0.0, 5.0], atol=1e-4)
+    np.testing.assert_allclose(fields["quaternion"], [1.0, 0.0, 0.0, 0.0], atol=1e-9)
+    # At rest, level: the accelerometer reads minus gravity (up), plus the small net buoyancy.
+    assert fields["accel_body"][2] == pytest.approx(-9.80665, abs=0.1)
+    np.testing.assert_allclose(fields["accel_body"][:2], 0.0, atol=1e-9)
+
+
+def test_one_frame_is_one_period_in_whole_steps(setup):
+    physics = new_physics(setup)
+    for k in range(6):
+        physics.on_frame(jp.ServoFrame(1200, k, NEUTRAL))
+    # 6 frames at 1200 Hz = 5 ms = 2 steps of 2.5 ms (the remainder is carried, not lost).
+    assert physics.model.t_s == pytest.approx(0.005)
+    for k in range(6, 400):
+        physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+    assert physics.model.t_s == pytest.approx(0.005 + 394 / 400.0)
+
+
+def test_unstarted_outputs_are_neutral_not_full_reverse(setup):
+    physics = new_physics(setup)
+    physics.on_frame(jp.ServoFrame(400, 0, [0] * 16))
+    np.testing.assert_allclose(physics.model.thruster_forces_n(), 0.0)
+
+
+def test_motor_pwms_drive_the_model_as_directly(setup):
+    """Motor n = servo output n; the state after a yaw burst equals the model stepped by hand."""
+    # ArduSub Heavy yaw: motors 1 and 4 one way, 2 and 3 the other (yaw factors +1 -1 -1 +1).
+    pwm = [1600, 1400, 1400, 1600, 1500, 1500, 1500, 1500]
+    physics = new_physics(setup)
+    for k in range(200):
+        reply = physics.on_frame(jp.ServoFrame(400, k, pwm + [0] * 8))
+    reference = VehicleModel(setup, load_sim_options())
+    reference.reset(eta=jp.initial_eta(5.0, [0, 0, 0]))
+    reference.set_motor_pwm(pwm)
+    reference.step(200)
+    fields = sitl_parse(reply)
+    np.testing.assert_allclose(fields["gyro"], reference.nu[3:6], atol=1e-12)
+    assert fields["gyro"][2] > 0.1, "positive yaw factors must turn the vehicle clockwise (r > 0, FRD)"
+    np.testing.assert_allclose(fields["velocity"], reference.velocity_ned_m_s(), atol=1e-12)
+
+
+def test_restart_of_sitl_is_counted_and_time_goes_on(setup):
+    physics = new_physics(setup)
+    for k in (10, 11, 12, 0, 1):
+        physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+    assert physics.restarts == 1 and physics.model.t_s == pytest.approx(5 / 400.0)
+
+
+def test_server_answers_the_sender_over_udp(setup):
+    server = jp.JsonPhysicsServer(new_physics(setup), "127.0.0.1", 0)
+    sitl = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    sitl.settimeout(5.0)
+    thread = threading.Thread(target=server.run, kwargs={"duration_s": 3 / 400.0})
+    thread.start()
+    try:
+        sitl.sendto(b"garbage", ("127.0.0.1", server.port))
+        replies = []
+        for k in range(3):
+            sitl.sendto(jp.servo_packet(400, k, NEUTRAL), ("127.0.0.1", server.port))
+            replies.append(sitl_parse(sitl.recvfrom(4096)[0]))
+    finally:
+        thread.join(5.0)
+        server.close()
+        sitl.close()
+    assert [r["timestamp"] for r in replies] == pytest.approx([0.0025, 0.005, 0.0075])
+    assert server.bad_packets == 1
+
+
+def test_port_in_use_is_a_clear_error(setup):
+    first = jp.JsonPhysicsServer(new_physics(setup), "127.0.0.1", 0)
+    try:
+        with pytest.raises(Brov2Error, match="cannot bind udp:127.0.0.1:%d" % first.port):
+            jp.JsonPhysicsServer(new_physics(setup), "127.0.0.1", first.port)
+    finally:
+        first.close()
