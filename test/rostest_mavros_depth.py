@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """rostest: mavros_depth publishes /brov2/depth_m from what the real MAVROS publishes.
 
-Plays MAVROS's part: /mavros/vfr_hud (mavros_msgs/VFR_HUD, ArduSub altitude = -depth)
-and /mavros/global_position/rel_alt (std_msgs/Float64). Depth must follow VFR_HUD while
-it streams (rel_alt ignored), and fall back to rel_alt once VFR_HUD stops.
+Plays MAVROS's part: /mavros/global_position/rel_alt (std_msgs/Float64,
+GLOBAL_POSITION_INT.relative_alt: height above home, which ArduSub keeps at the surface)
+and /mavros/vfr_hud (mavros_msgs/VFR_HUD, altitude above sea level: 579 m at 5 m depth in
+a lake at 584 m). Depth must be -rel_alt and never follow VFR_HUD.
 """
 import threading
 import time
@@ -24,10 +25,10 @@ class MavrosDepth(unittest.TestCase):
         self.sub = rospy.Subscriber("/brov2/depth_m", Float64, self._on_depth, queue_size=100)
         self.vfr = rospy.Publisher("/mavros/vfr_hud", VFR_HUD, queue_size=10)
         self.rel = rospy.Publisher("/mavros/global_position/rel_alt", Float64, queue_size=10)
-        # both directions: the node hears our topics, and we hear its depth (else the first
+        # both directions: the node hears rel_alt, and we hear its depth (else the first
         # depths it publishes are lost and a phase may count fewer than it needs)
-        rc.wait_for(lambda: self.vfr.get_num_connections() and self.rel.get_num_connections()
-                    and self.sub.get_num_connections(), 20.0, "mavros_depth and this test to connect")
+        rc.wait_for(lambda: self.rel.get_num_connections() and self.sub.get_num_connections(), 20.0,
+                    "mavros_depth and this test to connect")
 
     def _on_depth(self, msg):
         with self._lock:
@@ -44,8 +45,7 @@ class MavrosDepth(unittest.TestCase):
             rate.sleep()
 
     def _take(self, quiet_s=0.5, timeout_s=10.0):
-        """The depths received since the last call, once none has arrived for ``quiet_s``
-        (those still in flight from the phase just played belong to it)."""
+        """The depths received since the last call, once none has arrived for ``quiet_s``."""
         deadline = time.monotonic() + timeout_s
         count, since = -1, time.monotonic()
         while time.monotonic() - since < quiet_s:
@@ -58,25 +58,14 @@ class MavrosDepth(unittest.TestCase):
             depths, self.depths = self.depths, []
         return depths
 
-    def _assert_switch(self, depths, before, target, what):
-        """depths = [before]* + [target]+ with at least 10 target values.
+    def test_depth_is_minus_rel_alt_and_ignores_vfr_hud(self):
+        self._play(1.5, vfr_altitude=579.0, rel_alt=-5.0)
+        depths = self._take()
+        self.assertGreaterEqual(len(depths), 10, "too few depths: %r" % depths)
+        self.assertTrue(all(abs(d - 5.0) < 1e-6 for d in depths), "not -rel_alt: %r" % depths)
+        self._play(1.0, vfr_altitude=579.0)       # rel_alt stops: VFR_HUD alone gives no depth
+        self.assertEqual(self._take(), [], "VFR_HUD.altitude taken for depth")
 
-        Messages on two topics are not ordered against each other: before the first
-        VFR_HUD reaches the node, rel_alt is the best source heard (and after VFR_HUD
-        stops, one already in flight may still arrive), so a head of `before` is right.
-        """
-        head = 0
-        while head < len(depths) and abs(depths[head] - before) < 1e-6:
-            head += 1
-        tail = depths[head:]
-        self.assertGreaterEqual(len(tail), 10, "%s: too few depths: %r" % (what, depths))
-        self.assertTrue(all(abs(d - target) < 1e-6 for d in tail), "%s: %r" % (what, depths))
-
-    def test_vfr_hud_first_then_rel_alt(self):
-        self._play(1.5, vfr_altitude=-3.5, rel_alt=-2.0)
-        self._assert_switch(self._take(), 2.0, 3.5, "not -VFR_HUD.altitude while it streamed")
-        self._play(3.0, rel_alt=-2.0)   # VFR_HUD stops: after source_stale_s (1 s) rel_alt counts
-        self._assert_switch(self._take(), 3.5, 2.0, "no fallback to -rel_alt")
 
 if __name__ == "__main__":
     rospy.init_node("rostest_mavros_depth")

@@ -54,5 +54,5 @@ def test_bridge_and_simulator_share_the_facts():
 def test_bridge_data_stream_requests_take_the_highest_rate_per_group():
     streams = bridge_core.stream_requests("ATTITUDE_QUATERNION", 50, 10, 20, 2)
     assert bridge_core.data_stream_requests(streams) == [("EXTRA1", 50.0), ("RC_CHANNELS", 10.0),
-                                                         ("EXTRA2", 20.0), ("EXTRA3", 2.0)]
+                                                         ("POSITION", 20.0), ("EXTRA3", 2.0)]
     assert bridge_core.data_stream_requests([("ATTITUDE", 5), ("ATTITUDE_QUATERNION", 30)]) == [("EXTRA1", 30.0)]

@@ -61,8 +61,11 @@ def test_quaternion_and_euler_attitude_agree(roll, pitch, yaw):
     assert abs(float(np.dot(qa, qb))) == pytest.approx(1.0, abs=1e-12)
 
 
-def test_depth_is_minus_vfr_hud_altitude():
-    assert bc.depth_from_vfr_hud(-2.5) == 2.5
+def test_depth_is_minus_relative_alt_in_millimetres():
+    """GLOBAL_POSITION_INT.relative_alt: mm above home, which ArduSub keeps at the surface."""
+    assert bc.depth_from_relative_alt(-2500) == 2.5
+    assert bc.depth_from_relative_alt(120) == pytest.approx(-0.12)   # above the surface (a wave)
+    assert bc.DEPTH_MESSAGE == "GLOBAL_POSITION_INT"
 
 
 def test_parse_mode():
@@ -201,4 +204,4 @@ def test_link_monitor():
 def test_interval_and_streams():
     assert bc.interval_us(50.0) == 20000.0 and bc.interval_us(0) == -1.0
     names = [n for n, _ in bc.stream_requests("ATTITUDE_QUATERNION", 50, 25, 10, 5)]
-    assert names == ["ATTITUDE_QUATERNION", "SERVO_OUTPUT_RAW", "VFR_HUD", "SYSTEM_TIME"]
+    assert names == ["ATTITUDE_QUATERNION", "SERVO_OUTPUT_RAW", "GLOBAL_POSITION_INT", "SYSTEM_TIME"]

@@ -21,6 +21,7 @@ import pytest
 os.environ["MAVLINK20"] = "1"
 from pymavlink import mavutil  # noqa: E402
 
+from brov2_hybrid import bridge_core as bc  # noqa: E402
 from brov2_hybrid.rc import load_rc_map  # noqa: E402
 from brov2_hybrid.sim.config import load_link_config  # noqa: E402
 from brov2_hybrid.sim.simulator import Simulator  # noqa: E402
@@ -46,10 +47,11 @@ def servos(msg):
 
 
 @pytest.fixture
-def sim(setup):
+def sim(setup, request):
     link = load_link_config()
     link.address = "tcp:127.0.0.1:0"
     link.udp_out = None
+    link.home_alt_m = getattr(request, "param", link.home_alt_m)   # indirect parametrize: home altitude
     simulator = Simulator(setup=setup, link_config=link, speedup=SPEEDUP, initial_eta=[0, 0, 5.0, 0, 0, 0])
     thread = threading.Thread(target=simulator.run, name="brov2_sitl", daemon=True)
     simulator.test_started_s = simulator.clock()   # before run(): simulated time 0 is no earlier
@@ -180,15 +182,21 @@ def test_heartbeat_is_an_ardusub_submarine_in_manual(gcs):
         "SERVO_OUTPUT_RAW", "RC_CHANNELS", "SYS_STATUS", "SYSTEM_TIME", "SIM_STATE"}, what="every stream")
 
 
-def test_depth_is_reported_consistently(gcs):
-    """5 m start depth (rising slowly): pressure, VFR_HUD and GLOBAL_POSITION_INT agree."""
-    sim_state = gcs.wait_type("SIM_STATE")
-    depth = -sim_state.alt
+@pytest.mark.parametrize("sim", [0.0, 584.0], indirect=True, ids=["home_at_sea_level", "home_584_m"])
+def test_depth_is_reported_consistently(sim, gcs):
+    """5 m start depth (rising slowly): pressure and GLOBAL_POSITION_INT.relative_alt give the
+    depth wherever home is; VFR_HUD.alt and GLOBAL_POSITION_INT.alt are above sea level, as
+    ArduSub sends them (GCS_MAVLINK::vfr_hud_alt), so -VFR_HUD.alt is the depth only at home
+    altitude 0 (a lake at 584 m: VFR_HUD.alt = 579)."""
+    home = sim.link_config.home_alt_m
+    depth = home - gcs.wait_type("SIM_STATE").alt       # SIM_STATE.alt: above sea level
     assert 4.0 < depth <= 5.0
     pressure = gcs.wait_type("SCALED_PRESSURE2")
     assert (pressure.press_abs * 100 - 101325.0) / (1000.0 * 9.80665) == pytest.approx(depth, abs=0.1)
-    assert -gcs.wait_type("VFR_HUD").alt == pytest.approx(depth, abs=0.1)
-    assert -gcs.wait_type("GLOBAL_POSITION_INT").relative_alt / 1000.0 == pytest.approx(depth, abs=0.1)
+    position = gcs.wait_type("GLOBAL_POSITION_INT")
+    assert bc.depth_from_relative_alt(position.relative_alt) == pytest.approx(depth, abs=0.1)
+    assert position.alt / 1000.0 == pytest.approx(home - depth, abs=0.1)
+    assert gcs.wait_type("VFR_HUD").alt == pytest.approx(home - depth, abs=0.1)
 
 
 def test_yaw_override_turns_clockwise_with_algorithm_2_outputs(setup, gcs):

@@ -4,8 +4,16 @@ conversions, ArduSub modes, vehicle clock, link watchdog and override re-sending
 Conversions follow MAVROS 1.x exactly (REFERENCE.md section 9): MAVLink attitude is
 body FRD in NED; ``/mavros/imu/data`` carries the orientation of body FLU in ENU
 (``q_enu_flu = Q_NED_ENU * q_ned_frd * Q_FRD_FLU``) and the body rates in FLU.
-Depth [m, positive down] is taken from VFR_HUD.alt, which ArduSub fills with the
-negative depth from its pressure sensor (depth = -alt).
+Depth [m, positive down] is taken from GLOBAL_POSITION_INT.relative_alt [mm, up]:
+ArduSub's ``GCS_MAVLINK_Sub::global_position_int_relative_alt`` (ArduSub/GCS_Mavlink.cpp)
+sends ``AP_AHRS::get_relative_position_D_home`` (libraries/AP_AHRS/AP_AHRS.cpp) negated,
+the height above home, and ArduSub puts home at the water surface
+(``Sub::set_home_to_current_location``, ArduSub/commands.cpp: home altitude minus the
+pressure-sensor depth); before home is set it falls back to the barometric altitude
+against the pressure calibrated at boot. Either way it is -depth on every vehicle (0 when
+no depth sensor is fitted). VFR_HUD.alt is not: ``GCS_MAVLINK::vfr_hud_alt``
+(libraries/GCS_MAVLink/GCS_Common.cpp) is the altitude above sea level, which equals
+-depth only where home is at altitude 0 (ArduSub SITL with --home ...,584,...: -579 m).
 Times are floats in seconds; ``mono`` arguments are a monotonic wall clock.
 """
 import math
@@ -60,9 +68,14 @@ def imu_or_nan(convert, *fields):
     return q, w, ""
 
 
-def depth_from_vfr_hud(alt_m):
-    """Depth [m, positive down] from VFR_HUD.alt (ArduSub: altitude = -depth)."""
-    return -float(alt_m)
+#: The message the depth is taken from (:func:`depth_from_relative_alt`).
+DEPTH_MESSAGE = "GLOBAL_POSITION_INT"
+
+
+def depth_from_relative_alt(relative_alt_mm):
+    """Depth [m, positive down] from GLOBAL_POSITION_INT.relative_alt [mm, height above
+    home, which ArduSub keeps at the water surface]."""
+    return -float(relative_alt_mm) / 1000.0
 
 
 def mode_name(custom_mode):
@@ -282,7 +295,7 @@ def stream_requests(attitude_msg, attitude_rate_hz, servo_rate_hz, depth_rate_hz
     """(message name, rate Hz) pairs the bridge asks the vehicle for."""
     return [(attitude_msg, float(attitude_rate_hz)),
             ("SERVO_OUTPUT_RAW", float(servo_rate_hz)),
-            ("VFR_HUD", float(depth_rate_hz)),
+            (DEPTH_MESSAGE, float(depth_rate_hz)),
             ("SYSTEM_TIME", float(time_rate_hz))]
 
 

@@ -4,8 +4,9 @@ What ArduSub SITL sends, built from the :class:`~brov2_hybrid.sim.vehicle_model.
 and the :class:`~brov2_hybrid.sim.firmware.Firmware`: HEARTBEAT (1 Hz), ATTITUDE and
 ATTITUDE_QUATERNION (IMU attitude, noisy when noise is on), RAW_IMU and SCALED_IMU2
 (accelerometer = specific force, gyro, magnetometer), SCALED_PRESSURE2 (external depth
-sensor, as the Bar30 on ArduSub), VFR_HUD and GLOBAL_POSITION_INT (depth as negative
-altitude), SERVO_OUTPUT_RAW (the eight motor PWMs), RC_CHANNELS (the RC input the
+sensor, as the Bar30 on ArduSub), VFR_HUD (alt: altitude above sea level, home_alt_m
+minus the depth, as ``GCS_MAVLINK::vfr_hud_alt``) and GLOBAL_POSITION_INT (alt above sea
+level; relative_alt = -depth, home being at the surface as ArduSub keeps it), SERVO_OUTPUT_RAW (the eight motor PWMs), RC_CHANNELS (the RC input the
 firmware uses), SYS_STATUS, SYSTEM_TIME and SIM_STATE (true state, no noise).
 
 Timestamps (time_boot_ms, time_usec) follow simulated time. Rates are in simulated
@@ -210,9 +211,10 @@ class TelemetryBuilder(object):
         rc = fw.rc_map
         low_us = rc.neutral_us - rc.half_range_us
         throttle = 100.0 * (fw.rc_channels(sample.t_s)[rc.channels[2] - 1] - low_us) / (2.0 * rc.half_range_us)
+        altitude_m = self._lat_lon_alt(sample)[2]     # above sea level (GCS_MAVLINK::vfr_hud_alt)
         return self.encoder.vfr_hud_encode(0.0, float(math.hypot(velocity[0], velocity[1])), heading,
                                            int(min(100, max(0, round(throttle)))),
-                                           float(-sample.eta[2]), float(-velocity[2]))
+                                           float(altitude_m), float(-velocity[2]))
 
     def _global_position_int(self, sample, fw):
         lat, lon, alt = self._lat_lon_alt(sample)
