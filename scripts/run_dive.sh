@@ -14,6 +14,14 @@ REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SPEEDUP="${BROV2_SPEEDUP:-2}"
 
 bash "$REPO/scripts/setup.sh"
+# sim:=ardusub flies real ArduSub SITL: build it once (cached by source hash; ~7 min the first time).
+for arg in "$@"; do
+    if [ "$arg" = "sim:=ardusub" ]; then
+        BROV2_ARDUSUB="$(bash "$REPO/scripts/build_ardusub.sh" | tail -n 1)/ardusub" \
+            || { echo "make run: ArduSub SITL is needed for sim:=ardusub and could not be built" >&2; exit 1; }
+        export BROV2_ARDUSUB
+    fi
+done
 # shellcheck disable=SC1091
 source "$REPO/scripts/env.sh"
 cd "$REPO"

@@ -39,13 +39,15 @@ def sitl_parse(reply):
     body = text.split("\n")[-2]
     fields = {}
     for key in ("gyro", "accel_body", "position", "velocity", "quaternion"):
-        m = re.search(r'"%s": \[([^\]]*)\]' % key, body)
-        assert m, key
-        parts = m.group(1).split(", ")
+        # parse_sensors: strstr(key), skip the key + 2 characters (quote, colon), sscanf "[%f, %f, %f]".
+        start = body.index('"%s"' % key) + 1 + len(key) + 2
+        assert body[start] == "[", "sscanf's '[' must be the first character after %s's colon" % key
+        parts = body[start + 1:body.index("]", start)].split(", ")
         for part in parts:
-            assert re.match(r"^-?\d+\.\d*(e-?\d+)?$|^-?\d\.\d+e[+-]\d+$", part), (key, part)
+            assert re.match(r"^-?\d+\.\d*(e[+-]?\d+)?$", part), (key, part)
         fields[key] = np.array([float(p) for p in parts])
-    fields["timestamp"] = float(re.search(r'"timestamp": ([^,]*),', body).group(1))
+    start = body.index('"timestamp"') + len("timestamp") + 3
+    fields["timestamp"] = float(body[start:body.index(",", start)])
     return fields
 
 

@@ -12,8 +12,10 @@ program over UDP (ArduPilot ``libraries/SITL/SIM_JSON.cpp``, ``JSON::output_serv
   (``JSON::recv_fdm`` parses the text between the last two newlines, so the leading one
   matters): ``timestamp`` [s], ``imu.gyro`` [rad/s, body FRD], ``imu.accel_body``
   [m/s^2, specific force, body FRD], ``position`` [m, NED from home], ``velocity``
-  [m/s, NED] and ``quaternion`` [w, x, y, z] body FRD -> NED. The parser reads vectors
-  with ``sscanf("[%f, %f, %f]")``, so numbers are written as floats with ", " between.
+  [m/s, NED] and ``quaternion`` [w, x, y, z] body FRD -> NED. ``JSON::parse_sensors``
+  is no JSON parser: it finds a key, skips the key, its quote and the colon, and reads a
+  vector with ``sscanf("[%f, %f, %f]")``, so a space after the colon fails ("Failed to
+  parse Vector3f") and numbers are written as floats.
 - with ``-S`` (lockstep) SITL sends the next frame only after a valid reply: the physics
   sets the pace and may run faster than real time.
 
@@ -95,8 +97,10 @@ def _vector(values):
 
 def state_reply(timestamp_s, gyro_frd, accel_frd, position_ned, velocity_ned, quaternion_wxyz):
     """The JSON datagram answering one servo packet (bytes, framed by newlines)."""
-    text = ('{"timestamp": %r, "imu": {"gyro": %s, "accel_body": %s}, "position": %s, '
-            '"velocity": %s, "quaternion": %s}'
+    # No space after a colon: parse_sensors skips exactly the key, its closing quote and
+    # the colon, then sscanf's "[" must match the next character.
+    text = ('{"timestamp":%r,"imu":{"gyro":%s,"accel_body":%s},"position":%s,'
+            '"velocity":%s,"quaternion":%s}'
             % (float(timestamp_s), _vector(gyro_frd), _vector(accel_frd), _vector(position_ned),
                _vector(velocity_ned), _vector(quaternion_wxyz)))
     return ("\n" + text + "\n").encode("ascii")

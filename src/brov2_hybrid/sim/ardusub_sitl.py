@@ -1,0 +1,295 @@
+"""Real ArduSub SITL flying our vehicle model: the firmware binary plus :mod:`json_physics`.
+
+:class:`ArduSubSitl` starts ArduSub (built by ``scripts/build_ardusub.sh``) as
+``ardusub -S -I N --model JSON:127.0.0.1 --speedup S --home LAT,LON,0,0 --defaults
+FRAME.parm,OURS.parm -w`` in a scratch folder, and answers its physics frames with our
+:class:`~brov2_hybrid.sim.vehicle_model.VehicleModel` (the same model, options, current,
+noise and thruster lag as ``brov2_sitl``). MAVLink is ArduSub's own, on TCP
+``5760 + 10 N``; ArduSub boots only once a client has connected there.
+
+Facts relied on (ArduPilot Sub-4.5 source): ``libraries/AP_HAL_SITL/SITL_cmdline.cpp``
+(``-I`` adds 10 N to every port, ``-S`` lockstep, ``-w`` wipes the parameters,
+``--defaults`` takes a comma-separated list), ``libraries/SITL/SIM_JSON.cpp`` (the physics
+protocol), ``libraries/AP_Baro/AP_Baro_SITL.cpp`` (a Sub's pressure follows home altitude
+minus the NED down position through ``SimpleUnderWaterAtmosphere``: home altitude 0 puts
+the water surface at 0) and ArduSub's boot-time pressure calibration (the depth ArduSub
+reports is relative to where it booted).
+
+Entry points: ``python -m brov2_hybrid.sim.ardusub_sitl`` and the ``ardusub_sitl``
+node of ``launch/hybrid_autopilot.launch sim:=ardusub``.
+"""
+import argparse
+import logging
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from brov2_hybrid import paths
+from brov2_hybrid.errors import Brov2Error, ParameterError
+from brov2_hybrid.params import Section, load_yaml
+from brov2_hybrid.sim import config as sim_config
+from brov2_hybrid.sim.config import MODELS, THRUSTER_LAGS, load_sim_options
+from brov2_hybrid.sim.json_physics import (JsonPhysics, JsonPhysicsServer, initial_eta, json_port,
+                                           mavlink_port)
+from brov2_hybrid.sim.vehicle_model import VehicleModel
+from brov2_hybrid.vehicle import add_vehicle_argument, load_vehicle
+
+LOG = logging.getLogger("ardusub_sitl")
+
+#: Where scripts/build_ardusub.sh keeps its builds (``current`` links the latest).
+DEFAULT_CACHE = os.path.join(os.path.expanduser("~"), ".cache", "brov2_hybrid", "ardusub")
+BUILD_HINT = ("build it once with `make ardusub` (scripts/build_ardusub.sh: ArduPilot's source from "
+              "../shared/ardupilot/, a source tree or a git URL; about 7 min on 2 cores)")
+
+
+@dataclass
+class SitlSettings:
+    """The ``ardusub_sitl`` section of ``params/simulator.yaml``."""
+
+    sim_rate_hz: int
+    defaults: str
+    extra_defaults: str
+
+
+def load_sitl_settings(path=None):
+    """Read :class:`SitlSettings` (file and key named in any error)."""
+    path = sim_config.simulator_file(path)
+    s = Section(load_yaml(path), path, "ardusub_sitl")
+    rate = s.integer("sim_rate_hz", 1)
+    extra = s.raw("extra_defaults")
+    if extra is not None and not isinstance(extra, str):
+        raise ParameterError("%s: expected a file name or null, got %r" % (s.key("extra_defaults"), extra))
+    defaults = s.raw("defaults")
+    if not isinstance(defaults, str) or not defaults:
+        raise ParameterError("%s: expected a parameter file name, got %r" % (s.key("defaults"), defaults))
+    return SitlSettings(sim_rate_hz=rate, defaults=defaults, extra_defaults=extra or "")
+
+
+def find_ardusub(explicit=None):
+    """Path of the ArduSub SITL binary, or a Brov2Error saying how to get one.
+
+    Looked up in ``explicit`` (a binary or a build folder), then ``$BROV2_ARDUSUB``, then
+    ``$BROV2_ARDUSUB_CACHE/current`` (default ``~/.cache/brov2_hybrid/ardusub/current``).
+    """
+    candidates = [c for c in (explicit, os.environ.get("BROV2_ARDUSUB")) if c]
+    cache = os.environ.get("BROV2_ARDUSUB_CACHE", DEFAULT_CACHE)
+    candidates.append(os.path.join(cache, "current"))
+    for candidate in candidates:
+        path = os.path.join(candidate, "ardusub") if os.path.isdir(candidate) else candidate
+        if os.path.isfile(path) and os.access(path, os.X_OK):
+            return os.path.abspath(path)
+        if candidate is explicit or candidate == os.environ.get("BROV2_ARDUSUB"):
+            raise Brov2Error("no ArduSub SITL binary at %s; %s" % (candidate, BUILD_HINT))
+    raise Brov2Error("no ArduSub SITL build in %s; %s" % (cache, BUILD_HINT))
+
+
+def write_defaults(folder, settings, setup, binary):
+    """ArduSub's ``--defaults`` list: the frame's file, ours, and the run's own (path list)."""
+    frame_file = os.path.join(os.path.dirname(binary), settings.defaults)
+    if not os.path.isfile(frame_file):
+        raise Brov2Error("ArduSub defaults %s not found beside %s (ardusub_sitl.defaults in params/simulator.yaml)"
+                         % (settings.defaults, binary))
+    files = [frame_file]
+    if settings.extra_defaults:
+        extra = settings.extra_defaults
+        extra = extra if os.path.isabs(extra) else paths.params_path(extra)
+        if not os.path.isfile(extra):
+            raise Brov2Error("ardusub_sitl.extra_defaults: %s does not exist" % extra)
+        files.append(extra)
+    run_file = os.path.join(folder, "brov2_run.parm")
+    with open(run_file, "w") as f:
+        f.write("# written by brov2_hybrid.sim.ardusub_sitl for this run\n")
+        f.write("SIM_RATE_HZ %d\n" % settings.sim_rate_hz)
+        f.write("FRAME_CONFIG %d\n" % setup.frame.frame_config)
+    files.append(run_file)
+    return files
+
+
+def _die_with_parent():
+    """In the child before exec: SIGKILL when this process dies, however it dies (Linux
+    prctl PR_SET_PDEATHSIG), so no ArduSub is left holding the SITL ports. SIGKILL: an
+    ArduSub waiting for a physics frame that never comes does not act on SIGTERM."""
+    try:
+        import ctypes
+        ctypes.CDLL("libc.so.6", use_errno=True).prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG = 1
+    except (OSError, AttributeError):
+        pass
+
+
+class ArduSubSitl(object):
+    """ArduSub SITL (a child process) on our physics (served in :meth:`run`'s thread).
+
+    Parameters
+    ----------
+    setup : Vehicle
+    sim_options : SimOptions
+    eta0 : array_like (6,)
+        Start pose (north, east, down [m], roll, pitch, yaw [rad]).
+    instance : int
+        SITL instance N: MAVLink on TCP 5760 + 10 N, physics on UDP 9002 + 10 N.
+    speedup : float
+        ArduSub's ``--speedup`` (simulated seconds per wall second; lockstep either way).
+    binary : str, optional
+        ArduSub SITL binary (default :func:`find_ardusub`).
+    params_file : str, optional
+        Simulator YAML (default ``params/simulator.yaml``).
+    """
+
+    def __init__(self, setup, sim_options, eta0, instance=0, speedup=1.0, binary=None, params_file=None):
+        self.setup = setup
+        self.settings = load_sitl_settings(params_file)
+        expected_rate = 1.0 / sim_options.dt_s
+        if abs(self.settings.sim_rate_hz - expected_rate) > 1e-6 * expected_rate:
+            LOG.warning("ardusub_sitl.sim_rate_hz %d differs from physics.rate_hz %g: frames are rounded "
+                        "to whole physics steps", self.settings.sim_rate_hz, expected_rate)
+        self.binary = find_ardusub(binary)
+        self.instance = int(instance)
+        self.speedup = float(speedup)
+        link = sim_config.load_link_config(params_file)
+        self.home = "%.7f,%.7f,0,0" % (link.home_lat_deg, link.home_lon_deg)
+        self.model = VehicleModel(setup, sim_options)
+        self.model.reset(eta=eta0)
+        self.physics = JsonPhysics(self.model)
+        self.server = JsonPhysicsServer(self.physics, "127.0.0.1", json_port(self.instance))
+        self.mavlink_port = mavlink_port(self.instance)
+        self.folder = tempfile.mkdtemp(prefix="brov2_ardusub_%d_" % self.instance)
+        self.process = None
+        self._pump = None
+
+    def command(self):
+        """ArduSub's command line (list)."""
+        defaults = write_defaults(self.folder, self.settings, self.setup, self.binary)
+        return [self.binary, "-S", "-w", "-I", str(self.instance), "--model", "JSON:127.0.0.1",
+                "--speedup", repr(self.speedup), "--home", self.home, "--defaults", ",".join(defaults)]
+
+    def start(self):
+        """Start ArduSub; its output goes to this module's log, prefixed ``ardusub:``."""
+        cmd = self.command()
+        LOG.info("starting %s (MAVLink tcp:127.0.0.1:%d, physics udp:%d, folder %s)", " ".join(cmd),
+                 self.mavlink_port, self.server.port, self.folder)
+        self.process = subprocess.Popen(cmd, cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                                        stdin=subprocess.DEVNULL, universal_newlines=True, bufsize=1,
+                                        preexec_fn=_die_with_parent)
+        self._pump = threading.Thread(target=self._pump_output, name="ardusub-output", daemon=True)
+        self._pump.start()
+
+    def _pump_output(self):
+        for line in self.process.stdout:
+            line = line.rstrip()
+            if line and not line.startswith("No JSON sensor message received"):
+                LOG.info("ardusub: %s", line)
+
+    def run(self, duration_s=None):
+        """Serve physics frames until ArduSub exits, :meth:`stop`, or ``duration_s``."""
+        watcher = threading.Thread(target=self._watch_process, name="ardusub-watch", daemon=True)
+        watcher.start()
+        self.server.run(duration_s)
+
+    def _watch_process(self):
+        code = self.process.wait()
+        if not self.server._stop:
+            LOG.error("ArduSub SITL exited (code %s)", code)
+        self.server.stop()
+
+    def stop(self):
+        """Stop serving (from a signal handler or another thread)."""
+        self.server.stop()
+
+    def close(self, timeout_s=2.0):
+        """Stop ArduSub and release the port and the scratch folder."""
+        self.server.stop()
+        if self.process is not None and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout_s)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.server.close()
+        shutil.rmtree(self.folder, ignore_errors=True)
+
+    @property
+    def returncode(self):
+        """ArduSub's exit code (None while it runs)."""
+        return None if self.process is None else self.process.poll()
+
+
+def build_arg_parser():
+    parser = argparse.ArgumentParser(
+        prog="ardusub_sitl",
+        description="Real ArduSub SITL (scripts/build_ardusub.sh) flying brov2_hybrid's vehicle model "
+                    "through ArduPilot's JSON physics interface. MAVLink: ArduSub's own, tcp:127.0.0.1:5760+10N.")
+    add_vehicle_argument(parser)
+    parser.add_argument("--instance", "-I", type=int, default=0, help="SITL instance N (ports +10 N; default 0)")
+    parser.add_argument("--ardusub", metavar="PATH", help="ArduSub SITL binary or build folder "
+                                                          "(default: $BROV2_ARDUSUB, else the build cache)")
+    parser.add_argument("--speedup", type=float, default=1.0, help="ArduSub --speedup (default 1)")
+    parser.add_argument("--params", metavar="YAML", help="simulator parameter file (default params/simulator.yaml)")
+    parser.add_argument("--model", choices=MODELS, help="vehicle model (default: physics.model)")
+    parser.add_argument("--thruster-lag", choices=THRUSTER_LAGS, help="override physics.thruster_lag")
+    parser.add_argument("--current-ned-m-s", type=float, nargs=3, metavar=("N", "E", "D"))
+    parser.add_argument("--initial-attitude-deg", type=float, nargs=3, metavar=("ROLL", "PITCH", "YAW"))
+    parser.add_argument("--initial-depth-m", type=float, metavar="DEPTH",
+                        help="start depth [m]; ArduSub's depth reads 0 there (it calibrates at boot)")
+    parser.add_argument("--duration-s", type=float, help="stop after this many seconds of physics time")
+    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
+    return parser
+
+
+def sitl_from_args(args):
+    """Build an :class:`ArduSubSitl` from parsed command-line ``args``."""
+    options = load_sim_options(args.params)
+    changes = {}
+    if args.model:
+        changes["model"] = args.model
+    if args.thruster_lag:
+        changes["thruster_lag"] = args.thruster_lag
+    if args.current_ned_m_s:
+        changes["current_ned_m_s"] = np.array(args.current_ned_m_s)
+    options = replace(options, **changes).validated()
+    start = sim_config.load_initial_state(args.params)
+    depth = start.depth_m if args.initial_depth_m is None else args.initial_depth_m
+    attitude = start.attitude_deg if args.initial_attitude_deg is None else args.initial_attitude_deg
+    setup = load_vehicle(args.vehicle)
+    return ArduSubSitl(setup, options, initial_eta(depth, attitude), instance=args.instance,
+                       speedup=args.speedup, binary=args.ardusub, params_file=args.params)
+
+
+def main(argv=None):
+    """Command-line entry point; returns ArduSub's exit status (2: could not start)."""
+    args = build_arg_parser().parse_args(argv)
+    logging.basicConfig(level=getattr(logging, args.log_level),
+                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
+    try:
+        sitl = sitl_from_args(args)
+    except (Brov2Error, OSError) as exc:
+        LOG.error("cannot start: %s", exc)
+        return 2
+
+    def _stop(signum, frame):
+        LOG.info("signal %d: stopping", signum)
+        sitl.stop()
+
+    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        sitl.start()
+        sitl.run(args.duration_s)
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        LOG.info("stopped at t = %.3f s after %d physics frames", sitl.model.t_s, sitl.physics.frames)
+        code = sitl.returncode
+        sitl.close()
+    return 0 if code in (None, 0, -signal.SIGTERM) else int(code)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
