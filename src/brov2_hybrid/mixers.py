@@ -47,14 +47,20 @@ def _six_by_n(M, name):
     return as_matrix(M, (6, np.shape(M)[1]), name)
 
 
-def _group(T_hat_t, u, dofs):
-    # xi = sum over the group's DOFs of T-hat row * u, summed in DOF order term by term (the
-    # same floating-point sums for one command (6,) and for a stack (k, 6)), then scaled by
-    # max(1, max_i |xi_i|) per command.
-    xi = 0.0
-    for j in dofs:
-        xi = xi + T_hat_t[:, j] * u[..., j, None]
-    return xi / np.maximum(1.0, np.max(np.abs(xi), axis=-1, keepdims=True))
+def _algorithm1(T_hat, u):
+    """Algorithm 1 on a checked u (6,) or stack (k, 6) and a checked T-hat (6 x n)."""
+    # Each DOF's motor contributions (..., 6, n); per group their sum xi in DOF order (the
+    # same floating-point sums for one command and for a stack), scaled by
+    # max(1, max_i |xi_i|) per command; the groups added and constrained to [-1, 1].
+    contrib = u[..., :, None] * T_hat
+    m = None
+    for dofs in (VERTICAL_DOFS, HORIZONTAL_DOFS):
+        xi = contrib[..., dofs[0], :]
+        for j in dofs[1:]:
+            xi = xi + contrib[..., j, :]
+        xi = xi / np.maximum(1.0, np.abs(xi).max(axis=-1, keepdims=True))
+        m = xi if m is None else m + xi
+    return np.minimum(np.maximum(m, -1.0), 1.0)
 
 
 def _commands(u):
@@ -69,10 +75,7 @@ def stock_normalized(u, T_hat):
 
     A stack of commands u (k, 6) gives m* (k, n), row by row the same numbers.
     """
-    u = _commands(u)
-    T_hat_t = _six_by_n(T_hat, "T_hat").T
-    m = _group(T_hat_t, u, VERTICAL_DOFS) + _group(T_hat_t, u, HORIZONTAL_DOFS)
-    return np.minimum(np.maximum(m, -1.0), 1.0)
+    return _algorithm1(_six_by_n(T_hat, "T_hat"), _commands(u))
 
 
 def mix_stock(u, T_hat):
@@ -135,7 +138,7 @@ class Mixer(object):
     def normalized(self, u):
         """m* in [-1, 1], shape (n,); stock: also u (k, 6) -> (k, n)."""
         if self.kind == STOCK:
-            return stock_normalized(u, self.T_hat)
+            return _algorithm1(self.T_hat, _commands(u))      # T_hat checked once, here
         return self.table.normalized_from_force(self.allocator.forces(u))
 
     def pwm(self, u):
