@@ -363,6 +363,8 @@ def _cases():
         "thrust_table.ThrustTable.force_from_pwm": Case(lambda f: f.table().force_from_pwm,
                                                         lambda f: {"pwm_us": np.full(8, 1600.0)}, ("pwm_us",),
                                                         shape_free=("pwm_us",)),
+        "thrust_table.ThrustTable.force_at": Case(lambda f: f.table().force_at, lambda f: {"pwm_us": 1600.0},
+                                                  ("pwm_us",)),
         "thrust_table.ThrustTable.pwm_from_force": Case(lambda f: f.table().pwm_from_force,
                                                         lambda f: {"force_n": np.full(8, 5.0)}, ("force_n",),
                                                         shape_free=("force_n",)),

@@ -72,3 +72,16 @@ def test_force_from_pwm_rejects_nan(setup):
     with pytest.raises(Brov2Error, match="NaN"):
         table.force_from_pwm(float("nan"))
     assert table.force_from_pwm(1e9) == table.max_forward_n    # beyond the table: its end value
+
+
+def test_force_at_is_force_from_pwm_number_for_number(setup):
+    """The float path gives exactly np.interp's numbers: grid points, between them, the dead
+    band, beyond both ends (random and whole-microsecond PWMs)."""
+    table = setup.table
+    rng = np.random.default_rng(5)
+    pwm = np.concatenate([table.pwm_us, rng.uniform(1000.0, 2000.0, 20000), np.rint(rng.uniform(1090, 1910, 5000)),
+                          1500.0 + 400.0 * rng.uniform(-1.0, 1.0, 20000), [1100.0, 1900.0, -1e9, 1e9]])
+    np.testing.assert_array_equal([table.force_at(p) for p in pwm], table.force_from_pwm(pwm))
+    assert isinstance(table.force_at(1600), float)
+    with pytest.raises(Brov2Error, match="NaN"):
+        table.force_at(float("nan"))

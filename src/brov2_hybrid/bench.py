@@ -48,6 +48,53 @@ def control_tick_times(n_ticks=10000, seed=0, vehicle=None):
     return times
 
 
+def output_stage_times(n_commands=1000, seed=0, vehicle=None):
+    """Per-command times [s] of the output stages, interleaved command by command.
+
+    Commands uniform in [-1, 1]^6 (most saturate a thruster group). Returns a dict of
+    arrays: 'quantitative' and 'stock' (``command(u)``, what thruster_allocation runs per
+    tick), 'stock_search' and 'stock_reference' (the stock search alone:
+    ``StockCompensatedOutput.u_to_send`` and :func:`reference_stock_compensation`, the
+    search as first written, timed in turn on each command), and 'same' (how many
+    commands got the same channels from both).
+    """
+    from brov2_hybrid.firmware_output import output_stage, reference_stock_compensation
+    setup = load_vehicle(vehicle)
+    quantitative = output_stage(QUANTITATIVE, setup, setup.rc_map)
+    stock = output_stage("stock", setup, setup.rc_map)
+    U = np.random.default_rng(seed).uniform(-1.0, 1.0, (n_commands, 6))
+    out = {k: np.empty(n_commands) for k in ("quantitative", "stock", "stock_search", "stock_reference")}
+    clock = time.perf_counter
+    same = 0
+    for k, u in enumerate(U):
+        start = clock()
+        quantitative.command(u)
+        mid = clock()
+        stock.command(u)
+        end = clock()
+        fast = stock.u_to_send(u)
+        after = clock()
+        reference = reference_stock_compensation(stock, u)
+        last = clock()
+        out["quantitative"][k], out["stock"][k] = mid - start, end - mid
+        out["stock_search"][k], out["stock_reference"][k] = after - end, last - after
+        same += int(np.array_equal(fast, reference))
+    out["same"] = same
+    return out
+
+
+def run_output_stages(n_commands=1000, vehicle=None):
+    t = output_stage_times(n_commands, vehicle=vehicle)
+    med = {k: float(np.median(v)) * 1e6 for k, v in t.items() if k != "same"}
+    print("core: output stage per command (command(u): channels, motor PWMs, wrench), %d commands in [-1, 1]^6, "
+          "median: quantitative %.0f us, stock-compensated %.0f us (goal <= 150 us)"
+          % (n_commands, med["quantitative"], med["stock"]))
+    print("core: stock search alone %.0f us vs the search as first written (reference_stock_compensation, same "
+          "run, interleaved) %.0f us: %.1fx faster; same channels on %d of %d commands"
+          % (med["stock_search"], med["stock_reference"], med["stock_reference"] / med["stock_search"],
+             t["same"], n_commands))
+
+
 def run_core(n_ticks=10000, vehicle=None):
     times = control_tick_times(n_ticks, vehicle=vehicle) * 1e6
     print("core: control tick (control law + normalisation + Algorithm 2), %d ticks: "
@@ -61,6 +108,7 @@ def main(argv=None):
     add_vehicle_argument(parser)
     args = parser.parse_args(argv)
     run_core(args.ticks, args.vehicle)
+    run_output_stages(vehicle=args.vehicle)
 
 
 if __name__ == "__main__":

@@ -38,6 +38,7 @@ Stages (:data:`OUTPUT_STAGES`, by name):
 """
 import collections
 import itertools
+import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -131,11 +132,37 @@ class StockNaiveOutput(OutputStage):
         return u
 
 
+class _Group(object):
+    """One thruster group of :class:`StockCompensatedOutput` and its per-command constants.
+
+    ``dofs`` (3 DOF indices), ``motors`` (indices of the thrusters they drive), ``A`` their
+    frame factors (motors x 3) and its pseudo-inverse; the slices of T the search multiplies
+    by on every command, built once (the same arrays, so the same floating-point products,
+    as slicing them per command).
+    """
+
+    def __init__(self, dofs, T, T_hat_t):
+        self.dofs = list(dofs)
+        self.motors = np.nonzero(np.any(T_hat_t[:, self.dofs] != 0.0, axis=1))[0]
+        self.A = T_hat_t[np.ix_(self.motors, self.dofs)]
+        self.A_pinv = np.linalg.pinv(self.A)
+        self.others = np.ones(T.shape[1], dtype=bool)
+        self.others[self.motors] = False
+        self.T_others = T[:, self.others]          # the wrench of the thrusters outside the group
+        self.T_g = T[:, self.motors]
+        self.T_g_dofs = self.T_g[self.dofs]        # the group's own wrench rows
+
+
 class StockCompensatedOutput(OutputStage):
     """The vehicle runs stock Algorithm 1; u' makes it output Algorithm 2's motor PWMs.
 
     The target is the wrench Algorithm 2's own (whole-microsecond) motor PWMs deliver, so
     the vehicle flies as on the paper's firmware, which the paper's gains assume.
+
+    :meth:`u_to_send` is the one implementation every user flies (thruster_allocation,
+    the in-process loop, the analysis); :func:`reference_stock_compensation` is the same
+    search written as first (per-command slicing, ``np.linalg.lstsq``), kept as the
+    baseline its tests and ``make bench`` compare it with: same RC values.
     """
 
     name = "stock"
@@ -147,83 +174,213 @@ class StockCompensatedOutput(OutputStage):
         super(StockCompensatedOutput, self).__init__(setup, rc_map)
         self.target_mixer = setup.mixer(QUANTITATIVE)
         self.half_range_us = float(rc_map.half_range_us)
-        T_hat_t = setup.T_hat.T  # (n, 6): motor i's factors for (surge, ..., yaw)
-        # Per group (horizontal first, then vertical: its candidates are scored with the
-        # horizontal thrusters' roll and pitch moments already known): the DOFs, the
-        # motors they drive, A = their frame factors (n x 3).
-        self.groups = []
-        for dofs in (HORIZONTAL_DOFS, VERTICAL_DOFS):
-            dofs = list(dofs)
-            motors = np.nonzero(np.any(T_hat_t[:, dofs] != 0.0, axis=1))[0]
-            A = T_hat_t[np.ix_(motors, dofs)]
-            self.groups.append((dofs, motors, A, np.linalg.pinv(A)))
         # The 2^3 neighbouring 1 us quantizations of a group's three channels.
         self.corners = np.array(list(itertools.product((0.0, 1.0), repeat=3)))
         self.newton_steps = 3
+        T_hat_t = setup.T_hat.T  # (n, 6): motor i's factors for (surge, ..., yaw)
+        # Per group (horizontal first, then vertical: its candidates are scored with the
+        # horizontal thrusters' roll and pitch moments already known).
+        self.groups = [_Group(dofs, setup.T, T_hat_t) for dofs in (HORIZONTAL_DOFS, VERTICAL_DOFS)]
+        table = setup.table
+        self._corner_steps = self.corners / self.half_range_us
+        self._slope_h_us = 0.5 * float(np.min(np.diff(table.pwm_us)))   # one-sided slope step
+        self._weights = 1.0 / setup.tau_max
+        # The firmware's motor outputs already lie within the vehicle's PWM limits (the
+        # usual 1100..1900): clipping them to the limits changes nothing and is skipped.
+        full_range = (table.neutral_us - self.half_range_us, table.neutral_us + self.half_range_us)
+        self._clip_motor_pwm = not (self.pwm_min_us <= full_range[0] and full_range[1] <= self.pwm_max_us)
 
     def u_to_send(self, u):
-        if not np.any(u):
+        if not u.any():
             return u                                              # neutral stays exactly neutral
         setup = self.setup
         table = setup.table
+        hr = self.half_range_us
         m_target = self.target_mixer.normalized(u)               # Algorithm 2's m* (n,)
         f_target = table.force_from_pwm(np.rint(table.pwm_from_normalized(m_target)))
         tau_req = setup.T @ f_target if self.target == "algorithm2" else setup.tau_max * u
-        w = 1.0 / setup.tau_max
         f_now = f_target.copy()
         u_out = np.zeros(6)
-        for dofs, motors, A, A_pinv in self.groups:
-            others = np.ones(setup.T.shape[1], dtype=bool)
-            others[motors] = False
-            T_g = setup.T[:, motors]
-            tau_rest = setup.T[:, others] @ f_now[others]
-            # Start: Algorithm 2's motor outputs, least squares through the group's factors.
-            v = A_pinv @ m_target[motors]
-            # Then Newton steps on the group's own wrench rows, through the thrust table's
-            # local slope (the table is piecewise linear; a motor in the dead band has none).
-            for _ in range(self.newton_steps):
-                m = np.clip(A @ v, -1.0, 1.0)
-                slope = self._slope_n(m)
-                if not np.any(slope[np.abs(m) > 0.0] > 0.0):
-                    break
-                J = (T_g[dofs] * slope) @ A                       # d tau_g / d v
-                r = tau_req[dofs] - T_g[dofs] @ table.force_from_pwm(table.pwm_from_normalized(m)) \
-                    - tau_rest[dofs]
-                step = np.linalg.lstsq(J, r, rcond=None)[0]
-                v_new = v + step
-                if not np.all(np.isfinite(v_new)):
-                    break
-                v = v_new
-            v = np.clip(v, -1.0, 1.0)
-            peak = float(np.max(np.abs(A @ v)))
-            if peak > 1.0:                      # Algorithm 1 would rescale the group by this
-                v = v / peak
-            # Candidates: floor/ceil of each channel on the 1/400 grid, kept in [-1, 1].
+        u_grid = np.rint(u * hr) / hr                             # u itself on the 1/400 grid
+        for g in self.groups:
+            dofs = g.dofs
+            tau_rest = g.T_others @ f_now[g.others]
+            v = self._newton(g, m_target, tau_req[dofs], tau_rest[dofs])
+            # Candidates: floor/ceil of each channel on the 1/400 grid, kept in [-1, 1],
             # and u itself (the uncompensated command: better when the group saturates).
-            lo = np.floor(v * self.half_range_us) / self.half_range_us
-            cand = np.clip(np.vstack([lo + self.corners / self.half_range_us,
-                                      np.rint(u[dofs] * self.half_range_us) / self.half_range_us]), -1.0, 1.0)
-            m = cand @ A.T                                        # (8 candidates, n motors)
-            m = m / np.maximum(1.0, np.max(np.abs(m), axis=1))[:, None]
-            pwm = np.rint(table.pwm_from_normalized(m))
+            cand = np.zeros((len(self.corners) + 1, 6))         # whole commands, the other group at 0
+            cand[:-1, dofs] = np.floor(v * hr) / hr + self._corner_steps
+            cand[-1, dofs] = u_grid[dofs]
+            np.minimum(np.maximum(cand, -1.0, out=cand), 1.0, out=cand)
+            # What the firmware outputs for each: the stock mixer model on all candidates.
+            pwm = self.vehicle_mixer.motor_pwm(cand)[:, g.motors]
+            if self._clip_motor_pwm:
+                pwm = np.minimum(np.maximum(pwm, self.pwm_min_us), self.pwm_max_us)
             forces = table.force_from_pwm(pwm)
-            err = (forces @ T_g.T + tau_rest - tau_req) * w
+            err = (forces @ g.T_g.T + tau_rest - tau_req) * self._weights
+            c = cand[:, dofs]
             # Ties (e.g. several candidates inside the dead band) go to the smallest command.
-            score = np.einsum("ij,ij->i", err, err) + TIE_BREAK * np.einsum("ij,ij->i", cand, cand)
-            best = int(np.argmin(score))
-            u_out[dofs] = cand[best]
-            f_now[motors] = forces[best]
+            score = np.einsum("ij,ij->i", err, err) + TIE_BREAK * np.einsum("ij,ij->i", c, c)
+            best = int(score.argmin())
+            u_out[dofs] = c[best]
+            f_now[g.motors] = forces[best]
         return u_out
 
-    def _slope_n(self, m):
-        """d thrust / d m* [N] of the thrust table at m* (one-sided away from neutral)."""
+    def _newton(self, g, m_target, tau_req, tau_rest):
+        """The group's channels v (3,), in [-1, 1], scaled so Algorithm 1 never rescales them.
+
+        Start: Algorithm 2's motor outputs ``m_target`` (n,) through the group's factors by
+        least squares; then Newton steps on the group's own wrench rows (``tau_req``,
+        ``tau_rest``: those rows of the target and of the other thrusters' wrench, (3,))
+        through the thrust table's local slope (piecewise linear; one-sided away from
+        neutral; a motor in the dead band has none). The search can be ill conditioned
+        (saturated motors leave J nearly singular), so every product and solve is the one
+        :func:`reference_stock_compensation` computes (numpy's matmul, LAPACK's gelsd); only
+        the per-motor arithmetic and table look-ups run on Python floats (same IEEE results).
+        """
         table = self.setup.table
-        pwm = table.pwm_from_normalized(m)
-        h = 0.5 * float(np.min(np.diff(table.pwm_us)))
-        side = np.where(m >= 0.0, 1.0, -1.0)
-        f1 = table.force_from_pwm(pwm + side * h)
-        f0 = table.force_from_pwm(pwm)
-        return (f1 - f0) / (side * h) * table.half_range_us
+        force_at, neutral, half, h = table.force_at, table.neutral_us, table.half_range_us, self._slope_h_us
+        A, T = g.A, g.T_g_dofs
+        v = g.A_pinv @ m_target[g.motors]
+        for _ in range(self.newton_steps):
+            f0, slope, moving = [], [], False
+            for m in (A @ v).tolist():
+                m = -1.0 if m < -1.0 else (1.0 if m > 1.0 else m)
+                pwm = neutral + half * m
+                step_us = h if m >= 0.0 else -h
+                f = force_at(pwm)
+                k = (force_at(pwm + step_us) - f) / step_us * half
+                moving = moving or (m != 0.0 and k > 0.0)
+                f0.append(f)
+                slope.append(k)
+            if not moving:
+                break
+            J = (T * np.array(slope)) @ A                         # d tau_g / d v
+            r = tau_req - T @ np.array(f0) - tau_rest
+            v_new = v + _lstsq(J, r)
+            if not all(map(math.isfinite, v_new.tolist())):
+                break
+            v = v_new
+        v = np.minimum(np.maximum(v, -1.0), 1.0)
+        peak = float(np.abs(A @ v).max())
+        if peak > 1.0:                      # Algorithm 1 would rescale the group by this
+            v = v / peak
+        return v
+
+
+def _lstsq_function():
+    """``lstsq(a, b)``: ``np.linalg.lstsq(a, b, rcond=None)[0]`` for float64 a (m, n), b (m,).
+
+    ``np.linalg.lstsq`` spends most of its ~15 us checking and converting its arguments;
+    the search's systems are already float64, so the LAPACK gufunc behind it (gelsd, the
+    same rcond = eps max(m, n)) is called directly: the same numbers. That gufunc is a
+    numpy-internal name; where it is missing, takes other arguments (numpy 2) or answers
+    differently on probe systems, ``np.linalg.lstsq`` itself is used.
+    """
+    def public(a, b):
+        return np.linalg.lstsq(a, b, rcond=None)[0]
+
+    try:
+        from numpy.linalg import _umath_linalg
+        from numpy.linalg.linalg import _raise_linalgerror_lstsq, get_linalg_error_extobj
+        gufunc_m, gufunc_n = _umath_linalg.lstsq_m, _umath_linalg.lstsq_n
+        extobj = get_linalg_error_extobj(_raise_linalgerror_lstsq)
+    except (ImportError, AttributeError):
+        return public
+    eps = float(np.finfo(float).eps)
+
+    def direct(a, b):
+        rows, cols = a.shape
+        gufunc = gufunc_m if rows <= cols else gufunc_n
+        return gufunc(a, b[:, None], eps * max(rows, cols), signature="ddd->ddid", extobj=extobj)[0][:, 0]
+
+    rng = np.random.default_rng(16)
+    probes = [rng.normal(size=(3, 3)), np.diag([1.0, 0.0, 2.0]), np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 0.5]),
+              rng.normal(size=(4, 3)), rng.normal(size=(3, 4))]
+    try:
+        for a in probes:
+            b = rng.normal(size=a.shape[0])
+            if not np.array_equal(direct(a, b), public(a, b)):
+                return public
+    except (TypeError, ValueError, np.linalg.LinAlgError):
+        return public
+    return direct
+
+
+_lstsq = _lstsq_function()
+
+
+def reference_stock_compensation(stage, u):
+    """The stock compensation as first written: the baseline of :class:`StockCompensatedOutput`.
+
+    The same search as :meth:`StockCompensatedOutput.u_to_send` (``stage`` gives the
+    vehicle, the target and the mixer model), written with per-command slicing,
+    ``np.clip`` and ``np.linalg.lstsq``. Kept so that tests and ``make bench`` compare the
+    fast path with it (same RC values); nothing flies it.
+
+    Parameters
+    ----------
+    stage : StockCompensatedOutput
+    u : ndarray (6,) in [-1, 1]
+
+    Returns
+    -------
+    ndarray (6,): the u to put on the channels (on the 1/400 grid)
+    """
+    if not np.any(u):
+        return u
+    setup = stage.setup
+    table = setup.table
+    m_target = stage.target_mixer.normalized(u)
+    f_target = table.force_from_pwm(np.rint(table.pwm_from_normalized(m_target)))
+    tau_req = setup.T @ f_target if stage.target == "algorithm2" else setup.tau_max * u
+    w = 1.0 / setup.tau_max
+    f_now = f_target.copy()
+    u_out = np.zeros(6)
+    T_hat_t = setup.T_hat.T
+    for dofs in (HORIZONTAL_DOFS, VERTICAL_DOFS):
+        dofs = list(dofs)
+        motors = np.nonzero(np.any(T_hat_t[:, dofs] != 0.0, axis=1))[0]
+        A = T_hat_t[np.ix_(motors, dofs)]
+        A_pinv = np.linalg.pinv(A)
+        others = np.ones(setup.T.shape[1], dtype=bool)
+        others[motors] = False
+        T_g = setup.T[:, motors]
+        tau_rest = setup.T[:, others] @ f_now[others]
+        v = A_pinv @ m_target[motors]
+        for _ in range(stage.newton_steps):
+            m = np.clip(A @ v, -1.0, 1.0)
+            pwm = table.pwm_from_normalized(m)
+            h = 0.5 * float(np.min(np.diff(table.pwm_us)))
+            side = np.where(m >= 0.0, 1.0, -1.0)
+            slope = (table.force_from_pwm(pwm + side * h) - table.force_from_pwm(pwm)) / (side * h) \
+                * table.half_range_us
+            if not np.any(slope[np.abs(m) > 0.0] > 0.0):
+                break
+            J = (T_g[dofs] * slope) @ A
+            r = tau_req[dofs] - T_g[dofs] @ table.force_from_pwm(table.pwm_from_normalized(m)) - tau_rest[dofs]
+            step = np.linalg.lstsq(J, r, rcond=None)[0]
+            v_new = v + step
+            if not np.all(np.isfinite(v_new)):
+                break
+            v = v_new
+        v = np.clip(v, -1.0, 1.0)
+        peak = float(np.max(np.abs(A @ v)))
+        if peak > 1.0:
+            v = v / peak
+        lo = np.floor(v * stage.half_range_us) / stage.half_range_us
+        cand = np.clip(np.vstack([lo + stage.corners / stage.half_range_us,
+                                  np.rint(u[dofs] * stage.half_range_us) / stage.half_range_us]), -1.0, 1.0)
+        cand_u = np.zeros((len(cand), 6))
+        cand_u[:, dofs] = cand
+        pwm = np.clip(stage.vehicle_mixer.motor_pwm(cand_u)[:, motors], stage.pwm_min_us, stage.pwm_max_us)
+        forces = table.force_from_pwm(pwm)
+        err = (forces @ T_g.T + tau_rest - tau_req) * w
+        score = np.einsum("ij,ij->i", err, err) + TIE_BREAK * np.einsum("ij,ij->i", cand, cand)
+        best = int(np.argmin(score))
+        u_out[dofs] = cand[best]
+        f_now[motors] = forces[best]
+    return u_out
 
 
 class StockRequestedWrenchOutput(StockCompensatedOutput):

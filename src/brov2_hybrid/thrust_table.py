@@ -14,6 +14,7 @@ Both directions are linear interpolation on the table:
   interpolated on the branch above the dead band (from its last zero point) and a
   negative force on the branch below it, so the thruster never waits inside the dead band.
 """
+import bisect
 import csv
 import math
 
@@ -117,6 +118,11 @@ class ThrustTable(object):
                                          self.pwm_star[pos]])
         self.max_forward_n = float(force[-1])
         self.max_reverse_n = float(-force[0])
+        # force_at: the same segments as Python floats, each segment's slope computed as
+        # np.interp computes it.
+        self._pwm_list, self._force_list = pwm.tolist(), force.tolist()
+        self._slopes = [(f1 - f0) / (p1 - p0) for p0, p1, f0, f1 in zip(self._pwm_list, self._pwm_list[1:],
+                                                                        self._force_list, self._force_list[1:])]
 
     @classmethod
     def from_csv(cls, path, pwm_min_us=1100, pwm_max_us=1900, pwm_step_us=10,
@@ -150,6 +156,30 @@ class ThrustTable(object):
         force = np.interp(pwm_us, self.pwm_us, self.force_n)
         _refuse_nan(force, "pwm_us", pwm_us)
         return force
+
+    def force_at(self, pwm_us):
+        """Thrust [N] for one PWM [us], as a float: the number :meth:`force_from_pwm` gives.
+
+        np.interp's arithmetic on Python floats (a grid point gives its own thrust, beyond
+        the table its end values, else slope * (pwm - pwm_j) + force_j), for searches that
+        look up a few values at a time, where numpy's per-call cost would dominate.
+        Raises Brov2Error for NaN.
+        """
+        try:
+            x = float(pwm_us)
+        except (TypeError, ValueError):
+            raise Brov2Error("pwm_us: expected one number, got %r" % (pwm_us,))
+        xp, fp = self._pwm_list, self._force_list
+        if not x > xp[0]:
+            if math.isnan(x):
+                raise Brov2Error("pwm_us: expected a number, got NaN")
+            return fp[0]
+        if x >= xp[-1]:
+            return fp[-1]
+        j = bisect.bisect_right(xp, x) - 1
+        if xp[j] == x:
+            return fp[j]
+        return self._slopes[j] * (x - xp[j]) + fp[j]
 
     def normalized_from_force(self, force_n):
         """Algorithm 2 lookup: thrust [N] -> m* in [-1, 1] (array in, array out).
