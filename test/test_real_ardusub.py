@@ -1,0 +1,224 @@
+"""Against real ArduSub (4.5 SITL, built by scripts/build_ardusub.sh) flying our vehicle model.
+
+The facts our code predicts about the firmware every BlueROV2 runs, checked on the
+firmware itself: manual mixing (Algorithm 1, truncated PWMs), MANUAL_CONTROL handling,
+the override and GCS-heartbeat failsafes, MAVLink 2 signing, arming refusals. The ROS
+pipeline on real ArduSub is the rostest ``yaw_step_ardusub.test``.
+
+Without a build these tests are skipped with one line saying so; with
+``BROV2_REQUIRE_ARDUSUB=1`` (``.ci/run``) a missing build is a failure.
+"""
+import os
+import time
+
+import numpy as np
+import pytest
+
+from brov2_hybrid import ardusub, mavlink_signing
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.mixers import STOCK, motor_pwm_from_rc
+from brov2_hybrid.sim.config import load_firmware_config, load_initial_state, load_sim_options
+from brov2_hybrid.sim.joystick import joystick_gain, manual_control_channels
+from brov2_hybrid.sim.json_physics import initial_eta
+
+#: SITL instance of this module (ports 5830 / 9072): apart from `make run`'s instance 0.
+INSTANCE = 7
+
+
+def _binary():
+    from brov2_hybrid.sim.ardusub_sitl import find_ardusub
+    try:
+        return find_ardusub()
+    except Brov2Error as exc:
+        if os.environ.get("BROV2_REQUIRE_ARDUSUB") == "1":
+            pytest.fail("BROV2_REQUIRE_ARDUSUB=1 but %s" % exc)
+        pytest.skip("real ArduSub tests: %s" % exc)
+
+
+@pytest.fixture(scope="module")
+def flight(setup):
+    from brov2_hybrid.analysis.ardusub_flight import SitlFlight
+    from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl
+    binary = _binary()
+    start = load_initial_state()
+    sitl = ArduSubSitl(setup, load_sim_options(), initial_eta(start.depth_m, start.attitude_deg),
+                       instance=INSTANCE, speedup=50.0, binary=binary)
+    f = SitlFlight(sitl)
+    try:
+        f.set_mode("MANUAL")
+        f.attempts_to_arm = f.arm(timeout_s=60.0)
+        yield f
+    finally:
+        f.close()
+
+
+def settle(flight, vehicle_s):
+    """Keep reading until ArduSub's clock has moved ``vehicle_s`` on; returns the last ATTITUDE."""
+    msg = flight.recv(("ATTITUDE",), 10.0)
+    assert msg is not None, "ArduSub stopped sending ATTITUDE"
+    return flight.wait_time(msg.time_boot_ms / 1000.0 + vehicle_s)
+
+
+def outputs_after(flight, channels, vehicle_s=0.15):
+    """Override ``channels`` (1..8), wait ``vehicle_s`` of vehicle time, return the motor outputs."""
+    flight.override(channels)
+    settle(flight, vehicle_s)
+    flight.override(channels)
+    settle(flight, 0.06)
+    return list(flight.servo_outputs[:8])
+
+
+def test_arming_right_after_boot_is_retried_until_accepted(flight):
+    # ArduSub refuses to arm for 1-2 s after boot (PreArm); SitlFlight.arm retried.
+    assert flight.armed and flight.mode == "MANUAL"
+    assert flight.attempts_to_arm >= 1
+
+
+def mixer_vectors(rng):
+    """>= 50 RC vectors (channels 1-6): singles, saturating groups and random ones."""
+    vectors = [[1500] * 6, [1900] * 6, [1100] * 6, [1900, 1900, 1100, 1100, 1900, 1900],
+               [1100, 1900, 1500, 1900, 1100, 1500], [1500, 1500, 1500, 1900, 1900, 1900],
+               [1900, 1900, 1900, 1500, 1500, 1500], [1700, 1300, 1850, 1250, 1600, 1150]]
+    for ch in range(6):
+        for pwm in (1100, 1300, 1700, 1900):
+            v = [1500] * 6
+            v[ch] = pwm
+            vectors.append(v)
+    vectors += [list(v) for v in rng.integers(1100, 1901, (26, 6))]
+    return vectors
+
+
+def test_manual_mixing_equals_our_algorithm_1_exactly(flight, setup):
+    """Motor outputs of real ArduSub == brov2_hybrid.mixers (stock, truncated), every motor, every vector."""
+    mixer = setup.mixer(STOCK)
+    t = setup.thrusters
+    mismatches = []
+    vectors = mixer_vectors(np.random.default_rng(14))
+    assert len(vectors) >= 50
+    for rc in vectors:
+        channels = [int(p) for p in rc] + [0, 0]
+        got = outputs_after(flight, channels)[:setup.n_thrusters]
+        want = motor_pwm_from_rc(channels, setup.rc_map, mixer, t.pwm_min_us, t.pwm_max_us)
+        if got != want:
+            mismatches.append((rc, got, want))
+    flight.override([1500] * 6 + [0, 0])
+    assert not mismatches, "ArduSub vs our Algorithm 1 (rc, ArduSub, ours): %s" % mismatches[:5]
+
+
+def test_all_channels_full_saturate_to_the_truncated_value(flight):
+    # The measured case of issue 14: all channels 1900 -> 1366 on a Heavy's motors, not 1367.
+    got = outputs_after(flight, [1900] * 6 + [0, 0])
+    flight.override([1500] * 6 + [0, 0])
+    assert 1366 in got and 1367 not in got
+
+
+def test_manual_control_gives_our_simulators_channels_and_motors(flight, setup):
+    """MANUAL_CONTROL -> RC channels and motors: ArduSub == our simulator's joystick transform."""
+    fw = load_firmware_config()
+    gain = joystick_gain(float(flight.get_param("JS_GAIN_DEFAULT")))
+    thr_gain = float(flight.get_param("JS_THR_GAIN"))
+    assert (gain, thr_gain) == (pytest.approx(joystick_gain(fw.js_gain_default)), pytest.approx(fw.js_thr_gain))
+    flight.message_interval("RC_CHANNELS", 20.0)
+    flight.override([0] * 8)  # release: MANUAL_CONTROL drives the channels
+    settle(flight, 0.1)
+    mixer = setup.mixer(STOCK)
+    t = setup.thrusters
+    inputs = [(0, 0, 500, 0), (1000, 0, 500, 0), (-1000, 0, 500, 0), (0, 1000, 500, 0), (0, -1000, 500, 0),
+              (0, 0, 1000, 0), (0, 0, 0, 0), (0, 0, 500, 1000), (0, 0, 500, -1000), (500, -300, 700, 250),
+              (-700, 800, 200, -900), (1000, 1000, 1000, 1000), (-1000, -1000, 0, -1000)]
+    wrong = []
+    for x, y, z, r in inputs:
+        want = manual_control_channels(x, y, z, r, gain, thr_gain)
+        for _ in range(4):
+            flight.link.mav.manual_control_send(flight.link.target_system, x, y, z, r, 0)
+            settle(flight, 0.05)
+        rc = flight.recv(("RC_CHANNELS",), 5.0)
+        got_rc = [getattr(rc, "chan%d_raw" % i) for i in range(1, 7)]
+        got_motors = list(flight.servo_outputs[:setup.n_thrusters])
+        want_motors = motor_pwm_from_rc(want, setup.rc_map, mixer, t.pwm_min_us, t.pwm_max_us)
+        if got_rc != list(want[:6]) or got_motors != want_motors:
+            wrong.append(((x, y, z, r), got_rc, list(want[:6]), got_motors, want_motors))
+    flight.link.mav.manual_control_send(flight.link.target_system, 0, 0, 500, 0, 0)
+    assert not wrong, wrong[:3]
+
+
+def test_override_is_released_after_rc_override_time(flight):
+    """ArduSub keeps the last override RC_OVERRIDE_TIME [s] of vehicle time, then neutral."""
+    hold_s = float(flight.get_param("RC_OVERRIDE_TIME"))
+    assert 0 < hold_s <= 1.0, "params/ardusub_sitl.parm sets RC_OVERRIDE_TIME 1 (README 'Safety')"
+    yaw = [1500, 1500, 1500, 1700, 1500, 1500, 0, 0]
+    moved = outputs_after(flight, yaw)
+    assert moved[:4] != [1500] * 4
+    stop = flight.recv(("ATTITUDE",), 5.0).time_boot_ms / 1000.0
+    released_at = None
+    while released_at is None:
+        msg = flight.recv(("ATTITUDE",), 5.0)
+        t = msg.time_boot_ms / 1000.0
+        if flight.servo_outputs[:8] == [1500] * 8:
+            released_at = t
+        assert t - stop < hold_s + 2.0, "outputs still %s %.1f s after the last override" % (flight.servo_outputs, t - stop)
+    assert hold_s - 0.1 <= released_at - stop <= hold_s + 0.3
+
+
+def test_signing_with_ardupilots_own_implementation(flight):
+    """Keyed by SETUP_SIGNING (our mavlink_signing), ArduSub takes signed overrides and drops unsigned ones.
+
+    ArduPilot facts this relies on (libraries/GCS_MAVLink/GCS_Signing.cpp): handle_setup_signing
+    refuses a key while armed ("Won't setup signing when armed"), and accept_unsigned_callback
+    always accepts unsigned frames on MAVLINK_COMM_0 (SERIAL0, "assumed to be secure": USB on a
+    flight controller, TCP 5760 in SITL). So the vehicle is keyed disarmed, and the check runs
+    on SERIAL1 (TCP 5762 + 10 N), as a companion computer's link would be.
+    """
+    from pymavlink import mavutil
+    key = mavlink_signing.key_from_passphrase("brov2 test key")
+    main = flight.link
+    flight.disarm()
+    mavlink_signing.send_setup_signing(main, main.target_system, main.target_component, key)
+    settle(flight, 0.2)
+    serial1 = mavutil.mavlink_connection("tcp:127.0.0.1:%d" % (flight.sitl.mavlink_port + 2),
+                                         source_system=255, source_component=191, autoreconnect=False)
+
+    def serial1_outputs(channels):
+        for _ in range(3):
+            serial1.mav.rc_channels_override_send(main.target_system, main.target_component, *channels)
+            settle(flight, 0.06)
+        return list(flight.servo_outputs[:8])
+
+    try:
+        flight.arm(timeout_s=30.0)
+        mavlink_signing.sign_connection(serial1, key)
+        signed = serial1_outputs([1500, 1500, 1500, 1500, 1700, 1500, 0, 0])   # forward, signed
+        assert signed[:4] != [1500] * 4, "a signed override must be accepted"
+        serial1.mav.signing.sign_outgoing = False
+        unsigned = serial1_outputs([1500, 1500, 1500, 1500, 1300, 1500, 0, 0])  # backward, unsigned
+        assert unsigned == signed, "an unsigned override on SERIAL1 must be dropped once keyed"
+        serial1.mav.signing.sign_outgoing = True
+        back = serial1_outputs([1500, 1500, 1500, 1500, 1300, 1500, 0, 0])      # backward, signed
+        assert back[:4] != signed[:4]
+    finally:
+        serial1.close()
+        # An all-zero key with timestamp 0 switches signing off again (GCS_Signing.cpp load_signing_key).
+        flight.override([1500] * 6 + [0, 0])
+        flight.disarm()
+        main.mav.setup_signing_send(main.target_system, main.target_component, bytes(32), 0)
+        settle(flight, 0.2)
+        flight.arm(timeout_s=30.0)
+
+
+def test_gcs_heartbeat_loss_disarms_after_2_5_s(flight):
+    """FS_GCS_ENABLE: no GCS HEARTBEAT for 2.5 s of vehicle time -> disarm (ArduSub 4.5, Sub::failsafe_gcs_check)."""
+    assert flight.armed
+    assert int(flight.get_param("FS_GCS_ENABLE")) != 0
+    flight.override([1500] * 6 + [0, 0])
+    silent_from = flight.recv(("ATTITUDE",), 5.0).time_boot_ms / 1000.0
+    flight.send_heartbeat = lambda force=False: None  # the ground station goes quiet
+    disarmed_at = None
+    while disarmed_at is None:
+        msg = flight.recv(("ATTITUDE", "HEARTBEAT"), 5.0)
+        if msg.get_type() == "ATTITUDE":
+            t = msg.time_boot_ms / 1000.0
+            assert t - silent_from < 6.0, "still armed %.1f s after the last GCS heartbeat" % (t - silent_from)
+        elif not flight.armed:
+            disarmed_at = flight.recv(("ATTITUDE",), 5.0).time_boot_ms / 1000.0
+    assert 2.4 <= disarmed_at - silent_from <= 3.6
+    assert any("heartbeat" in text.lower() for text in flight.statustext), flight.statustext[-5:]
