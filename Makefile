@@ -8,7 +8,7 @@ ARGS ?=
 
 help:
 	@echo "make setup      install ROS 1 / venv / catkin workspace (idempotent)"
-	@echo "make test       setup, then pytest + rostest + catkin_lint + vermin; last line 'N passed, N failed'"
+	@echo "make test       setup (+ ArduSub SITL once, if its source is at hand), then pytest + rostest + catkin_lint + vermin; last line 'N passed, N failed'"
 	@echo "make run        a dive with the hybrid autopilot (ARGS='name:=value ...' for roslaunch; sim:=ardusub = real ArduSub)"
 	@echo "make ardusub    build real ArduSub SITL once (cached; ARGS=SOURCE: archive, tree or git URL)"
 	@echo "make bench      benchmarks (core, simulator, ROS latency, then a 10 min soak; BROV2_SOAK_MIN=0 skips it)"
@@ -22,6 +22,7 @@ setup:
 
 test:
 	@bash scripts/setup.sh || { echo "make test: setup failed, no tests run"; echo "0 passed, 1 failed"; exit 1; }
+	@bash scripts/build_ardusub.sh --if-available >/dev/null || echo "make test: the ArduSub SITL build failed; the real-ArduSub tests will say so"
 	@bash scripts/run_tests.sh
 
 ardusub:

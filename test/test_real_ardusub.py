@@ -222,3 +222,20 @@ def test_gcs_heartbeat_loss_disarms_after_2_5_s(flight):
             disarmed_at = flight.recv(("ATTITUDE",), 5.0).time_boot_ms / 1000.0
     assert 2.4 <= disarmed_at - silent_from <= 3.6
     assert any("heartbeat" in text.lower() for text in flight.statustext), flight.statustext[-5:]
+
+
+def test_yaw_step_through_the_ros_pipeline_on_real_ardusub(tmp_path):
+    """rostest test/ardusub/yaw_step_ardusub.test: firmware told as stock, settles, agrees with in-process."""
+    import subprocess
+    import sys
+    _binary()
+    repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    env = dict(os.environ, ROS_HOME=str(tmp_path), ROS_LOG_DIR=str(tmp_path / "log"))
+    done = subprocess.run(["rostest", "--text", os.path.join(repo, "test", "ardusub", "yaw_step_ardusub.test")],
+                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
+                          timeout=300, env=env)
+    summary = [line for line in done.stdout.splitlines()
+               if "yaw step:" in line or "SUMMARY" in line or "FAIL" in line or "ERROR" in line]
+    sys.stdout.write("\n".join(summary) + "\n")
+    assert done.returncode == 0, done.stdout[-4000:]
+    assert "* RESULT: SUCCESS" in done.stdout

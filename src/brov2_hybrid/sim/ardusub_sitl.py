@@ -195,7 +195,10 @@ class ArduSubSitl(object):
 
     def _watch_process(self):
         code = self.process.wait()
-        if not self.server._stop:
+        if code in (-signal.SIGINT, -signal.SIGTERM):
+            # roslaunch / Ctrl-C signal the whole process group: ArduSub stops with us.
+            LOG.info("ArduSub SITL stopped (signal %d)", -code)
+        elif not self.server.stopping:
             LOG.error("ArduSub SITL exited (code %s)", code)
         self.server.stop()
 
@@ -288,7 +291,7 @@ def main(argv=None):
         LOG.info("stopped at t = %.3f s after %d physics frames", sitl.model.t_s, sitl.physics.frames)
         code = sitl.returncode
         sitl.close()
-    return 0 if code in (None, 0, -signal.SIGTERM) else int(code)
+    return 0 if code in (None, 0, -signal.SIGTERM, -signal.SIGINT) else int(code)
 
 
 if __name__ == "__main__":

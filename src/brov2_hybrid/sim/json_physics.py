@@ -198,6 +198,11 @@ class JsonPhysicsServer(object):
         """Ask :meth:`run` to return (safe from another thread or a signal handler)."""
         self._stop = True
 
+    @property
+    def stopping(self):
+        """True once :meth:`stop` was called."""
+        return self._stop
+
     def serve_once(self):
         """Answer one servo packet; False when none came within :attr:`POLL_S`."""
         try:
