@@ -98,12 +98,12 @@ class OutputStage(object):
 
     def channels(self, u):
         """u (6,) -> {RC channel: PWM us}: the override to send (the fast path)."""
-        u = np.clip(as_vector(u, 6, "u"), -1.0, 1.0)
+        u = np.minimum(np.maximum(as_vector(u, 6, "u"), -1.0), 1.0)     # np.clip's result, cheaper
         return self.rc_map.pwm_from_u(self.u_to_send(u))
 
     def command(self, u):
         """u (6,) -> :class:`OutputCommand` with the motor PWMs and wrench it delivers."""
-        u = np.clip(as_vector(u, 6, "u"), -1.0, 1.0)
+        u = np.minimum(np.maximum(as_vector(u, 6, "u"), -1.0), 1.0)
         rc = self.rc_map.pwm_from_u(self.u_to_send(u))
         motor = np.array(motor_pwm_from_rc(rc, self.rc_map, self.vehicle_mixer, self.pwm_min_us, self.pwm_max_us),
                          dtype=float)

@@ -30,7 +30,8 @@ class RCMap:
 
     def pwm_from_u(self, u):
         """u (6,) in [-1, 1] -> {channel: PWM us (int)} for the six channels."""
-        u = np.clip(as_vector(u, 6, "u"), -1.0, 1.0)
+        # np.minimum/np.maximum: np.clip's result at a fraction of its per-call cost.
+        u = np.minimum(np.maximum(as_vector(u, 6, "u"), -1.0), 1.0)
         pwm = np.rint(self.neutral_us + self.half_range_us * self.signs * u).astype(int)
         return {ch: int(p) for ch, p in zip(self.channels, pwm)}
 
@@ -54,7 +55,7 @@ class RCMap:
             if pwm in (CHAN_RELEASE, CHAN_NOCHANGE, None):
                 continue
             u[k] = self.signs[k] * (float(pwm) - self.neutral_us) / self.half_range_us
-        return np.clip(u, -1.0, 1.0)
+        return np.minimum(np.maximum(u, -1.0), 1.0)
 
 
 def load_rc_map(vehicle=None):

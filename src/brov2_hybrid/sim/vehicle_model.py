@@ -79,6 +79,7 @@ class VehicleModel(object):
         nu = np.zeros(6) if nu is None else as_vector(nu, 6, "nu")
         qx, qy, qz, qw = quaternion_from_euler(eta[3:6])
         self._x = [float(eta[0]), float(eta[1]), float(eta[2]), qw, qx, qy, qz] + [float(a) for a in nu]
+        self._eta = None           # eta of the current state, computed on first access
         self._t0_s = float(t_s)
         self._steps = 0
         self._accel_body = None
@@ -96,8 +97,10 @@ class VehicleModel(object):
 
     @property
     def eta(self):
-        x = self._x
-        return np.concatenate([x[0:3], euler_from_quaternion([x[4], x[5], x[6], x[3]])])
+        if self._eta is None:      # once per state: the loop reads it for telemetry and its log
+            x = self._x
+            self._eta = np.concatenate([x[0:3], euler_from_quaternion([x[4], x[5], x[6], x[3]])])
+        return self._eta.copy()
 
     @property
     def nu(self):
@@ -151,7 +154,8 @@ class VehicleModel(object):
     # ---------------------------------------------------------------- inputs
     def set_motor_pwm(self, pwm_us):
         """Hold one PWM [us] per motor (clamped to the table range) until the next call."""
-        pwm = np.clip(as_vector(pwm_us, self.n_thrusters, "pwm_us"), *self._pwm_limits)
+        lo, hi = self._pwm_limits   # np.minimum/np.maximum: np.clip's result, cheaper
+        pwm = np.minimum(np.maximum(as_vector(pwm_us, self.n_thrusters, "pwm_us"), lo), hi)
         self.motor_pwm_us = pwm
         if self.kind == "updated":
             f_cmd = np.asarray(self.setup.table.force_from_pwm(pwm), dtype=float)
@@ -159,7 +163,7 @@ class VehicleModel(object):
             f_cmd = stock_thrust_n(pwm, self.params.stock)
         self._f_cmd = f_cmd
         if self._lag is None:
-            self._tau_ss = [float(a) for a in self._matrix @ f_cmd]
+            self._tau_ss = (self._matrix @ f_cmd).tolist()
             return
         deviations = self._lag.command(f_cmd)
         self._tau_ss = [float(a) for a in self._matrix @ (self._lag.dc_gain * f_cmd)]
@@ -188,6 +192,7 @@ class VehicleModel(object):
             return
         terms = self._lag_terms if self._lag_active else None
         self._x = integrate(self._x, n, self.dt_s, self._tau_ss, self._constants, terms)
+        self._eta = None
         self._steps += n
         if terms is not None:
             lag = self._lag
