@@ -143,3 +143,43 @@ def test_compare_with_log_replays_the_dive_csv_aligned_on_the_step(loop, tmp_pat
     out = compare_with_log(path, loop=loop, dive_csv_path=csv_path)
     assert out["step_time_s"] == pytest.approx(3.0)
     assert out["relative_difference"] < 0.01 and "input 20 Hz" in out["latency"]
+
+
+def _csv_values(path):
+    import csv
+    with open(path) as handle:
+        rows = list(csv.DictReader(handle))
+    return {k: np.array([float(r[k]) for r in rows]) for k in rows[0] if k != "mode"}
+
+
+@pytest.mark.parametrize("mixer, noisy, latency", [("quantitative", False, False), ("stock", False, False),
+                                                   ("quantitative", True, True), ("stock", True, True)])
+def test_fast_loop_writes_the_csv_of_the_loop_as_first_written(tmp_path, mixer, noisy, latency):
+    """The loop every analysis flies (ClosedLoop.run) against its baseline (reference=True:
+    the tick loop and, on stock firmware, the stock search as first written): the same
+    seed gives the same CSV to 1e-9, with measurement noise and loop latency too."""
+    import os
+    from brov2_hybrid import paths
+    from brov2_hybrid.analysis.settings import load_analysis_settings
+    from brov2_hybrid.dive_csv import load_dive_csv
+    from brov2_hybrid.sim.config import load_sim_options
+    settings = load_analysis_settings()
+    loop_settings = replace(settings.loop, mixer=mixer)
+    if latency:
+        loop_settings = replace(loop_settings, telemetry_delay_s=0.02, command_delay_s=0.01, telemetry_rate_hz=100.0)
+    options = load_sim_options()
+    if noisy:
+        options = replace(options, noise_enabled=True, attitude_noise_std_rad=0.002, rate_noise_std_rad_s=0.01,
+                          depth_noise_std_m=0.01, seed=11)
+    dive = load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file))
+    paths_written = []
+    for reference in (False, True):
+        loop = ClosedLoop(loop_settings, sim_options=options)      # a fresh noise generator each
+        res = loop.run(dive, duration_s=6.0, log_path=str(tmp_path / ("ref.csv" if reference else "fast.csv")),
+                       reference=reference)
+        paths_written.append(res.log_path)
+    fast, ref = (_csv_values(p) for p in paths_written)
+    assert set(fast) == set(ref) and len(fast["time_s"]) == 301
+    for column in ref:
+        np.testing.assert_allclose(fast[column], ref[column], rtol=0.0, atol=1e-9, err_msg=column)
+    assert np.ptp(ref["rc4_us"]) > 0 and np.ptp(ref["pwm1_us"]) > 0       # the run did move

@@ -140,7 +140,7 @@ class ClosedLoop(object):
         return c
 
     def run(self, dive, duration_s=None, omega_d_rad_s=None, log_path=None, initial_eta=None, kappa=None,
-            controller_options=None):
+            controller_options=None, reference=False):
         """Fly ``dive`` (a :class:`~brov2_hybrid.dive_csv.Dive`) and return a :class:`LoopResult`.
 
         Parameters
@@ -155,86 +155,30 @@ class ClosedLoop(object):
             Start pose (default: at ``initial_depth_m``, attitude of the dive's first row).
         controller_options : dict, optional
             More :meth:`HybridController.configure` keywords (e.g. ``integral_enabled``).
+        reference : bool
+            Fly the tick loop as first written (:func:`_reference_ticks`) and, on stock
+            firmware, the stock search as first written
+            (:func:`~brov2_hybrid.firmware_output.reference_stock_compensation`): the
+            baseline that tests and ``make bench`` compare the loop with (same rows).
         """
         wall0 = time.perf_counter()
         if not isinstance(dive, Dive):
             raise Brov2Error("dive: expected a brov2_hybrid.dive_csv.Dive, got %r" % type(dive).__name__)
-        t0 = float(dive.t_s[0])
         duration = dive.duration_s if duration_s is None else float(duration_s)
         if duration <= 0.0:
             raise Brov2Error("duration_s: expected > 0, got %r" % duration)
         controller = self.new_controller(omega_d_rad_s, kappa, controller_options)
-        delay = _delay_module()
-        telemetry = delay.DelayLine(self.telemetry_delay_steps * self.dt_s)
-        commands = delay.DelayLine(self.command_delay_steps * self.dt_s)
-        vehicle = self.vehicle
         if initial_eta is None:
             initial_eta = np.concatenate([[0.0, 0.0, self.settings.initial_depth_m], dive.eta2d_rad[0]])
-        vehicle.reset(eta=np.asarray(initial_eta, dtype=float), nu=np.zeros(6), t_s=0.0)
-        neutral = np.full(self.setup.n_thrusters, self.mixer.table.neutral_us)
-        vehicle.set_motor_pwm(neutral)
-
+        self.vehicle.reset(eta=np.asarray(initial_eta, dtype=float), nu=np.zeros(6), t_s=0.0)
+        self.vehicle.set_motor_pwm(np.full(self.setup.n_thrusters, self.mixer.table.neutral_us))
         n_ticks = int(math.floor(duration / (self.steps_per_tick * self.dt_s) + 1e-9)) + 1
         rows = np.zeros((n_ticks, len(NUMERIC_COLUMNS)))
         rows[:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
-        dt = self.dt_s
-        half = 0.5 * dt  # times are whole steps: half a step of slack absorbs rounding
-        n_rows = len(dive.t_s)
-        next_row = 0
-        dive_t = dive.t_s - t0
-        eta2d = dive.eta2d_rad[0]
-        u_lin = dive.u_linear[0]
-        pending = collections.deque()  # physics steps at which a delayed command becomes due
-        step, tick, next_sample = 0, 0, 0
-        rc_map, mixer, output = self.rc_map, self.mixer, self.output
-        pwm_min_us, pwm_max_us = self.setup.thrusters.pwm_min_us, self.setup.thrusters.pwm_max_us
-        tau_max = self.setup.tau_max
-        pwm_cols = _PWM[:self.setup.n_thrusters]   # log columns pwm1..pwm8: outputs past the last motor read 0
-        while tick < n_ticks:
-            t = step * dt
-            if step == next_sample:
-                telemetry.push(t, vehicle.measured_attitude())
-                next_sample += self.steps_per_sample
-            if step == tick * self.steps_per_tick:
-                while next_row < n_rows and dive_t[next_row] <= t + half:
-                    controller.update_desired(dive_t[next_row], dive.eta2d_rad[next_row])
-                    eta2d, u_lin = dive.eta2d_rad[next_row], dive.u_linear[next_row]
-                    next_row += 1
-                seen = telemetry.get(t + half)
-                if seen is None:  # no attitude yet: neutral, as the nodes do
-                    tau, u = np.zeros(6), np.zeros(6)
-                else:
-                    tau = controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t).tau_body_frd
-                    u = normalize(tau, tau_max)[0]      # as thruster_allocation forms it
-                rc = output.channels(u)
-                pwm = np.array(motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us), dtype=float)
-                commands.push(t, pwm)
-                pending.append(step + self.command_delay_steps)
-                row = rows[tick]
-                row[0] = t
-                row[_DESIRED] = eta2d
-                row[_ACTUAL] = vehicle.eta[3:6]
-                row[_RATES] = vehicle.nu[3:6]
-                row[_LINEAR] = u_lin
-                row[_TAU] = tau
-                row[_U] = u
-                row[_RC] = [rc.get(ch, 0) for ch in range(1, 7)]
-                row[pwm_cols] = pwm
-                row[_COL["depth_m"]] = vehicle.depth_m()
-                tick += 1
-            if pending and pending[0] <= step:
-                while pending and pending[0] <= step:
-                    pending.popleft()
-                vehicle.set_motor_pwm(commands.get(t + half))
-            if tick >= n_ticks:
-                break
-            events = [next_sample, tick * self.steps_per_tick]
-            if pending:
-                events.append(pending[0])
-            nxt = min(events)
-            vehicle.step(nxt - step)
-            step = nxt
-
+        if reference:
+            _reference_ticks(self, dive, controller, rows)
+        else:
+            self._ticks(dive, controller, rows)
         log = {name: rows[:, k] for k, name in enumerate(NUMERIC_COLUMNS)}
         log["mode"] = [self.settings.mode_label] * n_ticks
         written = None
@@ -242,6 +186,147 @@ class ClosedLoop(object):
             written = write_log(log_path, log)
         return LoopResult(log, self.settings, controller.gains.omega_d_rad_s,
                           time.perf_counter() - wall0, written)
+
+    def _ticks(self, dive, controller, rows):
+        """Fill ``rows`` (one per control tick), stepping the vehicle between events."""
+        delay = _delay_module()
+        dt = self.dt_s
+        telemetry = delay.DelayLine(self.telemetry_delay_steps * dt)
+        commands = delay.DelayLine(self.command_delay_steps * dt)
+        vehicle, output = self.vehicle, self.output
+        n_ticks = len(rows)
+        half = 0.5 * dt  # times are whole steps: half a step of slack absorbs rounding
+        dive_t = (dive.t_s - float(dive.t_s[0])).tolist()
+        n_rows = len(dive_t)
+        next_row = 0
+        eta2d = dive.eta2d_rad[0]
+        u_lin = dive.u_linear[0]
+        pending = collections.deque()  # physics steps at which a delayed command becomes due
+        step, tick, next_sample = 0, 0, 0
+        steps_per_tick, steps_per_sample, command_delay = self.steps_per_tick, self.steps_per_sample, \
+            self.command_delay_steps
+        rc_map, mixer = self.rc_map, self.mixer
+        pwm_min_us, pwm_max_us = self.setup.thrusters.pwm_min_us, self.setup.thrusters.pwm_max_us
+        tau_max = self.setup.tau_max
+        zeros = np.zeros(6)
+        # One fancy-indexed write per row: the columns in the order the values are listed.
+        written = np.array([0] + _DESIRED + _ACTUAL + _RATES + _LINEAR + _TAU + _U + _RC
+                           + _PWM[:self.setup.n_thrusters] + [_COL["depth_m"]])
+        channels = range(1, 7)
+        next_tick = 0
+        while tick < n_ticks:
+            t = step * dt
+            if step == next_sample:
+                telemetry.push(t, vehicle.measured_attitude())
+                next_sample += steps_per_sample
+            if step == next_tick:
+                while next_row < n_rows and dive_t[next_row] <= t + half:
+                    controller.update_desired(dive_t[next_row], dive.eta2d_rad[next_row])
+                    eta2d, u_lin = dive.eta2d_rad[next_row], dive.u_linear[next_row]
+                    next_row += 1
+                seen = telemetry.get(t + half)
+                if seen is None:  # no attitude yet: neutral, as the nodes do
+                    tau = u = zeros
+                else:
+                    tau = controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t).tau_body_frd
+                    u = normalize(tau, tau_max)[0]      # as thruster_allocation forms it
+                rc = output.channels(u)
+                pwm = motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us)
+                commands.push(t, pwm)
+                pending.append(step + command_delay)
+                eta, nu = vehicle.eta, vehicle.nu
+                rows[tick, written] = ([t] + eta2d.tolist() + eta[3:6].tolist() + nu[3:6].tolist() + u_lin.tolist()
+                                       + tau.tolist() + u.tolist() + [rc.get(ch, 0) for ch in channels] + pwm
+                                       + [vehicle.depth_m()])
+                tick += 1
+                next_tick += steps_per_tick
+            if pending and pending[0] <= step:
+                while pending and pending[0] <= step:
+                    pending.popleft()
+                vehicle.set_motor_pwm(commands.get(t + half))
+            if tick >= n_ticks:
+                break
+            nxt = next_sample if next_sample < next_tick else next_tick
+            if pending and pending[0] < nxt:
+                nxt = pending[0]
+            vehicle.step(nxt - step)
+            step = nxt
+
+
+def _reference_ticks(loop, dive, controller, rows):
+    """The tick loop of :meth:`ClosedLoop.run` as first written (the baseline of ``reference=True``).
+
+    Same events and rows as :meth:`ClosedLoop._ticks`, with per-column writes and, on
+    stock firmware, the stock search as first written.
+    """
+    from brov2_hybrid.firmware_output import StockCompensatedOutput, reference_stock_compensation
+    delay = _delay_module()
+    telemetry = delay.DelayLine(loop.telemetry_delay_steps * loop.dt_s)
+    commands = delay.DelayLine(loop.command_delay_steps * loop.dt_s)
+    vehicle = loop.vehicle
+    n_ticks = len(rows)
+    dt = loop.dt_s
+    half = 0.5 * dt
+    n_rows = len(dive.t_s)
+    next_row = 0
+    dive_t = dive.t_s - float(dive.t_s[0])
+    eta2d = dive.eta2d_rad[0]
+    u_lin = dive.u_linear[0]
+    pending = collections.deque()
+    step, tick, next_sample = 0, 0, 0
+    rc_map, mixer, output = loop.rc_map, loop.mixer, loop.output
+    pwm_min_us, pwm_max_us = loop.setup.thrusters.pwm_min_us, loop.setup.thrusters.pwm_max_us
+    tau_max = loop.setup.tau_max
+    pwm_cols = _PWM[:loop.setup.n_thrusters]
+    if isinstance(output, StockCompensatedOutput):
+        def channels(u):
+            return rc_map.pwm_from_u(reference_stock_compensation(output, np.clip(u, -1.0, 1.0)))
+    else:
+        channels = output.channels
+    while tick < n_ticks:
+        t = step * dt
+        if step == next_sample:
+            telemetry.push(t, vehicle.measured_attitude())
+            next_sample += loop.steps_per_sample
+        if step == tick * loop.steps_per_tick:
+            while next_row < n_rows and dive_t[next_row] <= t + half:
+                controller.update_desired(dive_t[next_row], dive.eta2d_rad[next_row])
+                eta2d, u_lin = dive.eta2d_rad[next_row], dive.u_linear[next_row]
+                next_row += 1
+            seen = telemetry.get(t + half)
+            if seen is None:
+                tau, u = np.zeros(6), np.zeros(6)
+            else:
+                tau = controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t).tau_body_frd
+                u = normalize(tau, tau_max)[0]
+            rc = channels(u)
+            pwm = np.array(motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us), dtype=float)
+            commands.push(t, pwm)
+            pending.append(step + loop.command_delay_steps)
+            row = rows[tick]
+            row[0] = t
+            row[_DESIRED] = eta2d
+            row[_ACTUAL] = vehicle.eta[3:6]
+            row[_RATES] = vehicle.nu[3:6]
+            row[_LINEAR] = u_lin
+            row[_TAU] = tau
+            row[_U] = u
+            row[_RC] = [rc.get(ch, 0) for ch in range(1, 7)]
+            row[pwm_cols] = pwm
+            row[_COL["depth_m"]] = vehicle.depth_m()
+            tick += 1
+        if pending and pending[0] <= step:
+            while pending and pending[0] <= step:
+                pending.popleft()
+            vehicle.set_motor_pwm(commands.get(t + half))
+        if tick >= n_ticks:
+            break
+        events = [next_sample, tick * loop.steps_per_tick]
+        if pending:
+            events.append(pending[0])
+        nxt = min(events)
+        vehicle.step(nxt - step)
+        step = nxt
 
 
 def write_log(path, log):
