@@ -26,6 +26,8 @@ REAL_MD5 = {
     "msg/OverrideRCIn": "fd1e1c08fa504ec32737c41f45223398",
     "msg/RCOut": "52cacf104bab5ae3b103cfe176590713",
     "msg/State": "65cd0a9fff993b062b91e354554ec7e9",
+    # StatusText: md5sum in code genlisp generated from the real mavros_msgs/StatusText.msg
+    "msg/StatusText": "6cfd33cd09e4abf5841d7be3c770a969",
     "msg/VFR_HUD": "1f55e210c3d39fe105d44d8dc963655f",
     "srv/CommandBool": "e09abbb4e5bae6b558e5010966eb6e9e",
     "srv/SetMode": "e4f18fa93379f9ff1780d270ce110203",

@@ -29,7 +29,7 @@ def rc_map():
 
 def _settings(**changes):
     values = dict(mode="MANUAL", connect_timeout_s=30.0, command_timeout_s=5.0, end_hold_s=1.0,
-                  disarm_at_end=True, exit_at_end=True, mode_attempts=3, arm_attempts=3, arm_retry_wait_s=1.0,
+                  disarm_at_end=True, exit_at_end=True, mode_attempts=3, arm_timeout_s=20.0, arm_retry_wait_s=1.0,
                   release_wait_s=0.3, firmware="auto", firmware_timeout_s=6.0)
     values.update(changes)
     return ms.MissionSettings(**values)
@@ -41,18 +41,21 @@ class ScriptedVehicle(ms.MissionIO):
     It connects at ``connect_at_s``, enters a requested mode ``mode_delay_s`` later
     (unless ``accepts_mode`` is false), answers arming requests with ``arm_replies`` in
     turn (then success) and is armed 0.1 s after a successful one (unless
-    ``arm_takes_effect`` is false). Armed, the autopilot sends a small random override
+    ``arm_takes_effect`` is false). Before ``prearm_until_s`` it refuses arming as ArduSub
+    does after boot: result 4 (MAV_RESULT_FAILED) and a STATUSTEXT ``prearm_text``. Armed, the autopilot sends a small random override
     each step and the vehicle outputs what its ``firmware`` makes of it ("ignores": motors
     stay neutral, a wrong SYSID_MYGCS; "unknown": twice stock's deflection). The dive
     ends ``dive_s`` after engagement.
     """
 
     def __init__(self, setup, rc_map, firmware="quantitative", connect_at_s=0.5, mode_delay_s=0.2,
-                 accepts_mode=True, arm_replies=(), arm_takes_effect=True, dive_s=10.0, disarm_at_s=math.inf):
+                 accepts_mode=True, arm_replies=(), arm_takes_effect=True, dive_s=10.0, disarm_at_s=math.inf,
+                 prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy"):
         self.setup, self.rc_map, self.firmware = setup, rc_map, firmware
         self.connect_at_s, self.mode_delay_s, self.accepts_mode = connect_at_s, mode_delay_s, accepts_mode
         self.arm_replies, self.arm_takes_effect = list(arm_replies), arm_takes_effect
         self.dive_s, self.disarm_at_s = dive_s, disarm_at_s
+        self.prearm_until_s, self.prearm_text = prearm_until_s, prearm_text
         self.t = 0.0
         self.shutdown_at_s = math.inf
         self.connected, self.armed, self.mode = False, False, "STABILIZE"
@@ -76,6 +79,7 @@ class ScriptedVehicle(ms.MissionIO):
         while self.t < end - 1e-9:
             self.t = min(self.t + STEP_S, end)
             self._step()
+        self.t = max(self.t, end)           # a sleep shorter than 1 ns still passes time
 
     def set_mode(self, mode):
         self.events.append((self.t, "set_mode", mode))
@@ -84,6 +88,11 @@ class ScriptedVehicle(ms.MissionIO):
 
     def arm(self, armed):
         self.events.append((self.t, "arm", armed))
+        if armed and self.t < self.prearm_until_s:
+            self.mission.on_statustext(6, "Arming motors")              # said, but not a reason (no prefix, INFO)
+            self.mission.on_statustext(6, "an unrelated INFO text")
+            self.mission.on_statustext(2, self.prearm_text)             # MAV_SEVERITY_CRITICAL, as check_failed
+            return ms.CommandReply(False, 4)
         reply = self.arm_replies.pop(0) if self.arm_replies else ms.CommandReply(True, 0)
         if reply is not None and reply.success and self.arm_takes_effect:
             self._pending.append((self.t + 0.1, "armed", armed))
@@ -208,19 +217,63 @@ def test_mode_never_entered(setup, rc_map):
 def test_arming_retries_name_each_failure_then_succeed(setup, rc_map):
     mission, io = _mission(setup, rc_map, arm_replies=[None, ms.CommandReply(False, 4)])
     assert mission.run() == ms.EXIT_OK
-    assert io.texts(ms.WARN) == [
-        "arming attempt 1 of 3 failed (no reply from /mavros/cmd/arming), retrying",
-        "arming attempt 2 of 3 failed (refused by the vehicle, result 4), retrying"]
     arms = [t for t, w, v in io.events if w == "arm" and v]
     assert np.diff(arms) == pytest.approx([1.0, 1.0], abs=1e-9)        # arm_retry_wait_s apart
+    left = 20.0 - (arms[1] - arms[0])
+    assert io.texts(ms.WARN) == [
+        "arming attempt 1 failed (no reply from /mavros/cmd/arming), retrying (%.1f s left)" % left,
+        "arming attempt 2 failed (refused by the vehicle, result 4), retrying (%.1f s left)" % (left - 1.0)]
+
+
+def test_arming_refused_after_boot_is_retried_and_the_prearm_reason_told(setup, rc_map):
+    """ArduSub refuses arming for 1-2 s after boot ("PreArm: Battery 1 unhealthy"): the
+    mission keeps asking (1 s apart) and each warning quotes the vehicle's reason."""
+    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", prearm_until_s=2.5)
+    assert mission.run() == ms.EXIT_OK
+    arms = [t for t, w, v in io.events if w == "arm" and v]
+    assert len(arms) == 3 and arms[1] < 2.5 <= arms[2]                 # refused twice, armed on the third
+    warnings = io.texts(ms.WARN)
+    assert len(warnings) == 2
+    for k, text in enumerate(warnings, 1):
+        assert text.startswith("arming attempt %d failed (refused by the vehicle, result 4; the vehicle says: "
+                               "PreArm: Battery 1 unhealthy)" % k), text
+        assert "INFO" not in text and "Arming motors" not in text
+    assert not io.texts(ms.FATAL)
+
+
+def test_arming_gives_up_after_arm_timeout_s_with_the_last_reason(setup, rc_map):
+    mission, io = _mission(setup, rc_map, _settings(arm_timeout_s=4.0), prearm_until_s=math.inf,
+                           prearm_text="PreArm: Compass not calibrated")
+    assert mission.run() == ms.EXIT_NO_VEHICLE
+    arms = [t for t, w, v in io.events if w == "arm" and v]
+    assert arms[-1] - arms[0] == pytest.approx(4.0, abs=1e-9)          # asked until the timeout, 1 s apart
+    assert len(arms) == 5
+    assert io.texts(ms.WARN)[-1] == ("arming attempt 5 failed (refused by the vehicle, result 4; the vehicle says: "
+                                     "PreArm: Compass not calibrated)")
+    assert io.texts(ms.FATAL) == ["the vehicle did not arm within 4 s (5 attempts); last reason from the vehicle: "
+                                  "PreArm: Compass not calibrated"]
+    assert io.published("engaged", "release") == []
+
+
+def test_vehicle_reasons_are_recent_severe_or_arming_texts_without_repeats(setup, rc_map):
+    mission, io = _mission(setup, rc_map)
+    io.t = 1.0
+    mission.on_statustext(2, "PreArm: old")
+    io.t = 2.0
+    for severity, text in [(6, "Arm: checks passed?"), (6, "plain info"), (4, "Battery low"),
+                           (2, "PreArm: Battery 1 unhealthy"), (2, "PreArm: Battery 1 unhealthy")]:
+        mission.on_statustext(severity, text)
+    assert mission.vehicle_reasons(2.0) == ["Arm: checks passed?", "Battery low", "PreArm: Battery 1 unhealthy"]
+    assert mission.vehicle_reasons(3.0) == []
 
 
 def test_arming_that_never_takes_effect_stops_the_run(setup, rc_map):
-    mission, io = _mission(setup, rc_map, arm_takes_effect=False)
+    mission, io = _mission(setup, rc_map, _settings(arm_timeout_s=8.0), arm_takes_effect=False)
     assert mission.run() == ms.EXIT_NO_VEHICLE
-    assert io.texts(ms.WARN)[-1] == ("arming attempt 3 of 3 failed (accepted, but /mavros/state did not report "
+    # each attempt waits command_timeout_s (5 s) for the armed state: two fit in 8 s
+    assert io.texts(ms.WARN)[-1] == ("arming attempt 2 failed (accepted, but /mavros/state did not report "
                                      "armed within 5.0 s)")
-    assert io.texts(ms.FATAL) == ["the vehicle did not arm after 3 attempts"]
+    assert io.texts(ms.FATAL) == ["the vehicle did not arm within 8 s (2 attempts)"]
     assert io.published("engaged", "release") == []
 
 
@@ -274,11 +327,11 @@ def test_failed_disarm_at_the_end_says_to_disarm_by_hand(setup, rc_map):
 def test_settings_from_autopilot_yaml():
     p = ParamReader(load_node_params("mission"), "mission")
     s = ms.MissionSettings.from_params(p, FIRMWARE_CHOICES)
-    assert (s.mode, s.connect_timeout_s, s.arm_attempts, s.firmware) == (
-        p.values["mode"], p.values["connect_timeout_s"], p.values["arm_attempts"], p.values["firmware"])
+    assert (s.mode, s.connect_timeout_s, s.arm_timeout_s, s.firmware) == (
+        p.values["mode"], p.values["connect_timeout_s"], p.values["arm_timeout_s"], p.values["firmware"])
     with pytest.raises(ParameterError, match=r"mission ~firmware: expected one of \['auto', 'quantitative', 'stock'\]"):
         ms.MissionSettings.from_params(ParamReader(load_node_params("mission", {"firmware": "px4"}), "mission"),
                                        FIRMWARE_CHOICES)
-    with pytest.raises(ParameterError, match=r"mission ~arm_attempts: expected an integer in \[1, 100\]"):
-        ms.MissionSettings.from_params(ParamReader(load_node_params("mission", {"arm_attempts": 0}), "mission"),
+    with pytest.raises(ParameterError, match=r"mission ~arm_timeout_s: expected"):
+        ms.MissionSettings.from_params(ParamReader(load_node_params("mission", {"arm_timeout_s": 0}), "mission"),
                                        FIRMWARE_CHOICES)

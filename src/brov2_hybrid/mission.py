@@ -2,8 +2,11 @@
 tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy shell.
 
 1. wait for the vehicle link (``connect_timeout_s``), set the mode (``mode_attempts``
-   requests) and arm (``arm_attempts`` requests, ``arm_retry_wait_s`` apart), each
-   change confirmed by the vehicle state within ``command_timeout_s``;
+   requests) and arm: requests ``arm_retry_wait_s`` apart until armed or
+   ``arm_timeout_s`` has passed (ArduSub refuses arming for a second or two after boot,
+   "PreArm: ..."), each failure told with what the vehicle said (its STATUSTEXTs since
+   the request, :meth:`Mission.on_statustext`); each change is confirmed by the vehicle
+   state within ``command_timeout_s``;
 2. engage (the dive input starts on it) -- at once with a configured firmware, or once
    the firmware is told with ``firmware`` auto;
 3. while the dive runs: the :class:`~brov2_hybrid.override.OverrideVerifier` must see
@@ -18,8 +21,9 @@ tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy sh
 
 Everything outside -- the clock, sleeping, the vehicle's services, the publications and
 the log -- comes through a :class:`MissionIO`; the vehicle state, the overrides sent,
-the motor outputs and the end of the dive come in through :meth:`Mission.on_state`,
-:meth:`Mission.on_override`, :meth:`Mission.on_outputs` and :meth:`Mission.on_dive_done`
+the motor outputs, the vehicle's STATUSTEXTs and the end of the dive come in through
+:meth:`Mission.on_state`, :meth:`Mission.on_override`, :meth:`Mission.on_outputs`,
+:meth:`Mission.on_statustext` and :meth:`Mission.on_dive_done`
 (callable from other threads). Times are wall seconds (the vehicle clock may stop while
 the link is down). The outcome is a process exit code (``EXIT_*``).
 """
@@ -32,6 +36,11 @@ EXIT_OK, EXIT_CONFIG, EXIT_NO_VEHICLE, EXIT_OVERRIDE_IGNORED, EXIT_FIRMWARE = 0,
 POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
 NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
 RC_OUT_NAME = "/mavros/rc/out"  # how the motor outputs are named in messages
+SEVERITY_WARNING = 4            # MAV_SEVERITY_WARNING: this or more severe is a reason worth telling
+ARMING_TEXT_PREFIXES = ("PreArm:", "Arm:")   # AP_Arming::check_failed (libraries/AP_Arming/AP_Arming.cpp)
+MAX_REASONS = 3                 # vehicle texts quoted in one message
+REASON_WAIT_S = 0.3             # after a last failed request, wait this long for the vehicle's reason
+                                # (its STATUSTEXT and the reply travel different ways) [wall s]
 
 INFO, WARN, ERROR, FATAL = "info", "warn", "error", "fatal"
 
@@ -50,7 +59,7 @@ class MissionSettings:
     disarm_at_end: bool
     exit_at_end: bool
     mode_attempts: int
-    arm_attempts: int
+    arm_timeout_s: float
     arm_retry_wait_s: float
     release_wait_s: float
     firmware: str
@@ -64,7 +73,7 @@ class MissionSettings:
         return cls(mode=p.string("mode"), connect_timeout_s=p.positive("connect_timeout_s"),
                    command_timeout_s=p.positive("command_timeout_s"), end_hold_s=p.number("end_hold_s", 0.0),
                    disarm_at_end=p.boolean("disarm_at_end"), exit_at_end=p.boolean("exit_at_end"),
-                   mode_attempts=p.integer("mode_attempts", 1, 100), arm_attempts=p.integer("arm_attempts", 1, 100),
+                   mode_attempts=p.integer("mode_attempts", 1, 100), arm_timeout_s=p.positive("arm_timeout_s"),
                    arm_retry_wait_s=p.number("arm_retry_wait_s", 0.0),
                    release_wait_s=p.number("release_wait_s", 0.0),
                    firmware=p.string("firmware", choices=firmware_choices),
@@ -148,6 +157,7 @@ class Mission(object):
         self._firmware_told = False
         self._armed_since = None
         self._not_armed_warned_s = None
+        self._texts = []                # (wall s, severity, text) the vehicle said, newest last
 
     # ------------------------------------------------------------------ inputs
     def on_state(self, connected, armed, mode):
@@ -169,6 +179,24 @@ class Mission(object):
             self.verifier.on_outputs(list(channels))
             if self._state.armed:
                 self.detector.on_outputs(self.io.now_s(), list(channels))
+
+    def on_statustext(self, severity, text):
+        """A STATUSTEXT from the vehicle (MAV_SEVERITY, text), e.g. "PreArm: Battery 1 unhealthy"."""
+        with self._lock:
+            self._texts.append((self.io.now_s(), int(severity), str(text).strip()))
+            del self._texts[:-50]
+
+    def vehicle_reasons(self, since_s):
+        """What the vehicle said since ``since_s`` that may explain a refusal: its arming
+        texts ("PreArm: ...", "Arm: ...") and anything of severity WARNING or worse, the
+        newest :data:`MAX_REASONS`, without repeats, oldest first."""
+        with self._lock:
+            texts = [(sev, text) for t, sev, text in self._texts if t >= since_s]
+        reasons = []
+        for sev, text in reversed(texts):
+            if (sev <= SEVERITY_WARNING or text.startswith(ARMING_TEXT_PREFIXES)) and text not in reasons:
+                reasons.append(text)
+        return list(reversed(reasons[:MAX_REASONS]))
 
     def on_dive_done(self, done):
         with self._lock:
@@ -201,22 +229,7 @@ class Mission(object):
             io.log(FATAL, "the vehicle did not enter mode %s after %d requests (it reports %r)"
                    % (s.mode, s.mode_attempts, self._state.mode))
             return False
-        for attempt in range(1, s.arm_attempts + 1):
-            reply = io.arm(True)
-            if reply is not None and reply.success and self.wait(lambda st: st.armed, s.command_timeout_s):
-                break
-            if reply is None:
-                why = "no reply from %s" % s.arming_service
-            elif not reply.success:
-                why = "refused by the vehicle, result %d" % reply.result
-            else:
-                why = "accepted, but %s did not report armed within %.1f s" % (s.state_topic, s.command_timeout_s)
-            io.log(WARN, "arming attempt %d of %d failed (%s)%s" % (attempt, s.arm_attempts, why,
-                                                                     ", retrying" if attempt < s.arm_attempts else ""))
-            if attempt < s.arm_attempts:
-                io.sleep(s.arm_retry_wait_s)
-        else:
-            io.log(FATAL, "the vehicle did not arm after %d attempts" % s.arm_attempts)
+        if not self.arm():
             return False
         self._armed_since = io.now_s()
         if s.firmware == "auto":
@@ -227,6 +240,45 @@ class Mission(object):
                    % (s.mode, s.firmware))
             io.publish_engaged(True)
         return True
+
+    def arm(self):
+        """Arming requests ``arm_retry_wait_s`` apart until armed (True) or ``arm_timeout_s``
+        has passed or shutdown (False); each failure is told with the vehicle's reason."""
+        s, io = self.settings, self.io
+        started_s = io.now_s()
+        deadline_s = started_s + s.arm_timeout_s
+        attempt, last_reasons = 0, []
+        while True:
+            attempt += 1
+            asked_s = io.now_s()
+            reply = io.arm(True)
+            if reply is not None and reply.success and self.wait(lambda st: st.armed, s.command_timeout_s):
+                return True
+            if reply is None:
+                why = "no reply from %s" % s.arming_service
+            elif not reply.success:
+                why = "refused by the vehicle, result %d" % reply.result
+            else:
+                why = "accepted, but %s did not report armed within %.1f s" % (s.state_topic, s.command_timeout_s)
+            left_s = deadline_s - io.now_s()
+            retry = left_s > 0 and not io.is_shutdown()
+            # the pause before the next request also lets the vehicle's reason arrive
+            io.sleep(min(s.arm_retry_wait_s, left_s) if retry else REASON_WAIT_S)
+            reasons = self.vehicle_reasons(asked_s)
+            last_reasons = reasons or last_reasons
+            if reasons:
+                why += "; the vehicle says: %s" % " | ".join(reasons)
+            io.log(WARN, "arming attempt %d failed (%s)%s" % (
+                attempt, why, ", retrying (%.1f s left)" % max(0.0, deadline_s - io.now_s()) if retry else ""))
+            if not retry:
+                break
+        if io.is_shutdown():
+            io.log(WARN, "shut down after %.1f s while arming (%d attempts)" % (io.now_s() - started_s, attempt))
+            return False
+        io.log(FATAL, "the vehicle did not arm within %.0f s (%d attempts)%s" % (
+            s.arm_timeout_s, attempt, "; last reason from the vehicle: %s" % " | ".join(last_reasons)
+            if last_reasons else ""))
+        return False
 
     def check_firmware(self, now_s):
         """Latch the firmware once told; an exit code when the run must stop, else None."""
