@@ -27,8 +27,11 @@ def channels(**pwm_by_channel):
 
 
 def expected_pwm(setup, mixer, rc):
+    """Whole microseconds as each firmware writes them: stock ArduSub truncates
+    (AP_Motors6DOF::calc_thrust_to_pwm returns a float as int16_t), Algorithm 2 rounds."""
     u = load_rc_map().u_from_pwm(rc)
-    return [int(p) for p in np.rint(setup.mixer(mixer).pwm(u))]
+    whole = np.floor if mixer == "stock" else np.rint
+    return [int(p) for p in whole(setup.mixer(mixer).pwm(u))]
 
 
 def test_defaults_match_ardusub(setup):
