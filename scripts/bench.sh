@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# `make bench`: prints timing figures (asserts nothing). Core control tick, simulator
-# physics, in-process closed loop and `make reproduce` wall time
+# `make bench`: prints timing figures (asserts nothing). Core control tick and output
+# stages (stock search vs its first-written baseline), simulator physics, in-process
+# closed loop per firmware (vs the loop as first written) and `make reproduce` wall time
 # (python -m brov2_hybrid.bench, brov2_hybrid.sim.bench, brov2_hybrid.analysis.bench:
 # each layer times itself), then the ROS pipeline's attitude -> override latency
 # and 50 Hz loop jitter (scripts/bench_ros.sh), then the soak: the whole autopilot looping

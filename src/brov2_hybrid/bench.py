@@ -1,7 +1,10 @@
 """Timing of the core for ``make bench`` (prints figures, asserts nothing), and the
 statistics the benchmarks print.
 
-``python -m brov2_hybrid.bench [--ticks N]``: the control tick's cost. The layers above
+``python -m brov2_hybrid.bench [--ticks N]``: the control tick's cost and each output
+stage's cost per command, the stock search against the search as first written
+(:func:`~brov2_hybrid.firmware_output.reference_stock_compensation`) in the same run
+(goal, issue 16: <= 150 us per stock-compensated command). The layers above
 time themselves (``brov2_hybrid.sim.bench``, ``brov2_hybrid.analysis.bench``);
 ``scripts/bench.sh`` runs each in turn. Timing goals are printed, not asserted.
 """
