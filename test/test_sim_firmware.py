@@ -104,7 +104,7 @@ def test_override_time_zero_disables_overrides(setup):
 
 
 def test_pilot_input_failsafe_disarms_after_the_timeout(setup):
-    fw = firmware(setup)
+    fw = firmware(setup, fs_gcs_enable=0)    # the pilot-input failsafe alone (GCS failsafe: below)
     fw.set_armed(1.0, True)
     fw.handle_rc_override(2.0, GCS, channels(ch4=1600))
     fw.update(2.0)
@@ -174,7 +174,7 @@ def test_pilot_failsafe_counts_from_boot_not_from_arming(setup):
 
 
 def test_pilot_failsafe_fires_once_while_disarmed_and_latches(setup):
-    fw = firmware(setup)
+    fw = firmware(setup, fs_gcs_enable=0)    # the pilot-input failsafe alone
     fw.update(3.0)
     assert fw.failsafe_pilot_input and fw.counters["pilot_failsafe"] == 1
     assert [t for _, t in fw.pop_messages()] == ["Lost manual control"]
@@ -256,7 +256,7 @@ def test_manual_control_hand_computed_values(setup):
 
 
 def test_manual_control_flies_and_counts_as_pilot_input(setup):
-    fw = firmware(setup)
+    fw = firmware(setup, fs_gcs_enable=0)    # the pilot-input failsafe alone
     fw.set_armed(0.0, True)
     fw.handle_manual_control(2.0, GCS, 0, 0, 500, 1000)    # yaw right, gain 0.5 -> ch4 1700
     rc = [1500, 1500, 1500, 1700, 1500, 1500, 1500, 1500]
@@ -287,3 +287,122 @@ def test_manual_control_and_rc_override_share_the_channels(setup):
     fw.handle_rc_override(4.0, GCS, channels(ch5=1800))
     rc = fw.rc_channels(5.0)
     assert rc[4] == 1800 and rc[2] == 1500 and rc[8] == 1500   # ch9 (lights, 1100) expired at 5 s
+
+
+# ---------------------------------------------------------------- GCS heartbeat failsafe
+def test_gcs_failsafe_defaults_match_ardusub_4_5(setup):
+    fw = firmware(setup)
+    assert fw.params.get("FS_GCS_ENABLE") == 2          # FS_GCS_DISARM (ArduSub/Parameters.cpp)
+    assert fw.gcs_timeout_s == 2.5                       # FS_GCS_TIMEOUT_MS (ArduSub/defines.h)
+
+
+def test_gcs_failsafe_disarms_2_5_s_after_the_last_heartbeat(setup):
+    """A station that sent HEARTBEATs and stops: disarmed 2.5 s after the last one, with
+    ArduSub's text (only once the vehicle has been up 30 s: last_gcs_warn_ms starts at 0)."""
+    fw = firmware(setup, fs_pilot_input=0)
+    for t in range(30, 41):                              # 1 Hz heartbeats, boot + 30..40 s
+        fw.handle_heartbeat(float(t), GCS)
+        fw.update(float(t))
+    fw.set_armed(40.0, True)
+    fw.pop_messages()
+    assert fw.next_event_s(40.0) == pytest.approx(42.5)
+    fw.update(42.499)
+    assert fw.armed and not fw.failsafe_gcs
+    fw.update(42.5)
+    assert not fw.armed and fw.failsafe_gcs and fw.counters["gcs_failsafe"] == 1
+    assert fw.pop_messages() == [(4, "MYGCS: 255, heartbeat lost"), (6, "Disarming motors")]
+    # still lost: the warning is repeated every 30 s, the action is not
+    assert fw.next_event_s(43.0) == pytest.approx(72.5)
+    fw.update(60.0)
+    assert fw.pop_messages() == []
+    fw.update(72.5)
+    assert fw.pop_messages() == [(4, "MYGCS: 255, heartbeat lost")]
+    # heard again: cleared; armed again and lost again: acts again
+    fw.handle_heartbeat(80.0, GCS)
+    fw.update(80.0)
+    assert not fw.failsafe_gcs
+    fw.set_armed(80.0, True)
+    fw.update(82.5)
+    assert not fw.armed and fw.counters["gcs_failsafe"] == 2
+
+
+def test_gcs_failsafe_text_waits_for_30_s_after_boot(setup):
+    fw = firmware(setup, fs_pilot_input=0)
+    fw.handle_heartbeat(1.0, GCS)
+    fw.set_armed(1.0, True)
+    fw.pop_messages()
+    fw.update(3.5)
+    assert not fw.armed                                  # disarmed at 3.5 s ...
+    assert fw.pop_messages() == [(6, "Disarming motors")]   # ... without the text before 30 s
+    fw.update(30.0)
+    assert fw.pop_messages() == [(4, "MYGCS: 255, heartbeat lost")]
+
+
+def test_overrides_and_manual_control_count_as_gcs_heartbeats_other_systems_do_not(setup):
+    fw = firmware(setup, fs_pilot_input=0)
+    fw.set_armed(0.0, True)
+    fw.handle_heartbeat(0.0, GCS)
+    fw.handle_heartbeat(2.0, 1)                           # another system: not our GCS
+    fw.handle_rc_override(2.0, GCS, channels(ch4=1600))  # counts (handle_rc_channels_override)
+    fw.handle_manual_control(4.0, GCS, 0, 0, 500, 0)     # counts ("considered to be a 'heartbeat'")
+    fw.update(6.4)
+    assert fw.armed
+    fw.update(6.5)
+    assert not fw.armed and fw.failsafe_gcs
+
+
+def test_gcs_failsafe_needs_a_station_seen_once(setup):
+    fw = firmware(setup, fs_pilot_input=0)
+    fw.set_armed(0.0, True)
+    fw.handle_heartbeat(0.0, 1)                          # not SYSID_MYGCS
+    fw.update(100.0)
+    assert fw.armed and not fw.failsafe_gcs
+
+
+@pytest.mark.parametrize("action, armed_after", [(0, True), (1, True), (2, False), (3, False), (4, False)])
+def test_gcs_failsafe_actions(setup, action, armed_after):
+    """0 off, 1 warn only, 2 disarm; 3 (depth hold) and 4 (surface) ask for a mode this
+    simulator refuses, so they disarm (ArduSub: GCS_FAILSAFE_HOLDFAILED / _SURFACEFAILED)."""
+    fw = firmware(setup, fs_pilot_input=0, fs_gcs_enable=action)
+    fw.handle_heartbeat(40.0, GCS)
+    fw.set_armed(40.0, True)
+    fw.pop_messages()
+    fw.update(43.0)
+    assert fw.armed == armed_after and fw.mode == MANUAL
+    texts = [t for _, t in fw.pop_messages()]
+    assert ("MYGCS: 255, heartbeat lost" in texts) == (action != 0)
+    if action in (3, 4):
+        assert any(t.startswith("Mode %s not supported" % ("ALT_HOLD" if action == 3 else "SURFACE")) for t in texts)
+
+
+def test_pilot_failsafe_still_fires_while_the_station_sends_heartbeats(setup):
+    """Heartbeats without sticks: the GCS failsafe stays quiet, the pilot-input one disarms."""
+    fw = firmware(setup)
+    fw.set_armed(0.0, True)
+    fw.pop_messages()
+    for t in (0.0, 1.0, 2.0):
+        fw.handle_heartbeat(t, GCS)
+        fw.update(t)
+    fw.handle_heartbeat(3.0, GCS)
+    fw.update(3.0)
+    assert not fw.armed and fw.failsafe_pilot_input and not fw.failsafe_gcs
+    assert [t for _, t in fw.pop_messages()] == ["Lost manual control", "Disarming motors"]
+
+
+def test_fs_gcs_enable_is_a_parameter_0_to_4(setup):
+    fw = firmware(setup)
+    assert fw.params.set("FS_GCS_ENABLE", 1)[0] and fw.params.get("FS_GCS_ENABLE") == 1
+    assert not fw.params.set("FS_GCS_ENABLE", 5)[0] and fw.params.get("FS_GCS_ENABLE") == 1
+
+
+def test_fs_gcs_enable_out_of_range_in_the_file_is_refused(tmp_path):
+    import yaml
+    from brov2_hybrid.errors import ParameterError
+    from brov2_hybrid.paths import params_path
+    with open(params_path("simulator.yaml")) as handle:
+        data = yaml.safe_load(handle)
+    data["firmware"]["fs_gcs_enable"] = 7
+    path = tmp_path / "simulator.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ParameterError, match=r"firmware\.fs_gcs_enable.*expected one of \(0, 1, 2, 3, 4\), got 7"):
+        load_firmware_config(str(path))

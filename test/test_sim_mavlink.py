@@ -292,6 +292,21 @@ def test_pilot_input_failsafe_disarms(gcs):
     np.testing.assert_array_equal(servos(gcs.wait_type("SERVO_OUTPUT_RAW")), 1500)
 
 
+def test_gcs_heartbeat_failsafe_disarms(sim, gcs):
+    """ArduSub 4.5's GCS failsafe (FS_GCS_ENABLE 2): a station heard once (HEARTBEAT from
+    SYSID_MYGCS) and then silent -- no heartbeat, override or MANUAL_CONTROL -- for 2.5 s is
+    disarmed. The pilot-input failsafe is pushed out of the way."""
+    gcs.m.mav.param_request_read_send(1, 1, b"FS_GCS_ENABLE", -1)
+    assert gcs.wait_type("PARAM_VALUE", lambda p: p.param_id == "FS_GCS_ENABLE").param_value == 2
+    assert gcs.set_param("FS_PILOT_TIMEOUT", 60).param_value == 60
+    gcs.m.mav.heartbeat_send(mavlink.MAV_TYPE_GCS, mavlink.MAV_AUTOPILOT_INVALID, 0, 0, 0)
+    gcs.arm()
+    gcs.override = None                                   # silence from now on
+    gcs.wait_type("HEARTBEAT", lambda m: not m.base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED)
+    counters = sim.counters()["firmware"]
+    assert counters["gcs_failsafe"] == 1 and counters["pilot_failsafe"] == 0
+
+
 def test_disarm_stops_the_motors(gcs):
     gcs.arm()
     gcs.override = YAW_RIGHT
@@ -325,7 +340,8 @@ def test_params_are_listed_and_read(gcs):
     gcs.m.mav.param_request_list_send(1, 1)
     values = {}
     gcs.wait_type("PARAM_VALUE", lambda p: values.setdefault(p.param_id, p) and len(values) == p.param_count)
-    for name in ("SYSID_MYGCS", "RC_OVERRIDE_TIME", "FS_PILOT_INPUT", "FS_PILOT_TIMEOUT", "MOT_MIXER", "SIM_MODEL"):
+    for name in ("SYSID_MYGCS", "RC_OVERRIDE_TIME", "FS_PILOT_INPUT", "FS_PILOT_TIMEOUT", "FS_GCS_ENABLE", "MOT_MIXER",
+                 "SIM_MODEL"):
         assert name in values
     assert values["SYSID_MYGCS"].param_value == 255 and values["FS_PILOT_INPUT"].param_value == 2
     gcs.m.mav.param_request_read_send(1, 1, b"RC_OVERRIDE_TIME", -1)

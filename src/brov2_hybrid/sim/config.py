@@ -237,6 +237,7 @@ def third_order_coefficients(options):
 
 #: Firmware pilot-input failsafe actions (ArduSub FS_PILOT_INPUT).
 FS_PILOT_INPUT_CHOICES = (0, 1, 2)
+FS_GCS_ENABLE_CHOICES = (0, 1, 2, 3, 4)   # ArduSub/defines.h FS_GCS_DISABLED .. FS_GCS_SURFACE
 
 
 @dataclass
@@ -248,6 +249,8 @@ class FirmwareConfig:
     rc_override_time_s: float
     fs_pilot_input: int
     fs_pilot_timeout_s: float
+    fs_gcs_enable: int
+    gcs_timeout_s: float
     loop_rate_hz: float
     command_delay_s: float
     telemetry_delay_s: float
@@ -302,6 +305,9 @@ def load_firmware_config(path=None):
     if fs_input not in FS_PILOT_INPUT_CHOICES:
         raise ParameterError("%s: expected one of %s, got %d"
                              % (s.key("fs_pilot_input"), FS_PILOT_INPUT_CHOICES, fs_input))
+    fs_gcs = s.integer("fs_gcs_enable", 0)
+    if fs_gcs not in FS_GCS_ENABLE_CHOICES:
+        raise ParameterError("%s: expected one of %s, got %d" % (s.key("fs_gcs_enable"), FS_GCS_ENABLE_CHOICES, fs_gcs))
     override_time = s.finite("rc_override_time_s")
     if override_time < 0 and override_time != -1:
         raise ParameterError("%s: expected -1 (never) or a value >= 0, got %r"
@@ -309,6 +315,7 @@ def load_firmware_config(path=None):
     return FirmwareConfig(
         mixer=mixer, sysid_mygcs=sysid, rc_override_time_s=override_time,
         fs_pilot_input=fs_input, fs_pilot_timeout_s=s.positive("fs_pilot_timeout_s"),
+        fs_gcs_enable=fs_gcs, gcs_timeout_s=s.positive("gcs_timeout_s"),
         loop_rate_hz=s.positive("loop_rate_hz"),
         command_delay_s=_nonnegative(s, "command_delay_s"),
         telemetry_delay_s=_nonnegative(s, "telemetry_delay_s"),

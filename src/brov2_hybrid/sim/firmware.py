@@ -23,6 +23,17 @@ Behaviour follows ArduSub (REFERENCE.md sections 5 and 9):
   a vehicle armed while latched stays armed until input has come and gone again.
   (Older ArduSub releases compiled this check out of SITL builds; we keep it, as on
   a real vehicle.)
+* GCS failsafe (ArduSub/failsafe.cpp, ``Sub::failsafe_gcs_check``): once a ground station
+  has been seen -- a HEARTBEAT from system SYSID_MYGCS (``GCS_MAVLINK::handle_heartbeat``),
+  or an RC override or MANUAL_CONTROL from it, which ArduSub counts as one -- and nothing
+  from it has arrived for ``gcs_timeout_s`` (2.5 s: FS_GCS_TIMEOUT_MS on ArduSub 4.5;
+  newer releases have a parameter FS_GCS_TIMEOUT), STATUSTEXT "MYGCS: 255, heartbeat
+  lost" (WARNING; at most every 30 s, and not before 30 s after boot, as ArduSub's
+  ``last_gcs_warn_ms`` starts at 0) and, armed, once: FS_GCS_ENABLE 2 disarms (the
+  default), 1 warns only, 0 is off; 3 (depth hold) and 4 (surface) ask for a mode this
+  simulator refuses, so they disarm, as ArduSub does when that mode change fails. It
+  clears when the station is heard again. ArduSub checks at 3.3 Hz (``three_hz_loop``),
+  so it acts up to 0.3 s later than this simulator.
 * Modes: MANUAL (19) is implemented; every other mode is refused (this simulator has
   no attitude or depth controller). Motors run only when armed AND in MANUAL; otherwise
   every motor gets the neutral PWM.
@@ -46,6 +57,7 @@ from brov2_hybrid.ardusub import (
     CHAN_RELEASE,
     MANUAL,
     MODE_NAMES,
+    MODES,
     N_OVERRIDE_CHANNELS,
     N_RELEASABLE_CHANNELS,
 )
@@ -58,6 +70,11 @@ from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, 
 LOG = logging.getLogger(__name__)
 
 SUPPORTED_MODES = (MANUAL,)
+
+#: FS_GCS_ENABLE values (ArduSub/defines.h) and the modes 3 and 4 ask for.
+FS_GCS_DISABLED, FS_GCS_WARN_ONLY, FS_GCS_DISARM, FS_GCS_HOLD, FS_GCS_SURFACE = range(5)
+FS_GCS_MODES = {FS_GCS_HOLD: MODES["ALT_HOLD"], FS_GCS_SURFACE: MODES["SURFACE"]}
+GCS_WARN_PERIOD_S = 30.0   # Sub::failsafe_gcs_check: "Send a warning every 30 seconds"
 
 N_RC_CHANNELS = N_OVERRIDE_CHANNELS
 
@@ -98,6 +115,7 @@ class Firmware(object):
                         on_change=self._check_override_time)
         self.params.add(ParamDef("FS_PILOT_INPUT", float(config.fs_pilot_input), PARAM_INT8, 0, 2, integer=True))
         self.params.add(ParamDef("FS_PILOT_TIMEOUT", float(config.fs_pilot_timeout_s), PARAM_REAL32, 0.1, 60.0))
+        self.params.add(ParamDef("FS_GCS_ENABLE", float(config.fs_gcs_enable), PARAM_INT8, 0, 4, integer=True))
         self.params.add(ParamDef("MOT_MIXER", float(MIXER_KINDS.index(config.mixer)), PARAM_INT8, 0, 1, integer=True),
                         on_change=self._on_mixer)
         self.params.add(ParamDef("JS_GAIN_DEFAULT", float(config.js_gain_default), PARAM_REAL32,
@@ -109,6 +127,10 @@ class Firmware(object):
         self.armed = False
         self.mode = MANUAL
         self.failsafe_pilot_input = False
+        self.failsafe_gcs = False
+        self.gcs_timeout_s = float(config.gcs_timeout_s)
+        self._gcs_last_seen_s = None             # never seen: no GCS failsafe (ArduSub)
+        self._gcs_last_warn_s = 0.0              # failsafe.last_gcs_warn_ms starts at 0
         # Sub::failsafe.last_pilot_input_ms starts at 0: the count runs from boot.
         self._last_pilot_input_s = 0.0
         self._pending_pilot_input_s = []         # arrivals not yet seen (command delay)
@@ -121,7 +143,7 @@ class Firmware(object):
         self._cache_pwm = None
         self.motor_pwm_us = [self.neutral_us] * self.n_motors
         self.counters = {"override_accepted": 0, "override_rejected_sysid": 0,
-                         "override_disabled": 0, "pilot_failsafe": 0,
+                         "override_disabled": 0, "pilot_failsafe": 0, "gcs_failsafe": 0,
                          "manual_control_accepted": 0, "manual_control_rejected_sysid": 0}
 
     # ------------------------------------------------------------------ parameters
@@ -170,6 +192,7 @@ class Firmware(object):
             self.counters["override_rejected_sysid"] += 1
             return False
         self._pilot_input(t_s)
+        self._gcs_seen(t_s)      # GCS_MAVLINK::handle_rc_channels_override, overrides enabled or not
         if self.params.get("RC_OVERRIDE_TIME") == 0:
             self.counters["override_disabled"] += 1
             return False
@@ -184,6 +207,15 @@ class Firmware(object):
         self._set_overrides(t_s, updates)
         self.counters["override_accepted"] += 1
         return True
+
+    def handle_heartbeat(self, t_s, sysid):
+        """HEARTBEAT from ``sysid``: SYSID_MYGCS's keeps the GCS failsafe away
+        (``GCS_MAVLINK::handle_heartbeat``: any component, any MAV_TYPE)."""
+        if sysid == self.sysid_mygcs:
+            self._gcs_seen(t_s)
+
+    def _gcs_seen(self, t_s):
+        self._gcs_last_seen_s = t_s if self._gcs_last_seen_s is None else max(self._gcs_last_seen_s, t_s)
 
     @property
     def joystick_gain(self):
@@ -204,6 +236,7 @@ class Firmware(object):
         if sysid != self.sysid_mygcs:
             self.counters["manual_control_rejected_sysid"] += 1
             return False
+        self._gcs_seen(t_s)      # "a manual control message is considered to be a 'heartbeat'"
         values = self.manual_control_channels(x, y, z, r)
         if self.params.get("RC_OVERRIDE_TIME") != 0:   # RC_Channels::set_override ignores them then
             self._set_overrides(t_s, dict(enumerate(values)))
@@ -281,6 +314,7 @@ class Firmware(object):
     def update(self, t_s):
         """Run the firmware loop at ``t_s``: failsafe, then motors. Returns one PWM per motor."""
         self._check_pilot_failsafe(t_s)
+        self._check_gcs_failsafe(t_s)
         if self.armed and self.mode == MANUAL:
             channels = self.rc_channels(t_s)
             key = (self.mixer_kind, tuple(channels))
@@ -311,6 +345,30 @@ class Firmware(object):
         if action == 2 and self.armed:
             self.set_armed(t_s, False)
 
+    def _gcs_lost(self, t_s):
+        """True when a GCS was seen once and not for gcs_timeout_s."""
+        return self._gcs_last_seen_s is not None and t_s - self._gcs_last_seen_s >= self.gcs_timeout_s
+
+    def _check_gcs_failsafe(self, t_s):
+        """Sub::failsafe_gcs_check (ArduSub/failsafe.cpp)."""
+        action = int(self.params.get("FS_GCS_ENABLE"))
+        if action == FS_GCS_DISABLED:
+            return
+        if not self._gcs_lost(t_s):
+            self.failsafe_gcs = False
+            return
+        if t_s - self._gcs_last_warn_s >= GCS_WARN_PERIOD_S:
+            self._gcs_last_warn_s = t_s
+            self._say(SEVERITY_WARNING, "MYGCS: %d, heartbeat lost" % self.sysid_mygcs)
+        if self.failsafe_gcs or not self.armed:
+            return
+        self.failsafe_gcs = True
+        self.counters["gcs_failsafe"] += 1
+        if action == FS_GCS_DISARM:
+            self.set_armed(t_s, False)
+        elif action in FS_GCS_MODES and not self.set_mode(FS_GCS_MODES[action])[0]:
+            self.set_armed(t_s, False)   # GCS_FAILSAFE_HOLDFAILED / _SURFACEFAILED
+
     def next_event_s(self, t_s):
         """Earliest time after ``t_s`` at which :meth:`update` may act without new input.
 
@@ -331,4 +389,9 @@ class Firmware(object):
             candidates.append(last_input + self.params.get("FS_PILOT_TIMEOUT"))
         if self._pending_pilot_input_s:
             candidates.append(self._pending_pilot_input_s[0])
+        if int(self.params.get("FS_GCS_ENABLE")) != FS_GCS_DISABLED and self._gcs_last_seen_s is not None:
+            if not self._gcs_lost(t_s):
+                candidates.append(self._gcs_last_seen_s + self.gcs_timeout_s)
+            else:
+                candidates.append(self._gcs_last_warn_s + GCS_WARN_PERIOD_S)
         return min(candidates)

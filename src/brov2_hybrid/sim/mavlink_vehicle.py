@@ -215,6 +215,7 @@ class MavlinkVehicle(object):
 
     def _on_heartbeat(self, connection, message, t_s):
         connection.last_heartbeat_s = t_s
+        self.firmware.handle_heartbeat(t_s, message.get_srcSystem())     # GCS failsafe
 
     def _on_rc_override(self, connection, message, t_s):
         channels = [getattr(message, "chan%d_raw" % i, 0) for i in range(1, 19)]
