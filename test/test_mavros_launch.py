@@ -7,6 +7,13 @@ the two YAML files mavros.launch loads, and a ``mavros_node`` stub that records 
 started and whether the vehicle's TCP port accepted a connection at that moment, then
 exits (which ends the launch: the node is required). The real roslaunch, rosrun and
 nodes/wait_for_vehicle run unchanged; a private ROS master is started on a free port.
+
+The fake is laid out as an installed catkin prefix (``.catkin``, ``share/mavros``,
+``lib/mavros/mavros_node``) put FIRST on both CMAKE_PREFIX_PATH and ROS_PACKAGE_PATH:
+roslaunch finds a node through catkin_find (the first prefix on CMAKE_PREFIX_PATH that
+holds the package) before ROS_PACKAGE_PATH, so where the real MAVROS is installed
+(/opt/ros/noetic/lib/mavros/mavros_node) a fake only on ROS_PACKAGE_PATH would be
+shadowed. ``installed_mavros`` simulates such an install behind the fake to prove it.
 """
 import json
 import os
@@ -56,25 +63,45 @@ def _free_port():
     return port
 
 
-@pytest.fixture
-def fake_mavros(tmp_path):
-    """Folder holding the FAKE mavros package; returns (packages folder, record file)."""
-    pkg = tmp_path / "pkgs" / "mavros"
+def _mavros_prefix(prefix, node_text):
+    """An installed catkin prefix holding a package ``mavros`` whose mavros_node is node_text."""
+    pkg = prefix / "share" / "mavros"
     (pkg / "launch").mkdir(parents=True)
+    (prefix / ".catkin").write_text("")
     (pkg / "package.xml").write_text(PACKAGE_XML)
     (pkg / "CMakeLists.txt").write_text(
         "cmake_minimum_required(VERSION 3.0.2)\nproject(mavros)\nfind_package(catkin REQUIRED)\ncatkin_package()\n")
     (pkg / "launch" / "apm_pluginlists.yaml").write_text("plugin_blacklist: [actuator_control, ftp]\n")
     (pkg / "launch" / "apm_config.yaml").write_text("conn:\n  timeout: 10.0\n")
-    node = pkg / "mavros_node"
-    node.write_text(STUB.format(python=sys.executable))
+    node = prefix / "lib" / "mavros" / "mavros_node"
+    node.parent.mkdir(parents=True)
+    node.write_text(node_text)
     node.chmod(0o755)
-    return tmp_path / "pkgs", tmp_path / "record.json"
+    return prefix
 
 
-def _env(fake_pkgs, tmp_path, master_port=None):
+@pytest.fixture
+def fake_mavros(tmp_path):
+    """The FAKE mavros as an installed catkin prefix; returns (prefix, record file)."""
+    return _mavros_prefix(tmp_path / "fake", STUB.format(python=sys.executable)), tmp_path / "record.json"
+
+
+@pytest.fixture
+def installed_mavros(tmp_path, monkeypatch):
+    """Simulates the real MAVROS installed in the ROS underlay (as /opt/ros/noetic after
+    sourcing its setup.bash): a prefix on CMAKE_PREFIX_PATH and ROS_PACKAGE_PATH whose
+    mavros_node must never run. Returns its node's path."""
+    real = _mavros_prefix(tmp_path / "underlay",
+                          "#!/bin/sh\necho REAL mavros_node ran >&2\nexit 7\n")
+    for var, entry in (("CMAKE_PREFIX_PATH", real), ("ROS_PACKAGE_PATH", real / "share")):
+        monkeypatch.setenv(var, os.environ.get(var, "") + os.pathsep + str(entry))
+    return real / "lib" / "mavros" / "mavros_node"
+
+
+def _env(fake_prefix, tmp_path, master_port=None):
     env = dict(os.environ)
-    env["ROS_PACKAGE_PATH"] = str(fake_pkgs) + os.pathsep + env.get("ROS_PACKAGE_PATH", "")
+    env["ROS_PACKAGE_PATH"] = str(fake_prefix / "share") + os.pathsep + env.get("ROS_PACKAGE_PATH", "")
+    env["CMAKE_PREFIX_PATH"] = str(fake_prefix) + os.pathsep + env.get("CMAKE_PREFIX_PATH", "")
     env["ROS_HOME"] = str(tmp_path / "ros_home")
     env["ROS_LOG_DIR"] = str(tmp_path / "ros_log")
     if master_port:
@@ -82,7 +109,10 @@ def _env(fake_pkgs, tmp_path, master_port=None):
     return env
 
 
-def test_hybrid_launch_with_mavros_wraps_mavros_node(fake_mavros, tmp_path):
+@pytest.mark.parametrize("underlay", ["no MAVROS", "MAVROS installed"])
+def test_hybrid_launch_with_mavros_wraps_mavros_node(fake_mavros, tmp_path, request, underlay):
+    if underlay == "MAVROS installed":
+        request.getfixturevalue("installed_mavros")
     fake_pkgs, _ = fake_mavros
     env = _env(fake_pkgs, tmp_path)
     base = ["roslaunch", "brov2_hybrid", "hybrid_autopilot.launch", "use_mavros:=true", "vehicle_wait_s:=12"]
@@ -95,7 +125,7 @@ def test_hybrid_launch_with_mavros_wraps_mavros_node(fake_mavros, tmp_path):
     cut = args.index("--")
     assert args[:cut] == ["rosrun", "brov2_hybrid", "wait_for_vehicle", "--url", "tcp://127.0.0.1:5760",
                           "--timeout-s", "12"]
-    assert args[cut + 1] == str(fake_pkgs / "mavros" / "mavros_node")
+    assert args[cut + 1] == str(fake_pkgs / "lib" / "mavros" / "mavros_node")
     # without MAVROS: the bridge, no mavros_depth
     nodes = subprocess.run(["roslaunch", "--nodes", "brov2_hybrid", "hybrid_autopilot.launch"], env=env,
                            check=True, stdout=subprocess.PIPE, universal_newlines=True, timeout=60).stdout.split()
@@ -153,7 +183,7 @@ def _roslaunch(fake_pkgs, tmp_path, vehicle_port, extra):
     return _start(cmd, env, tmp_path)
 
 
-def test_mavros_node_starts_only_after_the_vehicle_listens(fake_mavros, tmp_path):
+def test_mavros_node_starts_only_after_the_vehicle_listens(fake_mavros, installed_mavros, tmp_path):
     fake_pkgs, record = fake_mavros
     port = _free_port()
     delay_s = 4.0
@@ -176,6 +206,7 @@ def test_mavros_node_starts_only_after_the_vehicle_listens(fake_mavros, tmp_path
         thread.join()
         listener.close()
     assert record.exists(), "fake mavros_node never started:\n" + output
+    assert "REAL mavros_node ran" not in output           # the installed one stays shadowed
     started = json.loads(record.read_text())
     assert started["started"] >= listening["t"], output
     assert started["probe"] == "accepted"
