@@ -35,7 +35,7 @@ import numpy as np
 from brov2_hybrid import ardusub
 from brov2_hybrid.control import normalize
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.kinematics import quaternion_from_euler
+from brov2_hybrid.kinematics import euler_from_quaternion, quaternion_from_euler
 from brov2_hybrid.logfile import NUMERIC_COLUMNS
 
 LOG = logging.getLogger(__name__)
@@ -249,9 +249,12 @@ class SitlFlight(object):
         raise Brov2Error("ArduSub's clock did not reach %.1f s within %.0f s" % (t_boot_s, timeout_s))
 
     def close(self):
+        """Close the link, stop the physics thread, then ArduSub (its ports are free on return)."""
         try:
             self.link.close()
         finally:
+            self.sitl.stop()
+            self._physics.join(5.0)
             self.sitl.close()
 
 
@@ -298,12 +301,22 @@ class ArduSubAttitudePilot(object):
         return np.full(6, np.nan), u, rc
 
 
+def truth_at(history, t_s):
+    """True (roll, pitch, yaw) [rad] of the physics at time ``t_s`` from
+    :attr:`JsonPhysics.history` (the last state at or before ``t_s``; NaN if none kept)."""
+    for t, q in reversed(list(history)):
+        if t <= t_s + 1e-9:
+            return euler_from_quaternion(q)
+    return np.full(3, np.nan)
+
+
 def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     """Fly ``dive`` with ``pilot`` from now; one tick per ATTITUDE message (vehicle time).
 
     The dive's yaw is taken relative to ``yaw_offset_rad`` (e.g. the heading at the start).
     Returns (log dict of :data:`NUMERIC_COLUMNS` arrays + 'mode', true attitude (k, 3) [rad]
-    from the physics at each tick).
+    of the physics at each tick's ArduSub time). The log's attitude is ArduSub's estimate,
+    what the pilot saw, as the ROS logger records it.
     """
     duration = dive.duration_s if duration_s is None else float(duration_s)
     offset = np.array([0.0, 0.0, yaw_offset_rad])
@@ -349,7 +362,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
             if hasattr(pilot, "controller") else math.nan
         row[_COL["depth_m"]] = model.eta[2]
         rows.append(row)
-        truth.append(model.eta[3:6])
+        truth.append(truth_at(flight.sitl.physics.history, t_boot))
     data = np.array(rows)
     log = {name: data[:, k] for k, name in enumerate(NUMERIC_COLUMNS)}
     log["mode"] = [pilot.mode] * len(rows)

@@ -2,6 +2,7 @@
 
     brov2-analyze step | bode | dive | latency | compare-models | sysid | gains | trim | firmware
     brov2-analyze integral | robustness [--samples N]   PD vs PD+I (issue 10)
+    brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
@@ -36,7 +37,7 @@ from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
 from brov2_hybrid.analysis.step_experiments import compare_models_experiment, latency_experiment, step_experiment
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
-            "robustness", "reproduce",
+            "robustness", "ardusub", "reproduce",
             "summarize", "compare-log")
 
 
@@ -97,6 +98,9 @@ def build_parser():
     p = sub.add_parser("robustness", parents=[common, loop],
                        help="Monte Carlo PD vs PD+I over model mismatch, current, latency and noise")
     p.add_argument("--samples", type=int, default=None, help="samples per omega_d and law (default: params)")
+    sub.add_parser("ardusub", parents=[common, loop],
+                   help="hybrid autopilot vs ArduSub's own attitude control (default and tuned gains) on real "
+                        "ArduSub SITL flying our model (make ardusub first)")
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
     p = sub.add_parser("summarize", parents=[common], help="IAE / energy per axis and plots of a log CSV")
@@ -232,6 +236,9 @@ def run_one(ctx, args, omegas):
     if c == "robustness":
         from brov2_hybrid.analysis.robustness import robustness_experiment
         return robustness_experiment(ctx, omegas, args.samples)
+    if c == "ardusub":
+        from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
+        return ardusub_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
     raise Brov2Error("unknown command %r (expected one of %s)" % (c, ", ".join(COMMANDS)))
 
 
@@ -250,6 +257,19 @@ def _sysid_runs(args):
     return runs
 
 
+def _ardusub_or_reason(ctx, quick):
+    """The real-ArduSub comparison when a build is at hand (not with --quick), else why not."""
+    from brov2_hybrid.sim.ardusub_sitl import find_ardusub
+    if quick:
+        return {"skipped": "--quick (run `brov2-analyze ardusub`)"}
+    try:
+        find_ardusub()
+    except Brov2Error as exc:
+        return {"skipped": str(exc)}
+    from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
+    return ardusub_experiment(ctx)
+
+
 def reproduce(ctx, omegas=None, quick=False):
     """Every experiment into ctx.out_dir; returns the summaries for the report."""
     from brov2_hybrid.analysis.integral import integral_experiment
@@ -264,7 +284,8 @@ def reproduce(ctx, omegas=None, quick=False):
              ("sysid", lambda: sysid_experiment(ctx)),
              ("firmware", lambda: firmware_experiment(ctx)),
              ("integral", lambda: integral_experiment(ctx, (3.0,) if quick else None)),
-             ("robustness", lambda: robustness_experiment(ctx, (3.0,) if quick else None, 2 if quick else None)))
+             ("robustness", lambda: robustness_experiment(ctx, (3.0,) if quick else None, 2 if quick else None)),
+             ("ardusub", lambda: _ardusub_or_reason(ctx, quick)))
     summaries = {}
     for name, fn in order:
         t0 = time.perf_counter()

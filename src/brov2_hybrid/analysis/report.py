@@ -50,9 +50,9 @@ def write_report(ctx, summaries, wall_s):
         lines += sysid_section(s["sysid"])
     if "firmware" in s:
         lines += firmware_section(s["firmware"])
-    for name in ("integral", "robustness"):   # issue 10: sections live in their own modules
-        if name in s:
-            lines += importlib.import_module("brov2_hybrid.analysis." + name).report_section(s[name])
+    for name, module in (("integral", "integral"), ("robustness", "robustness"), ("ardusub", "ardusub_experiment")):
+        if name in s:   # these sections live in their own modules
+            lines += importlib.import_module("brov2_hybrid.analysis." + module).report_section(s[name])
     lines += ["## Run times", "", "| experiment | wall [s] | simulated [s] |", "|---|---|---|"]
     for name, v in s.items():
         lines.append("| %s | %.1f | %s |" % (name, v.get("elapsed_s", 0.0), fmt(v.get("sim_s"), "%.0f")))

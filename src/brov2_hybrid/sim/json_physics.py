@@ -24,6 +24,7 @@ program over UDP (ArduPilot ``libraries/SITL/SIM_JSON.cpp``, ``JSON::output_serv
 :class:`JsonPhysicsServer` puts it on a UDP port. ArduSub's motor n is servo output n
 (its Heavy and vectored frames map motor n to SERVOn), the vehicle file's thruster order.
 """
+import collections
 import json
 import logging
 import math
@@ -125,8 +126,15 @@ class JsonPhysics(object):
         Reset to its start pose by the caller.
     """
 
+    #: Physics steps of true attitude kept in :attr:`history` (5 s at 400 Hz).
+    HISTORY_STEPS = 2000
+
     def __init__(self, model):
         self.model = model
+        #: (physics time [s], quaternion (x, y, z, w) body FRD -> NED) after each frame, for
+        #: comparing what ArduSub estimated with the truth (SIM_JSON drives ArduSub's clock
+        #: from our timestamps, so ArduSub's time_boot_ms is physics time).
+        self.history = collections.deque(maxlen=self.HISTORY_STEPS)
         self.n_motors = model.n_thrusters
         self.neutral_us = float(model.setup.thrusters.pwm_neutral_us)
         self.frames = 0
@@ -153,6 +161,7 @@ class JsonPhysics(object):
         n = int(math.floor((self._target_s - model.t_s) / model.dt_s + 0.5))
         if n > 0:
             model.step(n)
+        self.history.append((model.t_s, model.quaternion_ned_frd()))
         self.frames += 1
         return self.reply()
 

@@ -1,0 +1,84 @@
+"""The measures and verdicts of the real-ArduSub comparison (brov2_hybrid.analysis.ardusub_experiment),
+on synthetic logs with known answers (the flights themselves need ArduSub: test_real_ardusub.py)."""
+import math
+
+import numpy as np
+import pytest
+
+from brov2_hybrid.analysis import ardusub_experiment as ae
+from brov2_hybrid.logfile import NUMERIC_COLUMNS
+
+
+def synthetic_log(t, desired, actual, pwm=1500.0):
+    log = {name: np.zeros_like(t) for name in NUMERIC_COLUMNS}
+    log["time_s"] = t
+    for k, axis in enumerate(("roll", "pitch", "yaw")):
+        log["%s_d_rad" % axis] = desired[:, k]
+        log["%s_rad" % axis] = actual[:, k]
+    for i in range(1, 9):
+        log["pwm%d_us" % i] = np.full_like(t, pwm)
+    return log
+
+
+def test_settings_are_read_with_their_file_and_key():
+    cs = ae.load_compare_settings()
+    assert cs.step_deg["yaw"] == 90.0 and cs.tune_factors[0] > 0 and cs.ready_after_boot_s > 0
+
+
+def test_motor_effort_is_the_time_integral_of_eq_26_on_the_motors():
+    t = np.linspace(0.0, 2.0, 101)
+    pwm = np.full((t.size, 8), 1500.0)
+    pwm[:, 0] = 1900.0       # one motor at full forward: 1 per second
+    pwm[:, 1] = 1300.0       # one at half reverse: 0.5 per second
+    assert ae.motor_effort_s(t, pwm) == pytest.approx(3.0)
+    pwm[:, 2] = 0.0          # an output not reported yet counts as neutral
+    assert ae.motor_effort_s(t, pwm) == pytest.approx(3.0)
+
+
+def test_step_metrics_of_a_first_order_response():
+    t = np.arange(0.0, 8.0, 0.02)
+    tau, hold, step = 0.5, 3.0, math.radians(20.0)
+    desired = np.zeros((t.size, 3))
+    desired[t >= hold, 0] = step
+    actual = np.zeros((t.size, 3))
+    after = t >= hold
+    actual[after, 0] = step * (1.0 - np.exp(-(t[after] - hold) / tau))
+    m = ae.step_metrics(synthetic_log(t, desired, actual), "roll", step, hold, band=0.05)
+    # IAE of a first-order step = step * tau (minus the small tail past 5 s)
+    assert m["iae_deg_s"] == pytest.approx(20.0 * tau, rel=0.02)
+    assert m["settling_s"] == pytest.approx(-tau * math.log(0.05), abs=0.03)
+    assert m["overshoot_pct"] == 0.0 and m["effort_s"] == 0.0
+
+
+def test_estimate_quality_finds_a_known_lag_and_offset():
+    t = np.arange(0.0, 20.0, 0.02)
+    truth = np.column_stack([0.2 * np.sin(t), 0.1 * np.cos(0.7 * t), 0.5 * np.sin(0.3 * t)])
+    lag = 0.04
+    estimate = np.column_stack([np.interp(t - lag, t, truth[:, k]) for k in range(3)])
+    estimate[:, 2] += math.radians(1.0)
+    q = ae.estimate_quality(t, estimate, truth)
+    assert q["est_lag_s"] == pytest.approx(lag, abs=0.002)
+    assert q["est_rms_yaw_deg"] == pytest.approx(1.0, abs=0.1)
+
+
+def summary(hybrid_iae, tuned_iae):
+    row = lambda case, iae: dict({"case": case, "effort_s": 1.0, "est_lag_s": 0.0},
+                                 **{"iae_%s_deg_s" % a: v for a, v in zip(("roll", "pitch", "yaw"), iae)},
+                                 **{"true_iae_%s_deg_s" % a: v for a, v in zip(("roll", "pitch", "yaw"), iae)},
+                                 **{"max_error_%s_deg" % a: 1.0 for a in ("roll", "pitch", "yaw")},
+                                 **{"est_rms_%s_deg" % a: 0.1 for a in ("roll", "pitch", "yaw")})
+    steps = [{"case": c, "input": "%s step" % a, "iae_deg_s": 1.0, "settling_s": 1.0, "overshoot_pct": 0.0,
+              "effort_s": 1.0} for c in ("hybrid w=3", "ardusub tuned") for a in ("roll", "pitch", "yaw")]
+    return {"dive": [row("hybrid w=3", hybrid_iae), row("ardusub default", [500, 500, 500]),
+                     row("ardusub tuned", tuned_iae), row("hybrid w=3, our simulator", hybrid_iae)],
+            "steps": steps, "omega_d_dive": 3.0, "gains": {"default": {"A": 1.0}, "tuned": {"A": 2.0}}}
+
+
+def test_verdict_follows_the_figures():
+    text = "\n".join(ae.report_section(summary([100, 100, 100], [200, 200, 200])))
+    assert "lower on every axis than ArduSub's tuned controller (roll -50 %" in text
+    text = "\n".join(ae.report_section(summary([300, 100, 300], [200, 200, 200])))
+    assert "lower on pitch only" in text
+    text = "\n".join(ae.report_section(summary([300, 300, 300], [200, 200, 200])))
+    assert "not lower on any axis" in text
+    assert "Not run: no build" in "\n".join(ae.report_section({"skipped": "no build"}))
