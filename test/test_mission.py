@@ -7,6 +7,7 @@ chain (mixers.motor_pwm_from_rc, as the simulator's firmware) with the mixer of 
 firmware it runs; the real OverrideVerifier and FirmwareDetector judge them.
 """
 import math
+import re
 
 import numpy as np
 import pytest
@@ -205,6 +206,38 @@ def test_no_vehicle(setup, rc_map):
     assert io.events == []                                  # no request, nothing engaged
 
 
+def test_shutdown_while_waiting_for_the_vehicle_says_so_not_the_timeout(setup, rc_map):
+    """Ctrl-C 6 s into the 30 s wait: 'shut down after 6.0 s', never 'within 30 s'."""
+    mission, io = _mission(setup, rc_map, connect_at_s=math.inf)
+    io.shutdown_at_s = 6.0
+    assert mission.run() == ms.EXIT_SHUTDOWN
+    assert io.t == pytest.approx(6.0, abs=ms.POLL_S)
+    assert io.texts(ms.WARN) == ["shut down after 6.0 s while waiting for the vehicle (none connected yet)"]
+    assert io.texts(ms.FATAL) == [] and io.events == []
+
+
+def test_shutdown_while_setting_the_mode_or_arming_says_so(setup, rc_map):
+    mission, io = _mission(setup, rc_map, accepts_mode=False)
+    io.shutdown_at_s = 7.0
+    assert mission.run() == ms.EXIT_SHUTDOWN
+    assert io.texts(ms.WARN) == ["shut down after 7.0 s while setting mode MANUAL"] and not io.texts(ms.FATAL)
+    mission, io = _mission(setup, rc_map, prearm_until_s=math.inf)
+    io.shutdown_at_s = 3.0
+    assert mission.run() == ms.EXIT_SHUTDOWN
+    # told at the end of the retry pause it was in (arm_retry_wait_s 1 s), no request after
+    assert re.match(r"shut down after (3\.\d) s while arming \(3 attempts in", io.texts(ms.WARN)[-1]), io.texts(ms.WARN)
+    assert len([e for e in io.events if e[1] == "arm"]) == 3
+    assert not io.texts(ms.FATAL)
+
+
+def test_shutdown_during_the_dive_says_the_dive_did_not_finish(setup, rc_map):
+    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=30.0)
+    io.shutdown_at_s = 10.0
+    assert mission.run() == ms.EXIT_SHUTDOWN
+    assert io.texts(ms.WARN)[-1] == "shut down after 10.0 s while the dive was running (not finished)"
+    assert not any("dive finished" in t for t in io.texts(ms.INFO))
+
+
 def test_mode_never_entered(setup, rc_map):
     mission, io = _mission(setup, rc_map, accepts_mode=False)
     assert mission.run() == ms.EXIT_NO_VEHICLE
@@ -312,8 +345,8 @@ def test_a_disarmed_vehicle_is_reported_every_5_s(setup, rc_map):
     mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=30.0,
                            disarm_at_s=5.0)
     io.shutdown_at_s = 17.0
-    assert mission.run() == ms.EXIT_OK
-    assert io.texts(ms.WARN) == ["the vehicle is not armed"] * 3        # at 5, 10 and 15 s
+    assert mission.run() == ms.EXIT_SHUTDOWN                            # stopped before the dive ended
+    assert io.texts(ms.WARN)[:3] == ["the vehicle is not armed"] * 3    # at 5, 10 and 15 s
 
 
 def test_failed_disarm_at_the_end_says_to_disarm_by_hand(setup, rc_map):

@@ -30,6 +30,22 @@ def test_playback_releases_rows_only_when_due():
     assert pb.finished and pb.next_due_s() is None and pb.pop_due(100.0) == []
 
 
+def test_end_message_says_finished_only_when_the_last_row_was_released():
+    pb = playback.DivePlayback(_dive([0.0, 0.5, 1.0, 1.5, 2.0], [0.0] * 5), start_s=10.0)
+    pb.pop_due(11.2)                                          # rows at 10.0, 10.5, 11.0 out
+    assert pb.rows_released == 3
+    assert pb.end_message(11.2) == "dive stopped before its end: at row 3 of 5 (1.2 s of 2.0 s)"
+    assert pb.end_message(9.0) == "dive stopped before its end: at row 3 of 5 (0.0 s of 2.0 s)"
+    pb.pop_due(12.0)
+    assert pb.end_message(12.0) == "dive finished (5 rows)"
+
+
+def test_end_message_of_a_looping_dive_names_the_loop():
+    pb = playback.DivePlayback(_dive([0.0, 1.0], [0.0, 1.0]), start_s=0.0, loop=True, loop_gap_s=0.5)
+    pb.pop_due(1.7)                                           # 0.0, 1.0, then loop 2's first row at 1.5
+    assert pb.end_message(1.7) == "dive stopped before its end: at row 1 of 2 (0.2 s of 1.0 s) in loop 2"
+
+
 def test_playback_loops_with_a_gap():
     pb = playback.DivePlayback(_dive([0.0, 1.0], [0.0, 1.0]), start_s=0.0, loop=True, loop_gap_s=0.5)
     stamps = [r[0] for r in pb.pop_due(4.0)]

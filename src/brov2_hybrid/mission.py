@@ -25,7 +25,11 @@ the motor outputs, the vehicle's STATUSTEXTs and the end of the dive come in thr
 :meth:`Mission.on_state`, :meth:`Mission.on_override`, :meth:`Mission.on_outputs`,
 :meth:`Mission.on_statustext` and :meth:`Mission.on_dive_done`
 (callable from other threads). Times are wall seconds (the vehicle clock may stop while
-the link is down). The outcome is a process exit code (``EXIT_*``).
+the link is down). The outcome is a process exit code (``EXIT_*``). A run stopped from
+outside (Ctrl-C, roslaunch shutting down: ``io.is_shutdown()``) before it ended says so --
+what it was doing and after how long -- instead of claiming a timeout, and ends with
+:data:`EXIT_SHUTDOWN` (or :data:`EXIT_OK` when ``exit_at_end`` is false, where shutdown is
+the normal end).
 """
 import threading
 from dataclasses import dataclass
@@ -33,6 +37,7 @@ from dataclasses import dataclass
 from brov2_hybrid.override import VERIFY_FAILED, VERIFY_OK
 
 EXIT_OK, EXIT_CONFIG, EXIT_NO_VEHICLE, EXIT_OVERRIDE_IGNORED, EXIT_FIRMWARE = 0, 2, 3, 4, 5
+EXIT_SHUTDOWN = 130             # stopped from outside before the run ended (the shell's code for SIGINT)
 POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
 NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
 RC_OUT_NAME = "/mavros/rc/out"  # how the motor outputs are named in messages
@@ -158,6 +163,7 @@ class Mission(object):
         self._armed_since = None
         self._not_armed_warned_s = None
         self._texts = []                # (wall s, severity, text) the vehicle said, newest last
+        self._started_s = None          # when run() began [wall s]
 
     # ------------------------------------------------------------------ inputs
     def on_state(self, connected, armed, mode):
@@ -213,11 +219,23 @@ class Mission(object):
             self.io.sleep(POLL_S)
         return False
 
+    def _stopped(self, doing):
+        """True (and says so) when the process was asked to stop while ``doing``."""
+        if not self.io.is_shutdown():
+            return False
+        since = self._started_s if self._started_s is not None else self.io.now_s()
+        self.io.log(WARN, "shut down after %.1f s while %s" % (self.io.now_s() - since, doing))
+        return True
+
     def start(self):
         """Connect, set the mode, arm; True when the vehicle is armed in the mode."""
         s, io = self.settings, self.io
+        if self._started_s is None:
+            self._started_s = io.now_s()
         io.log(INFO, "waiting up to %.0f s for the vehicle" % s.connect_timeout_s)
         if not self.wait(lambda st: st.connected, s.connect_timeout_s):
+            if self._stopped("waiting for the vehicle (none connected yet)"):
+                return False
             io.log(FATAL, "no vehicle connected within %.0f s (check fcu_url and that the "
                           "simulator / vehicle is running)" % s.connect_timeout_s)
             return False
@@ -225,6 +243,8 @@ class Mission(object):
             io.set_mode(s.mode)
             if self.wait(lambda st: st.mode == s.mode, s.command_timeout_s):
                 break
+            if self._stopped("setting mode %s" % s.mode):
+                return False
         else:
             io.log(FATAL, "the vehicle did not enter mode %s after %d requests (it reports %r)"
                    % (s.mode, s.mode_attempts, self._state.mode))
@@ -270,10 +290,9 @@ class Mission(object):
                 why += "; the vehicle says: %s" % " | ".join(reasons)
             io.log(WARN, "arming attempt %d failed (%s)%s" % (
                 attempt, why, ", retrying (%.1f s left)" % max(0.0, deadline_s - io.now_s()) if retry else ""))
-            if not retry:
+            if not retry or io.is_shutdown():
                 break
-        if io.is_shutdown():
-            io.log(WARN, "shut down after %.1f s while arming (%d attempts)" % (io.now_s() - started_s, attempt))
+        if self._stopped("arming (%d attempts in %.1f s)" % (attempt, io.now_s() - started_s)):
             return False
         io.log(FATAL, "the vehicle did not arm within %.0f s (%d attempts)%s" % (
             s.arm_timeout_s, attempt, "; last reason from the vehicle: %s" % " | ".join(last_reasons)
@@ -332,8 +351,9 @@ class Mission(object):
     def run(self):
         """The whole sequence; returns the process exit code."""
         s, io = self.settings, self.io
+        self._started_s = io.now_s()
         if not self.start():
-            return EXIT_NO_VEHICLE
+            return EXIT_SHUTDOWN if io.is_shutdown() else EXIT_NO_VEHICLE
         reported = False
         while not io.is_shutdown():
             with self._lock:
@@ -362,5 +382,8 @@ class Mission(object):
                 with self._lock:
                     self._dive_done = False
             io.sleep(POLL_S)
-        return EXIT_OK
+        if not s.exit_at_end:
+            return EXIT_OK               # shutdown is how a run without exit_at_end ends
+        self._stopped("the dive was running (not finished)")
+        return EXIT_SHUTDOWN
 

@@ -167,6 +167,23 @@ class DivePlayback(object):
         """Due time of the next row, or None when finished."""
         return None if self.finished else self.due_time(self._next)
 
+    @property
+    def rows_released(self):
+        """Rows released so far (across loops)."""
+        return self._next
+
+    def end_message(self, now_s):
+        """What the player says when it stops at ``now_s``: the dive finished, or where it
+        was stopped (row k of n, t of T s of the dive) when it had not."""
+        n = len(self.dive)
+        if self.finished:
+            return "dive finished (%d rows)" % n
+        k = self._next % n
+        into_s = min(max(0.0, now_s - self.start_s - (self._next // n) * self.period_s), float(self._offsets[-1]))
+        loops = " in loop %d" % (self._next // n + 1) if self.loop else ""
+        return "dive stopped before its end: at row %d of %d (%.1f s of %.1f s)%s" % (
+            k, n, into_s, float(self._offsets[-1]), loops)
+
     def pop_due(self, now_s):
         """Rows due at ``now_s`` not released yet: list of (stamp_s, eta2d, u_linear)."""
         out = []
