@@ -8,7 +8,14 @@
 #   BROV2_SPEEDUP=1 make run                   # real time
 #
 # Extra arguments are roslaunch arguments of launch/hybrid_autopilot.launch.
-# The run folder is out/runs/dive_<date>-<time>/ (never reused).
+# The run folder is out/runs/dive_<date>-<time>/ (never reused; BROV2_RUNS_DIR changes out/runs).
+#
+# Exit status: the mission's exit code (roslaunch itself exits 0 whatever its required
+# nodes return; the mission leaves its code in <run>/mission_exit_code): 0 the dive was
+# flown to its end, 2 bad parameters, 3 no vehicle / not in the mode / not armed, 4 the
+# override is ignored, 5 firmware refused or not told, 130 shut down (Ctrl-C) before the
+# end. 1 when the mission left no code (another required node ended the run, e.g.
+# csv_reader refusing the dive file) or no log was written.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SPEEDUP="${BROV2_SPEEDUP:-2}"
@@ -26,7 +33,7 @@ done
 source "$REPO/scripts/env.sh"
 cd "$REPO"
 
-RUN="$REPO/out/runs/dive_$(date +%Y%m%d-%H%M%S)"
+RUN="${BROV2_RUNS_DIR:-$REPO/out/runs}/dive_$(date +%Y%m%d-%H%M%S)"
 while [ -e "$RUN" ]; do RUN="${RUN}_1"; done
 mkdir -p "$RUN"
 
@@ -39,23 +46,40 @@ export ROS_HOME="${ROS_HOME:-$HOME/.ros}"
 echo "make run: flying the bundled dive in the simulator (speed-up ${SPEEDUP}x; the dive lasts 150 s of vehicle time)"
 echo "make run: roslaunch brov2_hybrid hybrid_autopilot.launch speedup:=$SPEEDUP log_dir:=$RUN bag_dir:=$RUN $*"
 set +e
+CODE_FILE="$RUN/mission_exit_code"
 roslaunch -p "$PORT" brov2_hybrid hybrid_autopilot.launch "speedup:=$SPEEDUP" "log_dir:=$RUN" "bag_dir:=$RUN" \
-    "$@" 2>&1 | tee "$RUN/roslaunch.log" | grep --line-buffered -E "mission:|csv_reader: dive|logger:|ERROR|FATAL|WARN.*(mission|bridge)"
+    "exit_code_file:=$CODE_FILE" "$@" 2>&1 | tee "$RUN/roslaunch.log" | grep --line-buffered -E "mission:|csv_reader: dive|logger:|ERROR|FATAL|WARN.*(mission|bridge)"
 STATUS=${PIPESTATUS[0]}
 set -e
 
+# The mission's outcome (empty when it left none).
+MISSION_CODE=$(python -c 'import sys; from brov2_hybrid.mission import read_exit_code as r; c = r(sys.argv[1]); print("" if c is None else c)' "$CODE_FILE")
+
 LOG=$(ls -t "$RUN"/*.csv 2>/dev/null | head -n 1 || true)
+if [ -n "$LOG" ]; then
+    python -m brov2_hybrid.analysis.run_summary "$LOG" --out "$RUN" || true
+    echo "make run: run folder $RUN"
+fi
+FATAL=$(grep "\[FATAL\]" "$RUN/roslaunch.log" || true)
+if [ -n "$FATAL" ]; then
+    echo "make run: the run stopped on an error:" >&2
+    echo "$FATAL" >&2
+fi
+if [ -n "$MISSION_CODE" ] && [ "$MISSION_CODE" != 0 ]; then
+    MEANING=$(python -c 'import sys; from brov2_hybrid.mission import EXIT_MEANINGS as m; print(m.get(int(sys.argv[1]), "?"))' "$MISSION_CODE")
+    echo "make run: exit $MISSION_CODE: the mission ended with code $MISSION_CODE ($MEANING); see $RUN/roslaunch.log" >&2
+    exit "$MISSION_CODE"
+fi
 if [ -z "$LOG" ]; then
-    echo "make run: no log was written (roslaunch exit code $STATUS); see $RUN/roslaunch.log and ~/.ros/log/latest/" >&2
+    echo "make run: exit 1: no log was written (roslaunch exit code $STATUS); see $RUN/roslaunch.log and ~/.ros/log/latest/" >&2
     exit 1
 fi
-if ! grep -q "mission: disarmed" "$RUN/roslaunch.log" 2>/dev/null && ! grep -q "dive finished" "$RUN/roslaunch.log"; then
-    echo "make run: the dive did not finish (roslaunch exit code $STATUS); see $RUN/roslaunch.log" >&2
+if [ -z "$MISSION_CODE" ]; then
+    echo "make run: exit 1: the mission did not end the run (another required node did, or it was killed;" \
+         "roslaunch exit code $STATUS); see $RUN/roslaunch.log" >&2
+    exit 1
 fi
-python -m brov2_hybrid.analysis.run_summary "$LOG" --out "$RUN" || true
-echo "make run: run folder $RUN"
-if grep -q "\[FATAL\]" "$RUN/roslaunch.log"; then
-    echo "make run: the run stopped on an error:" >&2
-    grep "\[FATAL\]" "$RUN/roslaunch.log" >&2
+if [ -n "$FATAL" ]; then
+    echo "make run: exit 1: a node stopped on an error (above), although the mission ended the dive" >&2
     exit 1
 fi

@@ -368,3 +368,23 @@ def test_settings_from_autopilot_yaml():
     with pytest.raises(ParameterError, match=r"mission ~arm_timeout_s: expected"):
         ms.MissionSettings.from_params(ParamReader(load_node_params("mission", {"arm_timeout_s": 0}), "mission"),
                                        FIRMWARE_CHOICES)
+
+
+# ---------------------------------------------------------------- the exit code for make run
+def test_exit_code_file_round_trip(tmp_path):
+    path = str(tmp_path / "mission_exit_code")
+    assert ms.read_exit_code(path) is None                  # no file: no code
+    ms.write_exit_code(path, ms.EXIT_FIRMWARE)
+    assert open(path).read() == "5\n" and ms.read_exit_code(path) == 5
+    ms.write_exit_code(path, ms.EXIT_OK)                     # replaced, not appended
+    assert ms.read_exit_code(path) == 0
+    assert [p.name for p in tmp_path.iterdir()] == ["mission_exit_code"]   # no temporary left
+    ms.write_exit_code("", 3)                                # "" = nowhere
+    (tmp_path / "junk").write_text("five")
+    assert ms.read_exit_code(str(tmp_path / "junk")) is None
+
+
+def test_every_exit_code_has_a_meaning():
+    codes = {ms.EXIT_OK, ms.EXIT_CONFIG, ms.EXIT_NO_VEHICLE, ms.EXIT_OVERRIDE_IGNORED, ms.EXIT_FIRMWARE,
+             ms.EXIT_SHUTDOWN}
+    assert set(ms.EXIT_MEANINGS) == codes and len(codes) == 6

@@ -31,6 +31,7 @@ what it was doing and after how long -- instead of claiming a timeout, and ends 
 :data:`EXIT_SHUTDOWN` (or :data:`EXIT_OK` when ``exit_at_end`` is false, where shutdown is
 the normal end).
 """
+import os
 import threading
 from dataclasses import dataclass
 
@@ -38,6 +39,15 @@ from brov2_hybrid.override import VERIFY_FAILED, VERIFY_OK
 
 EXIT_OK, EXIT_CONFIG, EXIT_NO_VEHICLE, EXIT_OVERRIDE_IGNORED, EXIT_FIRMWARE = 0, 2, 3, 4, 5
 EXIT_SHUTDOWN = 130             # stopped from outside before the run ended (the shell's code for SIGINT)
+#: What each exit code means (``make run`` prints it).
+EXIT_MEANINGS = {
+    EXIT_OK: "the dive was flown to its end",
+    EXIT_CONFIG: "bad parameters",
+    EXIT_NO_VEHICLE: "no vehicle connected, or it did not enter the mode or arm",
+    EXIT_OVERRIDE_IGNORED: "the vehicle ignores our RC override (SYSID_MYGCS)",
+    EXIT_FIRMWARE: "the vehicle's firmware is not the one configured, or could not be told",
+    EXIT_SHUTDOWN: "shut down before the run ended",
+}
 POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
 NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
 RC_OUT_NAME = "/mavros/rc/out"  # how the motor outputs are named in messages
@@ -48,6 +58,30 @@ REASON_WAIT_S = 0.3             # after a last failed request, wait this long fo
                                 # (its STATUSTEXT and the reply travel different ways) [wall s]
 
 INFO, WARN, ERROR, FATAL = "info", "warn", "error", "fatal"
+
+
+def write_exit_code(path, code):
+    """Leave the process exit code ``code`` in the file ``path`` (one line; "" = nowhere).
+
+    roslaunch exits 0 whatever its required nodes return, so ``make run``
+    (scripts/run_dive.sh) reads the mission's outcome from here. Written to a temporary
+    file and renamed, so a reader never sees half a line.
+    """
+    if not path:
+        return
+    tmp = "%s.tmp%d" % (path, os.getpid())
+    with open(tmp, "w") as out:
+        out.write("%d\n" % int(code))
+    os.replace(tmp, path)
+
+
+def read_exit_code(path):
+    """The exit code :func:`write_exit_code` left in ``path``, or None (no file, not a number)."""
+    try:
+        with open(path) as handle:
+            return int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
 
 
 @dataclass
