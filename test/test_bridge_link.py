@@ -248,3 +248,21 @@ def test_bridge_settings_refuse_a_slow_override_and_signing_setup_without_a_key(
     keyed = _settings(signing_setup=True,
                       signing_key_file=os.path.join(paths.package_root(), "test", "data", "signing_test.key"))
     assert len(keyed.signing_key) == 32 and keyed.signing_setup
+
+
+def test_param_value_fields_fill_mavros_param_value_as_mavros():
+    """PARAM_VALUE carries every value as a float; MAVROS puts integer types (MAV_PARAM_TYPE
+    1-8) in ParamValue.integer and REAL32/REAL64 (9, 10) in ParamValue.real."""
+    assert bl.param_value_fields(255.0, mavlink.MAV_PARAM_TYPE_INT16) == (255, 0.0)
+    assert bl.param_value_fields(2.0, mavlink.MAV_PARAM_TYPE_INT8) == (2, 0.0)
+    assert bl.param_value_fields(3.0, mavlink.MAV_PARAM_TYPE_REAL32) == (0, 3.0)
+    assert bl.param_value_fields(-1.0, mavlink.MAV_PARAM_TYPE_REAL32) == (0, -1.0)
+
+
+def test_replies_are_waited_for_by_key():
+    now = [10.0]
+    replies = bl.CommandAcks(clock=lambda: now[0])
+    replies.record("RC_OVERRIDE_TIME", (3.0, 9), 10.0)
+    assert replies.wait("RC_OVERRIDE_TIME", 10.0, 0.0) == (3.0, 9)
+    assert replies.wait("RC_OVERRIDE_TIME", 10.5, 0.0) is None      # an older reply does not answer
+    assert replies.wait("SYSID_MYGCS", 0.0, 0.0) is None

@@ -29,6 +29,10 @@ REAL_MD5 = {
     # StatusText: md5sum in code genlisp generated from the real mavros_msgs/StatusText.msg
     "msg/StatusText": "6cfd33cd09e4abf5841d7be3c770a969",
     "msg/VFR_HUD": "1f55e210c3d39fe105d44d8dc963655f",
+    # ParamValue, ParamGet: genlisp / gennodejs / rosserial code generated from the real package
+    # (ParamGet's request a0c8304d..., response 790d22b2... in rosserial agree with genmsg too)
+    "msg/ParamValue": "e2cb1c7a0f6ef0c62d450cd9362c980d",
+    "srv/ParamGet": "777d24d2a7ab1765ef009a69f464d2bc",
     "srv/CommandBool": "e09abbb4e5bae6b558e5010966eb6e9e",
     "srv/SetMode": "e4f18fa93379f9ff1780d270ce110203",
 }
@@ -56,7 +60,7 @@ def _std_msgs_msg_dir():
 @pytest.fixture(scope="module")
 def loader():
     """Return md5(kind_name, path) computing a definition's md5 like catkin does."""
-    search_path = {"std_msgs": [_std_msgs_msg_dir()]}
+    search_path = {"std_msgs": [_std_msgs_msg_dir()], "mavros_msgs": [os.path.join(_STANDIN, "msg")]}
 
     def md5(kind_name, path):
         kind, name = kind_name.split("/")

@@ -29,7 +29,7 @@ def rc_map():
 
 
 def _settings(**changes):
-    values = dict(mode="MANUAL", connect_timeout_s=30.0, command_timeout_s=5.0, end_hold_s=1.0,
+    values = dict(mode="MANUAL", connect_timeout_s=30.0, max_override_time_s=1.0, command_timeout_s=5.0, end_hold_s=1.0,
                   disarm_at_end=True, exit_at_end=True, mode_attempts=3, arm_timeout_s=20.0, arm_retry_wait_s=1.0,
                   release_wait_s=0.3, firmware="auto", firmware_timeout_s=6.0)
     values.update(changes)
@@ -51,12 +51,13 @@ class ScriptedVehicle(ms.MissionIO):
 
     def __init__(self, setup, rc_map, firmware="quantitative", connect_at_s=0.5, mode_delay_s=0.2,
                  accepts_mode=True, arm_replies=(), arm_takes_effect=True, dive_s=10.0, disarm_at_s=math.inf,
-                 prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy"):
+                 prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy", override_time_s=1.0):
         self.setup, self.rc_map, self.firmware = setup, rc_map, firmware
         self.connect_at_s, self.mode_delay_s, self.accepts_mode = connect_at_s, mode_delay_s, accepts_mode
         self.arm_replies, self.arm_takes_effect = list(arm_replies), arm_takes_effect
         self.dive_s, self.disarm_at_s = dive_s, disarm_at_s
         self.prearm_until_s, self.prearm_text = prearm_until_s, prearm_text
+        self.params = {"RC_OVERRIDE_TIME": override_time_s}     # None: the read fails
         self.t = 0.0
         self.shutdown_at_s = math.inf
         self.connected, self.armed, self.mode = False, False, "STABILIZE"
@@ -98,6 +99,10 @@ class ScriptedVehicle(ms.MissionIO):
         if reply is not None and reply.success and self.arm_takes_effect:
             self._pending.append((self.t + 0.1, "armed", armed))
         return reply
+
+    def get_param(self, name):
+        self.params_read = getattr(self, "params_read", []) + [(self.t, name)]
+        return self.params.get(name)
 
     def publish_engaged(self, engaged):
         self.events.append((self.t, "engaged", engaged))
@@ -197,6 +202,29 @@ def test_without_exit_at_end_it_flies_the_next_dive_until_shutdown(setup, rc_map
 
 
 # ---------------------------------------------------------------- stops, with the reason
+@pytest.mark.parametrize("value, level, text", [
+    (1.0, ms.INFO, "the vehicle's RC_OVERRIDE_TIME is 1 s"),
+    (0.5, ms.INFO, "the vehicle's RC_OVERRIDE_TIME is 0.5 s"),
+    (3.0, ms.WARN, "the vehicle's RC_OVERRIDE_TIME is 3 s: if this autopilot's link dies (e.g. kill -9 of the "
+                   "bridge or mavros_node) the motors keep the last override for 3 s; set RC_OVERRIDE_TIME <= 1 s"),
+    (-1.0, ms.WARN, "the vehicle's RC_OVERRIDE_TIME is -1: overrides never expire, so if this autopilot's link dies "
+                    "(e.g. kill -9 of the bridge or mavros_node) the motors keep the last override until the "
+                    "pilot-input failsafe; set RC_OVERRIDE_TIME <= 1 s"),
+    (None, ms.WARN, "could not read the vehicle's RC_OVERRIDE_TIME: if this autopilot's link dies, the motors keep "
+                    "the last override for that long (set it to <= 1 s)"),
+])
+def test_rc_override_time_is_read_and_a_long_one_warned(setup, rc_map, value, level, text):
+    """kill -9 of the link process releases nothing: the vehicle holds our last override
+    for RC_OVERRIDE_TIME (ArduSub's default 3 s). Read once connected, before arming."""
+    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", override_time_s=value)
+    assert mission.run() == ms.EXIT_OK
+    assert text in io.texts(level)
+    (t_read, name), = io.params_read
+    assert name == "RC_OVERRIDE_TIME" and io.connect_at_s <= t_read <= io.time_of("arm", True)
+    if level == ms.INFO:
+        assert not io.texts(ms.WARN)
+
+
 def test_no_vehicle(setup, rc_map):
     mission, io = _mission(setup, rc_map, connect_at_s=math.inf)
     assert mission.run() == ms.EXIT_NO_VEHICLE

@@ -180,8 +180,23 @@ class ClockRelay(object):
         return started and not connected and mono - self.last_mono >= self.period_s
 
 
+#: MAV_PARAM_TYPE values of integer parameters (UINT8 .. INT64): MAVROS returns them in
+#: ParamValue.integer, the others (REAL32, REAL64) in ParamValue.real.
+INTEGER_PARAM_TYPES = frozenset(range(1, 9))
+
+
+def param_value_fields(value, param_type):
+    """PARAM_VALUE's float ``value`` of MAV_PARAM_TYPE ``param_type`` -> (integer, real) of a
+    mavros_msgs/ParamValue, as MAVROS's param plugin fills it (ArduPilot sends every
+    value as a float)."""
+    if param_type in INTEGER_PARAM_TYPES:
+        return int(round(value)), 0.0
+    return 0, float(value)
+
+
 class CommandAcks(object):
-    """COMMAND_ACKs from the vehicle, recorded by the MAVLink thread and waited for by
+    """Replies from the vehicle keyed by what they answer (COMMAND_ACK by command id,
+    PARAM_VALUE by parameter name), recorded by the MAVLink thread and waited for by
     service calls on other threads."""
 
     def __init__(self, clock=time.monotonic):

@@ -1,7 +1,10 @@
 """The mission sequence: arm the vehicle for a dive, check the RC override reaches it,
 tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy shell.
 
-1. wait for the vehicle link (``connect_timeout_s``), set the mode (``mode_attempts``
+1. wait for the vehicle link (``connect_timeout_s``), read the vehicle's RC_OVERRIDE_TIME
+   and warn when it is longer than ``max_override_time_s`` (:meth:`Mission.check_override_time`:
+   nothing releases our override when our link process is killed; the vehicle holds it
+   that long), set the mode (``mode_attempts``
    requests) and arm: requests ``arm_retry_wait_s`` apart until armed or
    ``arm_timeout_s`` has passed (ArduSub refuses arming for a second or two after boot,
    "PreArm: ..."), each failure told with what the vehicle said (its STATUSTEXTs since
@@ -103,6 +106,7 @@ class MissionSettings:
     release_wait_s: float
     firmware: str
     firmware_timeout_s: float
+    max_override_time_s: float = 1.0
     state_topic: str = "/mavros/state"
     arming_service: str = "/mavros/cmd/arming"
 
@@ -117,6 +121,7 @@ class MissionSettings:
                    release_wait_s=p.number("release_wait_s", 0.0),
                    firmware=p.string("firmware", choices=firmware_choices),
                    firmware_timeout_s=p.positive("firmware_timeout_s"),
+                   max_override_time_s=p.positive("max_override_time_s"),
                    state_topic=p.string("state_topic"), arming_service=p.string("arming_service"))
 
 
@@ -158,6 +163,11 @@ class MissionIO(object):
     def arm(self, armed):
         """Request arming (True) or disarming (False): a :class:`CommandReply`, or None
         when the request got no answer (the implementation logs why)."""
+        raise NotImplementedError
+
+    def get_param(self, name):
+        """The vehicle's parameter ``name`` (a float), or None when it could not be read
+        (the implementation logs why)."""
         raise NotImplementedError
 
     def publish_engaged(self, engaged):
@@ -253,6 +263,27 @@ class Mission(object):
             self.io.sleep(POLL_S)
         return False
 
+    def check_override_time(self):
+        """Read the vehicle's RC_OVERRIDE_TIME and warn when an override we sent could
+        outlive us for longer than ``max_override_time_s``. Returns the value (None: unread)."""
+        s, io = self.settings, self.io
+        value = io.get_param("RC_OVERRIDE_TIME")
+        if value is None:
+            io.log(WARN, "could not read the vehicle's RC_OVERRIDE_TIME: if this autopilot's link dies, "
+                         "the motors keep the last override for that long (set it to <= %g s)" % s.max_override_time_s)
+        elif value < 0:
+            io.log(WARN, "the vehicle's RC_OVERRIDE_TIME is %g: overrides never expire, so if this autopilot's "
+                         "link dies (e.g. kill -9 of the bridge or mavros_node) the motors keep the last override "
+                         "until the pilot-input failsafe; set RC_OVERRIDE_TIME <= %g s"
+                   % (value, s.max_override_time_s))
+        elif value > s.max_override_time_s:
+            io.log(WARN, "the vehicle's RC_OVERRIDE_TIME is %g s: if this autopilot's link dies (e.g. kill -9 of "
+                         "the bridge or mavros_node) the motors keep the last override for %g s; set "
+                         "RC_OVERRIDE_TIME <= %g s" % (value, value, s.max_override_time_s))
+        else:
+            io.log(INFO, "the vehicle's RC_OVERRIDE_TIME is %g s" % value)
+        return value
+
     def _stopped(self, doing):
         """True (and says so) when the process was asked to stop while ``doing``."""
         if not self.io.is_shutdown():
@@ -273,6 +304,7 @@ class Mission(object):
             io.log(FATAL, "no vehicle connected within %.0f s (check fcu_url and that the "
                           "simulator / vehicle is running)" % s.connect_timeout_s)
             return False
+        self.check_override_time()
         for _ in range(s.mode_attempts):
             io.set_mode(s.mode)
             if self.wait(lambda st: st.mode == s.mode, s.command_timeout_s):
