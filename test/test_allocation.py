@@ -167,5 +167,5 @@ def test_an_unknown_allocator_names_the_file_and_key(tmp_path):
     from brov2_hybrid.vehicle import load_vehicle
     path = _vehicle_file_with(tmp_path, "qp_not_written_yet")
     with pytest.raises(ParameterError, match=r"heavy_qp_not_written_yet\.yaml:allocator: expected one of "
-                                             r"\['pseudo_inverse'\], got 'qp_not_written_yet'"):
+                                             r"\['pseudo_inverse', 'saturating'\], got 'qp_not_written_yet'"):
         load_vehicle(path)

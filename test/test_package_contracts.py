@@ -100,7 +100,7 @@ def test_no_module_imports_private_names(relpath):
 # ----------------------------------------------------------------------------- 2. NaN and shapes
 
 CORE_MODULES = ("allocation", "control", "delay", "gains", "hydrostatics", "integral_action", "kinematics",
-                "mixers", "rate_estimate", "rc", "thrust_table")
+                "mixers", "rate_estimate", "rc", "saturating_allocation", "thrust_table")
 
 
 def public_surface():
@@ -182,7 +182,7 @@ def _class_method(module, cls, method, make):
 def _cases():
     k, c, d, g, h, a, mx, rc, tt = (_mod(n) for n in ("kinematics", "control", "delay", "gains", "hydrostatics",
                                                         "allocation", "mixers", "rc", "thrust_table"))
-    re_, ia = _mod("rate_estimate"), _mod("integral_action")
+    re_, ia, sa = _mod("rate_estimate"), _mod("integral_action"), _mod("saturating_allocation")
     q = [0.1, 0.2, 0.3, 0.927]
     cases = {
         # kinematics
@@ -296,13 +296,21 @@ def _cases():
                                             note="one row per thruster: any row count is a vehicle"),
         "allocation.pseudo_inverse": Case(lambda f: a.pseudo_inverse, lambda f: {"T": f.setup.T}, ("T",)),
         "allocation.PseudoInverseAllocator": Case(lambda f: a.PseudoInverseAllocator,
-                                                  lambda f: {"T": f.setup.T, "tau_max": f.setup.tau_max},
-                                                  ("T", "tau_max")),
+                                                  lambda f: {"vehicle": f.setup},
+                                                  note="built from a loaded Vehicle, which validates its file"),
         "allocation.PseudoInverseAllocator.forces": Case(lambda f: f.setup.allocator.forces,
                                                          lambda f: {"u": np.full(6, 0.1)}, ("u",)),
         "allocation.make_allocator": Case(lambda f: a.make_allocator,
-                                          lambda f: {"name": "pseudo_inverse", "T": f.setup.T,
-                                                     "tau_max": f.setup.tau_max}, ("T", "tau_max")),
+                                          lambda f: {"name": "pseudo_inverse", "vehicle": f.setup},
+                                          note="built from a loaded Vehicle, which validates its file"),
+        # saturating_allocation
+        "saturating_allocation.SaturatingAllocator": Case(lambda f: sa.SaturatingAllocator,
+                                                          lambda f: {"vehicle": f.setup},
+                                                          note="built from a loaded Vehicle, which validates its file"),
+        "saturating_allocation.SaturatingAllocator.forces": Case(lambda f: sa.SaturatingAllocator(f.setup).forces,
+                                                                 lambda f: {"u": np.full(6, 0.1)}, ("u",)),
+        "saturating_allocation.least_distance": Case(lambda f: sa.least_distance,
+                                                     lambda f: {"G": np.eye(2), "h": np.ones(2)}, ("G", "h")),
         "allocation.tau_max_from_limit": Case(lambda f: a.tau_max_from_limit,
                                               lambda f: {"T": f.setup.T, "directions": f.directions(),
                                                          "force_limit_n": 40.0},

@@ -10,12 +10,15 @@ those DOFs passive: T-dagger is the pseudo-inverse over the actuated rows, with 
 columns for the passive DOFs, so a command in a passive DOF moves no thruster.
 
 Allocators (:data:`ALLOCATORS`) turn the normalised command u into thruster forces; a
-vehicle file names its allocator (``allocator:``). The paper's is
-:class:`PseudoInverseAllocator` (Eq. 9, used by Algorithm 2). A new allocator (e.g. a
-saturation-aware QP) is one class with ``name``, ``__init__(T, tau_max, passive_dofs)``
-and ``forces(u)``, plus one entry in :data:`ALLOCATORS`; the quantitative mixer, and so
-the output stages, the simulator and the analysis, then use it for every vehicle that
-names it.
+vehicle file names its allocator (``allocator:``). An allocator is built from the whole
+:class:`~brov2_hybrid.vehicle.Vehicle` (T, T-dagger, tau_max, passive DOFs, the thrust
+table and so each thruster's forward and reverse limit). The paper's is
+:class:`PseudoInverseAllocator` (Eq. 9, used by Algorithm 2; the default);
+``saturating`` (:mod:`brov2_hybrid.saturating_allocation`) keeps every thruster within
+the thrust table, angular torques first. A new allocator is one class with ``name``,
+``__init__(vehicle)`` and ``forces(u)``, plus one entry in :data:`ALLOCATORS`; the
+quantitative mixer, and so the output stages, the simulator and the analysis, then use
+it for every vehicle that names it.
 
 Erratum (paper Eq. 4): the yaw row is printed as +-0.99; the thruster geometry gives
 +-0.189, which is also what the paper's own Eq. 6 and tau_max need. We build T from the
@@ -99,30 +102,31 @@ def pseudo_inverse(T, passive_dofs=()):
 class PseudoInverseAllocator(object):
     """The paper's allocation (Eq. 9): thruster forces m = T-dagger diag(tau_max) u [N].
 
-    T-dagger is :func:`pseudo_inverse` over the actuated DOFs; forces may exceed what a
-    thruster can give (the thrust table clips them, Algorithm 2).
+    T-dagger is the vehicle's :func:`pseudo_inverse` over the actuated DOFs; forces may
+    exceed what a thruster can give (the thrust table clips them, Algorithm 2).
+
+    Parameters
+    ----------
+    vehicle : brov2_hybrid.vehicle.Vehicle
+        Uses ``T_pinv`` and ``tau_max``.
     """
 
     name = "pseudo_inverse"
 
-    def __init__(self, T, tau_max, passive_dofs=()):
-        self.T_pinv = pseudo_inverse(T, passive_dofs)
-        self.tau_max = as_vector(tau_max, 6, "tau_max")
+    def __init__(self, vehicle):
+        self.T_pinv = as_matrix(vehicle.T_pinv, (np.shape(vehicle.T_pinv)[0], 6), "T_pinv")
+        self.tau_max = as_vector(vehicle.tau_max, 6, "tau_max")
 
     def forces(self, u):
         """Thruster forces [N], shape (n,), for u (6,) in [-1, 1] (surge..yaw, FRD)."""
         return self.T_pinv @ (self.tau_max * as_vector(u, 6, "u"))
 
 
-#: Allocators by the name a vehicle file gives them (``allocator:``).
-ALLOCATORS = {PseudoInverseAllocator.name: PseudoInverseAllocator}
-
-
-def make_allocator(name, T, tau_max, passive_dofs=()):
-    """The allocator ``name`` (a key of :data:`ALLOCATORS`) built for T and tau_max."""
+def make_allocator(name, vehicle):
+    """The allocator ``name`` (a key of :data:`ALLOCATORS`) built for ``vehicle`` (a Vehicle)."""
     if name not in ALLOCATORS:
         raise Brov2Error("allocator: expected one of %s, got %r" % (sorted(ALLOCATORS), name))
-    return ALLOCATORS[name](T, tau_max, passive_dofs)
+    return ALLOCATORS[name](vehicle)
 
 
 def thruster_groups(directions, tol=1e-6):
@@ -198,3 +202,11 @@ def heuristic_matrix(ardusub_factors):
     f = as_matrix(ardusub_factors, (_rows(ardusub_factors, "ardusub_factors"), 6), "ardusub_factors")
     roll, pitch, yaw, throttle, forward, lateral = f.T
     return np.vstack([forward, lateral, -throttle, roll, pitch, yaw])
+
+
+# The registry comes last: an allocator module may use the helpers above.
+from brov2_hybrid.saturating_allocation import SaturatingAllocator  # noqa: E402
+
+#: Allocators by the name a vehicle file gives them (``allocator:``).
+ALLOCATORS = {PseudoInverseAllocator.name: PseudoInverseAllocator,
+              SaturatingAllocator.name: SaturatingAllocator}

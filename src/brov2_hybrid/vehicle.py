@@ -131,7 +131,8 @@ class Vehicle:
     T_pinv : ndarray (n, 6)
         Pseudo-inverse over the actuated DOFs (zero columns for passive DOFs).
     allocator : an allocator of :data:`brov2_hybrid.allocation.ALLOCATORS`
-        u -> thruster forces, named by the file's ``allocator`` key.
+        u -> thruster forces, named by the file's ``allocator`` key and built from this
+        vehicle (``ALLOCATORS[name](vehicle)``) once everything else is set.
     T_hat : ndarray (6, n)
         ArduSub's heuristic matrix (Eq. 7) from the frame's motor factors.
     table : ThrustTable
@@ -284,11 +285,12 @@ def load_vehicle(name_or_path=None):
     if allocator_name not in allocation.ALLOCATORS:
         raise ParameterError("%s:allocator: expected one of %s, got %r"
                              % (path, sorted(allocation.ALLOCATORS), allocator_name))
-    allocator = allocation.make_allocator(allocator_name, T, tau_max, passive)
-    return Vehicle(
+    vehicle = Vehicle(
         name=name, source=path, body=body, thrusters=thrusters, frame=frame, passive_dofs=passive,
-        rc_map=load_rc_map(path), T=T, T_pinv=T_pinv, allocator=allocator, T_hat=allocation.heuristic_matrix(frame.motor_factors),
+        rc_map=load_rc_map(path), T=T, T_pinv=T_pinv, allocator=None, T_hat=allocation.heuristic_matrix(frame.motor_factors),
         table=table, force_limit_n=float(limit), tau_max=tau_max)
+    vehicle.allocator = allocation.make_allocator(allocator_name, vehicle)   # an allocator sees the whole vehicle
+    return vehicle
 
 
 def add_vehicle_argument(parser, help_suffix=""):
