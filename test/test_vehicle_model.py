@@ -1,6 +1,7 @@
 """Vehicle model of the simulator against analytic expectations (paper Sec. 2.2.4, App. B)."""
 import dataclasses
 import math
+import os
 
 import numpy as np
 import pytest
@@ -331,3 +332,46 @@ def test_defaults_turn_every_optional_effect_off():
     assert options.dt_s == pytest.approx(1 / 400)
     bare = SimOptions()
     assert bare.thruster_lag == "none" and not bare.noise_enabled and bare.surface_buoyancy is False
+
+
+def _numba_expected():
+    """numba must import where requirements-nodeps.txt installs it and numpy is new enough."""
+    import sys
+    major, minor = (int(x) for x in np.__version__.split(".")[:2])
+    return sys.version_info >= (3, 9) and (major, minor) >= (1, 22)
+
+
+@pytest.mark.parametrize("options", [SimOptions(), SimOptions(model="stock"),
+                                     SimOptions(current_ned_m_s=np.array([0.3, -0.2, 0.05]))],
+                         ids=["updated", "stock", "current"])
+def test_compiled_stepper_gives_the_python_steppers_numbers(setup, options):
+    """The numba-compiled integrate is the same function: bit for bit the same states."""
+    from brov2_hybrid.sim import vehicle_model as vm
+    compiled = vm._compiled_integrate()
+    if compiled is None:
+        if _numba_expected() and not os.environ.get("BROV2_NO_JIT"):
+            pytest.fail("numba is in requirements-nodeps.txt but the compiled stepper is unavailable")
+        pytest.skip("no numba here: the Python stepper runs")
+    model = vm.VehicleModel(setup, options)
+    rng = np.random.default_rng(4)
+    for _ in range(10):
+        state = rng.normal(0.0, 0.4, 13).tolist()
+        state[2] = float(rng.uniform(-0.3, 3.0))           # through the surface law
+        norm = math.sqrt(sum(x * x for x in state[3:7]))
+        state[3:7] = [x / norm for x in state[3:7]]
+        tau = rng.normal(0.0, 30.0, 6).tolist()
+        expected = vm.integrate(list(state), 400, model.dt_s, tau, model._constants)
+        assert compiled(tuple(state), 400, model.dt_s, tuple(tau), model._constants, None) == expected
+
+
+def test_vehicle_model_steps_the_same_compiled_or_not(setup):
+    from brov2_hybrid.sim.vehicle_model import VehicleModel
+    runs = []
+    for compiled in (True, False):
+        model = VehicleModel(setup, SimOptions())
+        model.compiled = compiled
+        model.reset(eta=[0, 0, 2.0, 0.1, -0.05, 0.3], nu=[0.1, 0, 0, 0.2, 0, -0.1])
+        model.set_motor_pwm([1600, 1400, 1550, 1450, 1700, 1300, 1500, 1520])
+        model.step(800)
+        runs.append((model.eta.tolist(), model.nu.tolist()))
+    assert runs[0] == runs[1]

@@ -156,8 +156,9 @@ class ClosedLoop(object):
         controller_options : dict, optional
             More :meth:`HybridController.configure` keywords (e.g. ``integral_enabled``).
         reference : bool
-            Fly the tick loop as first written (:func:`_reference_ticks`) and, on stock
-            firmware, the stock search as first written
+            Fly the tick loop as first written (:func:`_reference_ticks`), the vehicle
+            model's Python stepper (not its numba-compiled twin) and, on stock firmware,
+            the stock search as first written
             (:func:`~brov2_hybrid.firmware_output.reference_stock_compensation`): the
             baseline that tests and ``make bench`` compare the loop with (same rows).
         """
@@ -176,7 +177,11 @@ class ClosedLoop(object):
         rows = np.zeros((n_ticks, len(NUMERIC_COLUMNS)))
         rows[:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
         if reference:
-            _reference_ticks(self, dive, controller, rows)
+            self.vehicle.compiled = False      # the Python stepper, as first run
+            try:
+                _reference_ticks(self, dive, controller, rows)
+            finally:
+                self.vehicle.compiled = True
         else:
             self._ticks(dive, controller, rows)
         log = {name: rows[:, k] for k, name in enumerate(NUMERIC_COLUMNS)}

@@ -27,10 +27,11 @@ angular drag 7.08 w|w| and a 40 N x 0.15 m righting torque divided by 0.268 kg m
 a net buoyancy of 1 N divided by the 16.755 kg sphere mass. Parameters in
 ``params/simulator.yaml`` (``stock_model``).
 
-The force terms of both models are written once, in :func:`acceleration_function`: a
-float function of the state that the reference right-hand side :func:`rhs` (Euler
-angles, numpy) and the fast stepper
-(:func:`brov2_hybrid.sim.vehicle_model.integrate`, quaternions, floats) both call.
+The force terms of both models are written once, in :func:`accelerations`: a float
+function of the model's constants (:func:`model_constants`) and the state that the
+reference right-hand side :func:`rhs` (Euler angles, numpy) and the fast stepper
+(:func:`brov2_hybrid.sim.vehicle_model.integrate`, quaternions, floats; compiled by
+numba where it is installed) both call.
 """
 from dataclasses import dataclass
 from typing import Optional
@@ -90,73 +91,96 @@ def model_params(setup, options):
         vehicle_height_m=s.vehicle_height_m, thruster_matrix=matrix, stock=s)
 
 
-def acceleration_function(params):
-    """The model's body accelerations as one float function (the force terms, written once).
+#: First entry of :func:`model_constants`: which model's force terms :func:`accelerations` applies.
+UPDATED_KIND, STOCK_KIND = 0.0, 1.0
+#: Length of the constants tuple (the same for both models: one compiled stepper serves both).
+N_CONSTANTS = 30
 
-    Returns ``accel(X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r)``
-    -> (u_dot, v_dot, w_dot, p_dot, q_dot, r_dot): thruster wrench (X..N) [N, N m],
-    depth of the body origin pd [m], the third row of the body -> NED rotation (NED down
-    in body axes), body velocity (u, v, w) [m/s], velocity relative to the water
-    (ur, vr, wr) [m/s] and body rates (p, q, r) [rad/s]. The constants of ``params``
-    (:class:`ModelParams`) are bound once; the function works on Python floats, which is
-    what keeps the fast stepper fast.
+
+def model_constants(params):
+    """The constants of :func:`accelerations` for ``params`` (:class:`ModelParams`): a tuple of floats.
+
+    (kind, 1/mass (6), linear drag (6), quadratic drag (6), then per model:
+    updated: W, B, r_CG (3), r_CB (3), has_height (1/0), height, height / 2;
+    stock: g, full buoyancy acceleration, righting moment, height; zero-padded to
+    :data:`N_CONSTANTS`).
     """
-    im0, im1, im2, im3, im4, im5 = [1.0 / float(m) for m in params.mass]
-    bl0, bl1, bl2, bl3, bl4, bl5 = [float(a) for a in params.linear_drag]
-    bq0, bq1, bq2, bq3, bq4, bq5 = [float(a) for a in params.quadratic_drag]
+    k = [STOCK_KIND if params.kind == "stock" else UPDATED_KIND]
+    k += [1.0 / float(m) for m in params.mass]
+    k += [float(a) for a in params.linear_drag] + [float(a) for a in params.quadratic_drag]
     height = params.vehicle_height_m
     if params.kind == "stock":
         s = params.stock
-        g = float(s.gravity_m_s2)
-        buoy_full = s.gravity_m_s2 + s.net_buoyancy_n / s.buoyancy_mass_kg
-        righting = float(s.righting_force_n * s.righting_offset_m)
+        k += [float(s.gravity_m_s2), float(s.gravity_m_s2 + s.net_buoyancy_n / s.buoyancy_mass_kg),
+              float(s.righting_force_n * s.righting_offset_m), float(height)]
+    else:
+        k += [float(params.weight_n), float(params.buoyancy_n)] + [float(a) for a in params.r_cg_m] \
+            + [float(a) for a in params.r_cb_m]
+        k += [0.0, 0.0, 0.0] if height is None else [1.0, float(height), 0.5 * height]
+    return tuple(k + [0.0] * (N_CONSTANTS - len(k)))
 
-        def stock_accel(X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r):
-            # SIM_Submarine: buoyancy acceleration by its surface law
-            # (calculate_buoyancy_acceleration: 0 above depth h/2, full g + B_net / m_sphere
-            # below depth h, linear in between), sphere drag and a flat righting torque
-            # (calculate_buoyancy_torque: (R^T [0, 0, h]) x [0, 0, -F]), each over the stock
-            # mass / inertia.
-            below = pd - 0.5 * height
-            if below < 0.0:
-                buoy = 0.0
-            elif below > 0.5 * height:
-                buoy = buoy_full
-            else:
-                buoy = buoy_full * below / height
-            net_down = g - buoy
-            return ((X - bq0 * abs(ur) * ur) * im0 + net_down * R31 - (q * w - r * v),
-                    (Y - bq1 * abs(vr) * vr) * im1 + net_down * R32 - (r * u - p * w),
-                    (Z - bq2 * abs(wr) * wr) * im2 + net_down * R33 - (p * v - q * u),
-                    (K - bq3 * abs(p) * p - righting * R32) * im3,
-                    (M - bq4 * abs(q) * q + righting * R31) * im4,
-                    (N - bq5 * abs(r) * r) * im5)
-        return stock_accel
-    W, B = float(params.weight_n), float(params.buoyancy_n)
-    gx, gy, gz = [float(a) for a in params.r_cg_m]
-    bx, by, bz = [float(a) for a in params.r_cb_m]
-    half_height = 0.5 * height if height is not None else 0.0
 
-    def updated_accel(X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r):
-        # Hydrostatics: weight W and buoyancy Bf along NED down; moment (W r_G - Bf r_B) x
-        # down. Surface law: Bf = B * (0.5 + depth / height) clipped to 0..B (B when the
-        # height is None: always submerged).
-        if height is None or pd >= half_height:
-            Bf = B
-        elif pd <= -half_height:
-            Bf = 0.0
+def accelerations(k, X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r):
+    """The model's body accelerations (u_dot, v_dot, w_dot, p_dot, q_dot, r_dot): the force terms, written once.
+
+    ``k``: :func:`model_constants`; thruster wrench (X..N) [N, N m], depth of the body
+    origin pd [m], the third row of the body -> NED rotation (NED down in body axes),
+    body velocity (u, v, w) [m/s], velocity relative to the water (ur, vr, wr) [m/s] and
+    body rates (p, q, r) [rad/s]. Plain float arithmetic, so that the fast stepper
+    (:func:`brov2_hybrid.sim.vehicle_model.integrate`) runs it as Python or compiled by
+    numba with the same numbers.
+    """
+    (kind, im0, im1, im2, im3, im4, im5, bl0, bl1, bl2, bl3, bl4, bl5, bq0, bq1, bq2, bq3, bq4, bq5,
+     c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10) = k
+    if kind == STOCK_KIND:
+        # SIM_Submarine: buoyancy acceleration by its surface law
+        # (calculate_buoyancy_acceleration: 0 above depth h/2, full g + B_net / m_sphere
+        # below depth h, linear in between), sphere drag and a flat righting torque
+        # (calculate_buoyancy_torque: (R^T [0, 0, h]) x [0, 0, -F]), each over the stock
+        # mass / inertia.
+        g, buoy_full, righting, height = c0, c1, c2, c3
+        below = pd - 0.5 * height
+        if below < 0.0:
+            buoy = 0.0
+        elif below > 0.5 * height:
+            buoy = buoy_full
         else:
-            Bf = B * (0.5 + pd / height)
-        net = W - Bf
-        cx, cy, cz = W * gx - Bf * bx, W * gy - Bf * by, W * gz - Bf * bz
-        # Thrust - drag + hydrostatics over M + M_A; transport term on the linear DOFs.
-        return ((X - (bl0 + bq0 * abs(ur)) * ur + net * R31) * im0 - (q * w - r * v),
-                (Y - (bl1 + bq1 * abs(vr)) * vr + net * R32) * im1 - (r * u - p * w),
-                (Z - (bl2 + bq2 * abs(wr)) * wr + net * R33) * im2 - (p * v - q * u),
-                (K - (bl3 + bq3 * abs(p)) * p + cy * R33 - cz * R32) * im3,
-                (M - (bl4 + bq4 * abs(q)) * q + cz * R31 - cx * R33) * im4,
-                (N - (bl5 + bq5 * abs(r)) * r + cx * R32 - cy * R31) * im5)
-    return updated_accel
+            buoy = buoy_full * below / height
+        net_down = g - buoy
+        return ((X - bq0 * abs(ur) * ur) * im0 + net_down * R31 - (q * w - r * v),
+                (Y - bq1 * abs(vr) * vr) * im1 + net_down * R32 - (r * u - p * w),
+                (Z - bq2 * abs(wr) * wr) * im2 + net_down * R33 - (p * v - q * u),
+                (K - bq3 * abs(p) * p - righting * R32) * im3,
+                (M - bq4 * abs(q) * q + righting * R31) * im4,
+                (N - bq5 * abs(r) * r) * im5)
+    W, B, gx, gy, gz, bx, by, bz, has_height, height, half_height = c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10
+    # Hydrostatics: weight W and buoyancy Bf along NED down; moment (W r_G - Bf r_B) x
+    # down. Surface law: Bf = B * (0.5 + depth / height) clipped to 0..B (B when the
+    # model has no height: always submerged).
+    if has_height == 0.0 or pd >= half_height:
+        Bf = B
+    elif pd <= -half_height:
+        Bf = 0.0
+    else:
+        Bf = B * (0.5 + pd / height)
+    net = W - Bf
+    cx, cy, cz = W * gx - Bf * bx, W * gy - Bf * by, W * gz - Bf * bz
+    # Thrust - drag + hydrostatics over M + M_A; transport term on the linear DOFs.
+    return ((X - (bl0 + bq0 * abs(ur)) * ur + net * R31) * im0 - (q * w - r * v),
+            (Y - (bl1 + bq1 * abs(vr)) * vr + net * R32) * im1 - (r * u - p * w),
+            (Z - (bl2 + bq2 * abs(wr)) * wr + net * R33) * im2 - (p * v - q * u),
+            (K - (bl3 + bq3 * abs(p)) * p + cy * R33 - cz * R32) * im3,
+            (M - (bl4 + bq4 * abs(q)) * q + cz * R31 - cx * R33) * im4,
+            (N - (bl5 + bq5 * abs(r)) * r + cx * R32 - cy * R31) * im5)
+
+
+def acceleration_function(params):
+    """:func:`accelerations` bound to ``params``' constants: ``accel(X, ..., r)`` -> the 6 accelerations."""
+    k = model_constants(params)
+
+    def accel(X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r):
+        return accelerations(k, X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p, q, r)
+    return accel
 
 
 def body_acceleration(eta, nu, tau_thrusters, params):
