@@ -4,7 +4,9 @@
 model/option, the physics-only cost per fixed step (best of several repeats) and the
 real-time factor it allows, then the cost of the whole simulator loop (physics +
 firmware + telemetry encoding at the default stream rates) per simulated second.
-Goal (issue 3): <= 25 us per 400 Hz step, i.e. >= 100x real time, physics only.
+Goal (issue 3): <= 25 us per 400 Hz step, i.e. >= 100x real time, physics only. Without a
+thruster lag the stepper runs compiled by numba where it is installed; the last case is
+the same stepper in Python, the baseline, timed in the same run.
 """
 import platform
 import time
@@ -29,13 +31,15 @@ def _best_seconds(fn, repeats=REPEATS):
     return best
 
 
-def physics_cost_us(setup, options, sim_seconds=20.0, command_period_s=None, batch=True):
+def physics_cost_us(setup, options, sim_seconds=20.0, command_period_s=None, batch=True, compiled=True):
     """Mean cost [us] of one physics step.
 
     ``command_period_s``: change the motor PWMs this often (keeps a thruster lag busy);
-    ``batch=False`` calls ``step(1)`` per step instead of one ``step(n)``.
+    ``batch=False`` calls ``step(1)`` per step instead of one ``step(n)``; ``compiled=False``
+    steps with the Python stepper instead of its numba-compiled twin.
     """
     model = VehicleModel(setup, options)
+    model.compiled = compiled
     pwm_a = setup.mixer().pwm([0.3, 0.1, 0.2, 0.1, -0.1, 0.4])
     pwm_b = setup.mixer().pwm([-0.2, 0.2, -0.1, -0.1, 0.1, -0.3])
     n_total = int(round(sim_seconds / model.dt_s))
@@ -96,6 +100,7 @@ def run():
         ("updated + first-order lag (busy)", SimOptions(thruster_lag="first_order"), {"command_period_s": 0.1}),
         ("updated + third-order lag (busy)", SimOptions(thruster_lag="third_order"), {"command_period_s": 0.1}),
         ("updated, step(1) per call", SimOptions(), {"batch": False}),
+        ("updated, Python stepper (no numba)", SimOptions(), {"compiled": False}),
     ]
     worst = 0.0
     for name, options, kwargs in cases:
