@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.analysis import ardusub_experiment as ae
+from brov2_hybrid.analysis import ardusub_report as ar
 from brov2_hybrid.logfile import NUMERIC_COLUMNS
 
 
@@ -75,10 +76,10 @@ def summary(hybrid_iae, tuned_iae):
 
 
 def test_verdict_follows_the_figures():
-    text = "\n".join(ae.report_section(summary([100, 100, 100], [200, 200, 200])))
+    text = "\n".join(ar.report_section(summary([100, 100, 100], [200, 200, 200])))
     assert "lower on every axis than ArduSub's tuned controller (roll -50 %" in text
-    text = "\n".join(ae.report_section(summary([300, 100, 300], [200, 200, 200])))
+    text = "\n".join(ar.report_section(summary([300, 100, 300], [200, 200, 200])))
     assert "lower on pitch only" in text
-    text = "\n".join(ae.report_section(summary([300, 300, 300], [200, 200, 200])))
+    text = "\n".join(ar.report_section(summary([300, 300, 300], [200, 200, 200])))
     assert "not lower on any axis" in text
-    assert "Not run: no build" in "\n".join(ae.report_section({"skipped": "no build"}))
+    assert "Not run: no build" in "\n".join(ar.report_section({"skipped": "no build"}))

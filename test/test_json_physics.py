@@ -164,3 +164,18 @@ def test_port_in_use_is_a_clear_error(setup):
             jp.JsonPhysicsServer(new_physics(setup), "127.0.0.1", first.port)
     finally:
         first.close()
+
+
+def test_free_instance_has_every_sitl_port_free():
+    import random
+    from brov2_hybrid.sim.ardusub_sitl import free_instance
+    taken = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    taken.bind(("127.0.0.1", jp.json_port(30)))
+    try:
+        # the generator offers 30 first: its physics port is taken, so the next draw is returned
+        rng = random.Random(0)
+        draws = iter([30, 31])
+        rng.randrange = lambda low, high: next(draws)
+        assert free_instance(rng=rng) == 31
+    finally:
+        taken.close()

@@ -9,20 +9,17 @@ Without a build these tests are skipped with one line saying so; with
 ``BROV2_REQUIRE_ARDUSUB=1`` (``.ci/run``) a missing build is a failure.
 """
 import os
-import time
 
 import numpy as np
 import pytest
 
-from brov2_hybrid import ardusub, mavlink_signing
+from brov2_hybrid import mavlink_signing
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.mixers import STOCK, motor_pwm_from_rc
 from brov2_hybrid.sim.config import load_firmware_config, load_initial_state, load_sim_options
 from brov2_hybrid.sim.joystick import joystick_gain, manual_control_channels
 from brov2_hybrid.sim.json_physics import initial_eta
 
-#: SITL instance of this module (ports 5830 / 9072): apart from `make run`'s instance 0.
-INSTANCE = 7
 
 
 def _binary():
@@ -38,11 +35,11 @@ def _binary():
 @pytest.fixture(scope="module")
 def flight(setup):
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
-    from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl
+    from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
     binary = _binary()
     start = load_initial_state()
     sitl = ArduSubSitl(setup, load_sim_options(), initial_eta(start.depth_m, start.attitude_deg),
-                       instance=INSTANCE, speedup=50.0, binary=binary)
+                       instance=free_instance(), speedup=50.0, binary=binary)
     f = SitlFlight(sitl)
     try:
         f.set_mode("MANUAL")
@@ -228,10 +225,12 @@ def test_yaw_step_through_the_ros_pipeline_on_real_ardusub(tmp_path):
     """rostest test/ardusub/yaw_step_ardusub.test: firmware told as stock, settles, agrees with in-process."""
     import subprocess
     import sys
+    from brov2_hybrid.sim.ardusub_sitl import free_instance
     _binary()
     repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     env = dict(os.environ, ROS_HOME=str(tmp_path), ROS_LOG_DIR=str(tmp_path / "log"))
-    done = subprocess.run(["rostest", "--text", os.path.join(repo, "test", "ardusub", "yaw_step_ardusub.test")],
+    test_file = os.path.join(repo, "test", "ardusub", "yaw_step_ardusub.test")
+    done = subprocess.run(["rostest", "--text", test_file, "instance:=%d" % free_instance()],
                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                           timeout=300, env=env)
     summary = [line for line in done.stdout.splitlines()

@@ -27,20 +27,16 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-import numpy as np
 
 from brov2_hybrid import paths
 from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid.sim import config as sim_config
-from brov2_hybrid.sim.config import MODELS, THRUSTER_LAGS, load_sim_options
-from brov2_hybrid.sim.json_physics import (JsonPhysics, JsonPhysicsServer, initial_eta, json_port,
-                                           mavlink_port)
+from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args, serve
+from brov2_hybrid.sim.json_physics import JsonPhysics, JsonPhysicsServer, json_port, mavlink_port
 from brov2_hybrid.sim.vehicle_model import VehicleModel
-from brov2_hybrid.vehicle import add_vehicle_argument, load_vehicle
 
 LOG = logging.getLogger("ardusub_sitl")
 
@@ -113,6 +109,36 @@ def write_defaults(folder, settings, setup, binary):
     return files
 
 
+#: SITL_cmdline.cpp keeps the instance in a uint8_t: -I 273 runs as instance 17.
+MAX_INSTANCE = 255
+
+
+def free_instance(low=20, high=MAX_INSTANCE + 1, rng=None):
+    """A SITL instance N in [low, high) whose ports are free now (TCP 5760/5762/5763 + 10 N,
+    UDP 9002 + 10 N), drawn at random so that runs started together rarely meet."""
+    import random
+    import socket
+    rng = rng or random.Random()
+    for _ in range(50):
+        n = rng.randrange(low, high)
+        sockets = []
+        try:
+            for port in (mavlink_port(n), mavlink_port(n) + 2, mavlink_port(n) + 3):
+                s = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+                sockets.append(s)
+                s.bind(("127.0.0.1", port))
+            s = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+            sockets.append(s)
+            s.bind(("127.0.0.1", json_port(n)))
+            return n
+        except OSError:
+            continue
+        finally:
+            for s in sockets:
+                s.close()
+    raise Brov2Error("no free SITL instance in %d..%d" % (low, high - 1))
+
+
 def _die_with_parent():
     """In the child before exec: SIGKILL when this process dies, however it dies (Linux
     prctl PR_SET_PDEATHSIG), so no ArduSub is left holding the SITL ports. SIGKILL: an
@@ -151,7 +177,10 @@ class ArduSubSitl(object):
             LOG.warning("ardusub_sitl.sim_rate_hz %d differs from physics.rate_hz %g: frames are rounded "
                         "to whole physics steps", self.settings.sim_rate_hz, expected_rate)
         self.binary = find_ardusub(binary)
-        self.instance = int(instance)
+        if not (isinstance(instance, int) and 0 <= instance <= MAX_INSTANCE):
+            raise Brov2Error("SITL instance: expected 0..%d (ArduSub keeps it in 8 bits), got %r"
+                             % (MAX_INSTANCE, instance))
+        self.instance = instance
         self.speedup = float(speedup)
         link = sim_config.load_link_config(params_file)
         self.home = "%.7f,%.7f,0,0" % (link.home_lat_deg, link.home_lon_deg)
@@ -188,10 +217,16 @@ class ArduSubSitl(object):
                 LOG.info("ardusub: %s", line)
 
     def run(self, duration_s=None):
-        """Serve physics frames until ArduSub exits, :meth:`stop`, or ``duration_s``."""
+        """Start ArduSub if not started, serve physics frames until it exits, :meth:`stop`
+        or ``duration_s``; returns ArduSub's exit code (0 while it runs or when a signal
+        stopped it)."""
+        if self.process is None:
+            self.start()
         watcher = threading.Thread(target=self._watch_process, name="ardusub-watch", daemon=True)
         watcher.start()
         self.server.run(duration_s)
+        code = self.returncode
+        return 0 if code in (None, 0, -signal.SIGTERM, -signal.SIGINT) else code
 
     def _watch_process(self):
         code = self.process.wait()
@@ -208,6 +243,7 @@ class ArduSubSitl(object):
 
     def close(self, timeout_s=2.0):
         """Stop ArduSub and release the port and the scratch folder."""
+        LOG.info("stopped at t = %.3f s after %d physics frames", self.model.t_s, self.physics.frames)
         self.server.stop()
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()
@@ -230,68 +266,24 @@ def build_arg_parser():
         prog="ardusub_sitl",
         description="Real ArduSub SITL (scripts/build_ardusub.sh) flying brov2_hybrid's vehicle model "
                     "through ArduPilot's JSON physics interface. MAVLink: ArduSub's own, tcp:127.0.0.1:5760+10N.")
-    add_vehicle_argument(parser)
+    add_physics_arguments(parser)
     parser.add_argument("--instance", "-I", type=int, default=0, help="SITL instance N (ports +10 N; default 0)")
     parser.add_argument("--ardusub", metavar="PATH", help="ArduSub SITL binary or build folder "
                                                           "(default: $BROV2_ARDUSUB, else the build cache)")
     parser.add_argument("--speedup", type=float, default=1.0, help="ArduSub --speedup (default 1)")
-    parser.add_argument("--params", metavar="YAML", help="simulator parameter file (default params/simulator.yaml)")
-    parser.add_argument("--model", choices=MODELS, help="vehicle model (default: physics.model)")
-    parser.add_argument("--thruster-lag", choices=THRUSTER_LAGS, help="override physics.thruster_lag")
-    parser.add_argument("--current-ned-m-s", type=float, nargs=3, metavar=("N", "E", "D"))
-    parser.add_argument("--initial-attitude-deg", type=float, nargs=3, metavar=("ROLL", "PITCH", "YAW"))
-    parser.add_argument("--initial-depth-m", type=float, metavar="DEPTH",
-                        help="start depth [m]; ArduSub's depth reads 0 there (it calibrates at boot)")
-    parser.add_argument("--duration-s", type=float, help="stop after this many seconds of physics time")
-    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return parser
 
 
 def sitl_from_args(args):
     """Build an :class:`ArduSubSitl` from parsed command-line ``args``."""
-    options = load_sim_options(args.params)
-    changes = {}
-    if args.model:
-        changes["model"] = args.model
-    if args.thruster_lag:
-        changes["thruster_lag"] = args.thruster_lag
-    if args.current_ned_m_s:
-        changes["current_ned_m_s"] = np.array(args.current_ned_m_s)
-    options = replace(options, **changes).validated()
-    start = sim_config.load_initial_state(args.params)
-    depth = start.depth_m if args.initial_depth_m is None else args.initial_depth_m
-    attitude = start.attitude_deg if args.initial_attitude_deg is None else args.initial_attitude_deg
-    setup = load_vehicle(args.vehicle)
-    return ArduSubSitl(setup, options, initial_eta(depth, attitude), instance=args.instance,
-                       speedup=args.speedup, binary=args.ardusub, params_file=args.params)
+    setup, options, eta = physics_from_args(args)
+    return ArduSubSitl(setup, options, eta, instance=args.instance, speedup=args.speedup, binary=args.ardusub,
+                       params_file=args.params)
 
 
 def main(argv=None):
     """Command-line entry point; returns ArduSub's exit status (2: could not start)."""
-    args = build_arg_parser().parse_args(argv)
-    logging.basicConfig(level=getattr(logging, args.log_level),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        sitl = sitl_from_args(args)
-    except (Brov2Error, OSError) as exc:
-        LOG.error("cannot start: %s", exc)
-        return 2
-
-    def _stop(signum, frame):
-        LOG.info("signal %d: stopping", signum)
-        sitl.stop()
-
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        sitl.start()
-        sitl.run(args.duration_s)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        LOG.info("stopped at t = %.3f s after %d physics frames", sitl.model.t_s, sitl.physics.frames)
-        code = sitl.returncode
-        sitl.close()
-    return 0 if code in (None, 0, -signal.SIGTERM, -signal.SIGINT) else int(code)
+    return serve(build_arg_parser().parse_args(argv), sitl_from_args, LOG)
 
 
 if __name__ == "__main__":

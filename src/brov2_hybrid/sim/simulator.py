@@ -15,7 +15,6 @@ import argparse
 import dataclasses
 import logging
 import math
-import signal
 import sys
 import time
 
@@ -25,9 +24,10 @@ from pymavlink.dialects.v20 import ardupilotmega as mavlink
 from brov2_hybrid import mavlink_signing
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.mixers import KINDS as MIXER_KINDS
-from brov2_hybrid.vehicle import add_vehicle_argument, load_vehicle
+from brov2_hybrid.vehicle import load_vehicle
 from brov2_hybrid.sim import config as sim_config
-from brov2_hybrid.sim.config import MODELS, THRUSTER_LAGS, load_sim_options
+from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args, serve
+from brov2_hybrid.sim.config import MODELS, load_sim_options
 from brov2_hybrid.sim.firmware import Firmware
 from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef
 from brov2_hybrid.sim.mavlink_server import MavlinkServer
@@ -242,6 +242,8 @@ class Simulator(object):
                 "firmware": dict(self.firmware.counters)}
 
     def close(self):
+        """Close the sockets; logs the time reached and the traffic counters."""
+        LOG.info("stopped at t = %.3f s; counters %s", self.t_s, self.counters())
         self.server.close()
 
 
@@ -252,8 +254,7 @@ def build_arg_parser():
         prog="brov2_sitl",
         description="BlueROV2 simulator that behaves like the paper's modified ArduSub SITL over "
                     "MAVLink (any vehicle file; updated or stock vehicle model; Algorithm 2 or 1 mixer).")
-    add_vehicle_argument(parser)
-    parser.add_argument("--model", choices=MODELS, help="vehicle model (default: physics.model in the params file)")
+    add_physics_arguments(parser)
     parser.add_argument("--mixer", choices=MIXER_KINDS,
                         help="firmware mixer: Algorithm 2 'quantitative' or Algorithm 1 'stock' "
                              "(default: firmware.mixer)")
@@ -262,36 +263,17 @@ def build_arg_parser():
     parser.add_argument("--udp-out", metavar="HOST:PORT", help="also send MAVLink to this UDP address "
                                                                "(e.g. 127.0.0.1:14550)")
     parser.add_argument("--speedup", type=float, default=1.0, help="simulated seconds per wall second (default 1)")
-    parser.add_argument("--params", metavar="YAML", help="simulator parameter file (default params/simulator.yaml)")
-    parser.add_argument("--initial-attitude-deg", type=float, nargs=3, metavar=("ROLL", "PITCH", "YAW"))
-    parser.add_argument("--initial-depth-m", type=float, metavar="DEPTH")
-    parser.add_argument("--thruster-lag", choices=THRUSTER_LAGS, help="override physics.thruster_lag")
-    parser.add_argument("--current-ned-m-s", type=float, nargs=3, metavar=("N", "E", "D"),
-                        help="constant ocean current [m/s]")
-    parser.add_argument("--noise", action="store_true", help="enable sensor noise (noise section)")
     parser.add_argument("--command-delay-s", type=float, help="pilot-input transport delay [s]")
     parser.add_argument("--telemetry-delay-s", type=float, help="telemetry transport delay [s]")
     parser.add_argument("--signing-key-file", metavar="FILE",
                         help="start keyed for MAVLink 2 signing with this key (64 hex digits, "
                              "'passphrase: TEXT' or 32 raw bytes; README 'Signing')")
-    parser.add_argument("--duration-s", type=float, help="stop after this many simulated seconds")
-    parser.add_argument("--log-level", default="INFO", choices=("DEBUG", "INFO", "WARNING", "ERROR"))
     return parser
 
 
 def simulator_from_args(args):
     """Build a :class:`Simulator` from parsed command-line ``args``."""
-    options = load_sim_options(args.params)
-    changes = {}
-    if args.model:
-        changes["model"] = args.model
-    if args.thruster_lag:
-        changes["thruster_lag"] = args.thruster_lag
-    if args.current_ned_m_s:
-        changes["current_ned_m_s"] = np.array(args.current_ned_m_s)
-    if args.noise:
-        changes["noise_enabled"] = True
-    options = dataclasses.replace(options, **changes).validated()
+    setup, options, eta = physics_from_args(args)
     firmware = sim_config.load_firmware_config(args.params)
     if args.mixer:
         firmware.mixer = args.mixer
@@ -306,12 +288,7 @@ def simulator_from_args(args):
         link.address = args.address
     if args.udp_out:
         link.udp_out = args.udp_out
-    start = sim_config.load_initial_state(args.params)
-    depth = start.depth_m if args.initial_depth_m is None else args.initial_depth_m
-    attitude = start.attitude_deg if args.initial_attitude_deg is None else np.array(args.initial_attitude_deg)
-    eta = np.concatenate([[0.0, 0.0, depth], np.radians(attitude)])
     key = mavlink_signing.load_key(args.signing_key_file) if args.signing_key_file else None
-    setup = load_vehicle(args.vehicle)
     LOG.info("%s", setup.describe())
     return Simulator(setup=setup, sim_options=options, firmware_config=firmware, link_config=link,
                      speedup=args.speedup, initial_eta=eta, params_file=args.params, signing_key=key)
@@ -319,28 +296,7 @@ def simulator_from_args(args):
 
 def main(argv=None):
     """Command-line entry point; returns the process exit status."""
-    args = build_arg_parser().parse_args(argv)
-    logging.basicConfig(level=getattr(logging, args.log_level),
-                        format="%(asctime)s %(levelname)s %(name)s: %(message)s")
-    try:
-        sim = simulator_from_args(args)
-    except (Brov2Error, OSError) as exc:
-        LOG.error("cannot start: %s", exc)
-        return 2
-
-    def _stop(signum, frame):
-        LOG.info("signal %d: stopping", signum)
-        sim.stop()
-
-    previous = {sig: signal.signal(sig, _stop) for sig in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        sim.run(args.duration_s)
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        LOG.info("stopped at t = %.3f s; counters %s", sim.t_s, sim.counters())
-        sim.close()
-    return 0
+    return serve(build_arg_parser().parse_args(argv), simulator_from_args, LOG)
 
 
 if __name__ == "__main__":
