@@ -94,7 +94,7 @@ def test_no_telemetry_yet_gives_neutral(loop):
 
 
 def test_latency_increases_overshoot_at_high_omega_d(loop):
-    """REFERENCE.md 8: the overshoot at high omega_d grows with loop latency."""
+    """docs/DESIGN.md section 8: the overshoot at high omega_d grows with loop latency."""
     slow = ClosedLoop(replace(loop.settings, telemetry_delay_s=0.05, command_delay_s=0.05), setup=loop.setup)
     fast_res, slow_res = yaw_step(loop, 3.5, duration=5.0), yaw_step(slow, 3.5, duration=5.0)
     assert (metrics.overshoot(slow_res.t_s, slow_res.log["yaw_rad"], STEP, T_STEP)

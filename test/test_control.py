@@ -36,7 +36,7 @@ def test_feedforward_magnitude_for_roll(setup, controller):
     assert out.tau_body_frd[3] == pytest.approx(114.8 * 0.02 * 0.5)
 
 
-# Paper numbers (REFERENCE.md, vehicle): W = 112.8 N, B = 114.8 N, r_G = 0, centre of
+# Paper numbers (docs/DESIGN.md section 6): W = 112.8 N, B = 114.8 N, r_G = 0, centre of
 # buoyancy 0.02 m above the centre of gravity: r_B = (0, 0, -0.02) m in FRD (z down).
 PAPER_W_N, PAPER_B_N, PAPER_ZB_M = 112.8, 114.8, 0.02
 

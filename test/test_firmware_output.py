@@ -32,7 +32,7 @@ def _err(stage, u):
 
 
 def test_small_yaw_lost_by_stock_delivered_by_compensation(setup, stages):
-    u = [0, 0, 0, 0, 0, 0.05]      # 1.9 N m (REFERENCE.md 11)
+    u = [0, 0, 0, 0, 0, 0.05]      # 1.9 N m (docs/DESIGN.md section 11)
     naive = stages["stock_naive"].command(u)
     assert naive.motor_pwm[:4].tolist() == [1520, 1480, 1480, 1520]   # 1500 +- 400*0.05: dead band
     assert naive.tau_achieved[5] == pytest.approx(0.0, abs=1e-9)

@@ -15,7 +15,7 @@ def test_paper_grid(setup):
 
 
 def test_end_points_match_published_16v_data(setup):
-    """REFERENCE section 4: +5.245 kgf at 1900 us, -4.069 kgf at 1100 us, in newtons."""
+    """docs/DESIGN.md section 4: +5.245 kgf at 1900 us, -4.069 kgf at 1100 us, in newtons."""
     assert setup.table.force_from_pwm(1900) == pytest.approx(5.245 * 9.80665, abs=0.01)
     assert setup.table.force_from_pwm(1100) == pytest.approx(-4.069 * 9.80665, abs=0.01)
 

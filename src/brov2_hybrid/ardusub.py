@@ -1,4 +1,4 @@
-"""Stock ArduSub and MAVLink facts, each written once (REFERENCE.md sections 9 and 11).
+"""Stock ArduSub and MAVLink facts, each written once (docs/DESIGN.md sections 9 and 11).
 
 Imported by the MAVLink bridge (:mod:`brov2_hybrid.bridge_core`), the simulated
 firmware and its telemetry (:mod:`brov2_hybrid.sim`) and the RC map
@@ -15,7 +15,7 @@ Sources:
   ``GCS_MAVLINK::handle_rc_channels_override``: on channels 1-8, 0 releases the override
   and UINT16_MAX leaves the channel unchanged; on channels 9-18 both mean "unchanged".
 * PWM: RCn_MIN/TRIM/MAX 1100/1500/1900 by default (``RC_Channel::norm_input``) and motor
-  output PWM = 1500 + 400 m (``AP_Motors6DOF::output_to_motors``), REFERENCE.md section 11.
+  output PWM = 1500 + 400 m (``AP_Motors6DOF::output_to_motors``), docs/DESIGN.md section 11.
 * Stream groups: ArduPilot ``ArduSub/GCS_Mavlink.cpp``, ``STREAM_*_msgs`` (which message
   REQUEST_DATA_STREAM turns on), restricted to the messages this package sends or asks for.
 """

@@ -1,7 +1,7 @@
 """ROS-free logic of the MAVLink bridge (``nodes/mavlink_bridge``): MAVLink -> MAVROS
 conversions, ArduSub modes, vehicle clock, link watchdog and override re-sending.
 
-Conversions follow MAVROS 1.x exactly (REFERENCE.md section 9): MAVLink attitude is
+Conversions follow MAVROS 1.x exactly (docs/DESIGN.md section 9): MAVLink attitude is
 body FRD in NED; ``/mavros/imu/data`` carries the orientation of body FLU in ENU
 (``q_enu_flu = Q_NED_ENU * q_ned_frd * Q_FRD_FLU``) and the body rates in FLU.
 Depth [m, positive down] is taken from GLOBAL_POSITION_INT.relative_alt [mm, up]:

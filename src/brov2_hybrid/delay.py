@@ -4,7 +4,7 @@ A :class:`DelayLine` holds time-stamped samples and hands back, at query time t,
 newest sample pushed at or before ``t - delay_s``: a sample-and-hold transport delay.
 Times are in seconds on any clock that only moves forward (the simulator uses its
 simulated time). Used by the vehicle simulator for the command and telemetry delays
-(REFERENCE.md section 8: overshoot at high omega_d is sensitive to loop latency).
+(docs/DESIGN.md section 8: overshoot at high omega_d is sensitive to loop latency).
 
 Properties (tested): with ``delay_s = 0`` the line returns the latest sample; a sample
 is never returned before ``delay_s`` has elapsed; samples come out in push order; each

@@ -1,4 +1,4 @@
-"""ArduSub RC input channels <-> normalised command u (REFERENCE.md section 9).
+"""ArduSub RC input channels <-> normalised command u (docs/DESIGN.md section 9).
 
 ArduSub reads pilot input on RC channels 1-6 = pitch, roll, throttle, yaw, forward,
 lateral (PWM 1100..1900 us, neutral 1500). Directions: roll + = right side down,

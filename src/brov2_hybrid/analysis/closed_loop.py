@@ -11,7 +11,7 @@ One control tick (default 50 Hz) does what the nodes do, with the same core obje
 
 and the vehicle model integrates its own fixed steps (1/400 s) between events.
 
-Loop latency (REFERENCE.md 8) is modelled with two :class:`~brov2_hybrid.delay.DelayLine`:
+Loop latency (docs/DESIGN.md section 8) is modelled with two :class:`~brov2_hybrid.delay.DelayLine`:
 attitude telemetry is sampled at ``telemetry_rate_hz`` and reaches the control law
 ``telemetry_delay_s`` later; a motor command reaches the motors ``command_delay_s``
 after its tick. Delays are rounded to whole physics steps.

@@ -1,7 +1,7 @@
 """Performance measures of the paper's experiments (Sec. 5.2-5.3, App. C, Eq. 25-26).
 
 * :func:`settling_time` - time after the step from which the response stays within
-  +-band of the step (REFERENCE.md 8: +-5 % of 90 deg).
+  +-band of the step (docs/DESIGN.md section 8: +-5 % of 90 deg).
 * :func:`rise_time` - first time the response covers 90 % of the step.
 * :func:`overshoot` / :func:`undershoot` - largest excursion beyond the target / the
   wrong way, in % of the step.

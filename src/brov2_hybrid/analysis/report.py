@@ -1,4 +1,4 @@
-"""REPORT.md: each reproduced result beside the paper's statement (REFERENCE.md 8).
+"""REPORT.md: each reproduced result beside the paper's statement (docs/DESIGN.md section 8).
 
 :func:`write_report` writes the table of :func:`~brov2_hybrid.analysis.report_checks.checks`
 (statement, our figure, verdict), then one section per experiment with its figures

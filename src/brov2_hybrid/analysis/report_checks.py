@@ -1,7 +1,7 @@
 """The paper's statements against our figures: one row (statement, our figure, verdict) each.
 
 :func:`checks` turns the experiment summaries into the rows of REPORT.md's first table
-(REFERENCE.md 8). Verdicts are plain: "agrees", "partly" or "disagrees", each with the
+(docs/DESIGN.md section 8). Verdicts are plain: "agrees", "partly" or "disagrees", each with the
 numbers behind it.
 """
 import math

@@ -53,7 +53,7 @@ def dive_section(dive):
 
 
 def latency_section(lat, band):
-    out = ["## Loop latency (REFERENCE.md 8)", "",
+    out = ["## Loop latency (docs/DESIGN.md section 8)", "",
            "The paper does not report its loop latency. The step sweep repeated per latency case; "
            "agreement = number of omega_d at which 'first overshoot leaves the +-%g %% band' matches the "
            "paper (leaves it exactly for omega_d >= %g)." % (100 * band, lat["paper_jump"]), "",

@@ -1,5 +1,5 @@
 """Yaw step sweeps over omega_d: the step response (Sec. 5.2, Fig. 13-14), the same sweep per
-loop latency (REFERENCE.md 8) and stock vs updated vehicle model (Fig. 16, Table 1, Eq. 25).
+loop latency (docs/DESIGN.md section 8) and stock vs updated vehicle model (Fig. 16, Table 1, Eq. 25).
 
 Each writes its CSV and figures into ``ctx.out_dir`` and returns the summary REPORT.md
 is written from. Angles rad inside, deg in CSV columns named ``*_deg``; times s.
@@ -89,7 +89,7 @@ def step_experiment(ctx, omegas=None):
 
 
 def latency_experiment(ctx, omegas=None, cases=None):
-    """REFERENCE.md 8: the step sweep for several loop latencies; which looks most like Fig. 14."""
+    """docs/DESIGN.md section 8: the step sweep for several loop latencies; which looks most like Fig. 14."""
     s = ctx.settings.step
     omegas = tuple(omegas or s.omega_d_rad_s)
     cases = tuple(cases or ctx.settings.latency_cases)

@@ -2,7 +2,7 @@
 
 References: Ng & Krieg 2024, Sec. 2.2.4-2.2.5 and App. B (updated model); ArduPilot
 ``libraries/SITL/SIM_Submarine.cpp`` before the paper (stock model); seed 003 (ocean
-current). REFERENCE.md section 6.
+current). docs/DESIGN.md section 6.
 
 Conventions: body FRD, inertial NED, SI units, radians. eta = (north, east, down [m],
 roll, pitch, yaw [rad]); nu = (u, v, w [m/s], p, q, r [rad/s]) in the body frame.

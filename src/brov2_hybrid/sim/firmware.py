@@ -1,6 +1,6 @@
 """Simulated ArduSub firmware: arming, flight mode, RC input and overrides, failsafe, mixer.
 
-Behaviour follows ArduSub (REFERENCE.md sections 5 and 9):
+Behaviour follows ArduSub (docs/DESIGN.md sections 5 and 9):
 
 * RC_CHANNELS_OVERRIDE is accepted only from system id SYSID_MYGCS. Per channel
   (1-8): 0 releases the override, 65535 leaves the channel unchanged; channels 9-18:
