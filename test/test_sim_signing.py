@@ -179,3 +179,23 @@ def test_simulator_command_line_reads_the_key_file(tmp_path):
     from brov2_hybrid.errors import ParameterError
     with pytest.raises(ParameterError, match=str(path)):
         simulator_from_args(build_arg_parser().parse_args(["--signing-key-file", str(path)]))
+
+
+def test_setup_signing_is_refused_while_armed_as_on_ardupilot(unkeyed_sim):
+    """GCS_MAVLINK::handle_setup_signing: no new key while armed (checked on real ArduSub in
+    test_real_ardusub.py); the vehicle says why and stays unkeyed."""
+    pilot = Gcs(unkeyed_sim.port)
+    try:
+        assert arm_ack(pilot, 1).result == mavlink.MAV_RESULT_ACCEPTED
+        pilot.m.mav.setup_signing_send(1, 1, KEY, ms.timestamp_now())
+        text = pilot.wait_type("STATUSTEXT", lambda m: "signing" in m.text)
+        assert text.text == "ERROR: Won't setup signing when armed"
+        assert not unkeyed_sim.vehicle.signing_enabled
+        assert arm_ack(pilot, 0).result == mavlink.MAV_RESULT_ACCEPTED
+        ms.send_setup_signing(pilot.m, 1, 1, KEY)
+        deadline = time.time() + 5.0
+        while not unkeyed_sim.vehicle.signing_enabled and time.time() < deadline:
+            time.sleep(0.01)
+        assert unkeyed_sim.vehicle.signing_enabled, "disarmed, the same SETUP_SIGNING keys the vehicle"
+    finally:
+        pilot.close()

@@ -23,6 +23,9 @@ from pymavlink.dialects.v20 import ardupilotmega as mavlink
 from brov2_hybrid.delay import DelayLine
 from brov2_hybrid.sim import telemetry
 from brov2_hybrid.sim.firmware import SEVERITY_WARNING
+
+#: ArduPilot's answer to SETUP_SIGNING while armed (GCS_MAVLINK::handle_setup_signing).
+SIGNING_WHILE_ARMED = "ERROR: Won't setup signing when armed"
 from brov2_hybrid.sim.link_signing import LinkSigning
 from brov2_hybrid.sim.mavlink_commands import CommandHandler
 
@@ -109,8 +112,12 @@ class MavlinkVehicle(object):
         self.link_signing.set_key(key, initial_timestamp, unix_s)
 
     def _on_setup_signing(self, connection, message, t_s):
-        # GCS_MAVLINK::handle_setup_signing: store the key, activate it on all links now.
-        # Once keyed, only a correctly signed SETUP_SIGNING gets here (the parser checks).
+        # GCS_MAVLINK::handle_setup_signing (libraries/GCS_MAVLink/GCS_Signing.cpp): refused
+        # while armed; else store the key and activate it on all links now. Once keyed, only
+        # a correctly signed SETUP_SIGNING gets here (the parser checks).
+        if self.firmware.armed:
+            self.statustext(SEVERITY_WARNING, SIGNING_WHILE_ARMED, t_s)
+            return
         self.set_signing_key(message.secret_key, message.initial_timestamp)
 
     def _on_rejected(self, connection, message, t_s):
