@@ -4,7 +4,8 @@ statistics the benchmarks print.
 ``python -m brov2_hybrid.bench [--ticks N]``: the control tick's cost and each output
 stage's cost per command, the stock search against the search as first written
 (:func:`~brov2_hybrid.firmware_output.reference_stock_compensation`) in the same run
-(goal, issue 16: <= 150 us per stock-compensated command). The layers above
+(goal, issue 16: <= 150 us per stock-compensated command), and each registered allocator's
+``forces(u)`` within and beyond the thrust table (issue 15). The layers above
 time themselves (``brov2_hybrid.sim.bench``, ``brov2_hybrid.analysis.bench``);
 ``scripts/bench.sh`` runs each in turn. Timing goals are printed, not asserted.
 """
@@ -98,6 +99,36 @@ def run_output_stages(n_commands=1000, vehicle=None):
              t["same"], n_commands))
 
 
+def allocator_times(n_commands=1000, seed=0, vehicle=None):
+    """Per-command times [s] of ``forces(u)`` of every registered allocator, built for the vehicle.
+
+    Commands: half of them small (uniform in [-0.3, 0.3]^6: Eq. 9 within the thrust table)
+    and half uniform in [-1, 1]^6 (most exceed a thruster limit), interleaved. Returns
+    {allocator name: {'small': times, 'full': times}}.
+    """
+    from brov2_hybrid.allocation import ALLOCATORS, make_allocator
+    setup = load_vehicle(vehicle)
+    allocators = {name: make_allocator(name, setup) for name in sorted(ALLOCATORS)}
+    rng = np.random.default_rng(seed)
+    commands = {"small": rng.uniform(-0.3, 0.3, (n_commands, 6)), "full": rng.uniform(-1.0, 1.0, (n_commands, 6))}
+    out = {name: {kind: np.empty(n_commands) for kind in commands} for name in allocators}
+    clock = time.perf_counter
+    for k in range(n_commands):
+        for kind, U in commands.items():
+            for name, allocator in allocators.items():
+                start = clock()
+                allocator.forces(U[k])
+                out[name][kind][k] = clock() - start
+    return out
+
+
+def run_allocators(n_commands=1000, vehicle=None):
+    for name, t in allocator_times(n_commands, vehicle=vehicle).items():
+        print("core: allocator %-14s forces(u) per command: median %.1f us within the table ([-0.3, 0.3]^6), "
+              "%.1f us (p99 %.0f us) on commands in [-1, 1]^6" % (
+                  name, np.median(t["small"]) * 1e6, np.median(t["full"]) * 1e6, np.percentile(t["full"], 99) * 1e6))
+
+
 def run_core(n_ticks=10000, vehicle=None):
     times = control_tick_times(n_ticks, vehicle=vehicle) * 1e6
     print("core: control tick (control law + normalisation + Algorithm 2), %d ticks: "
@@ -112,6 +143,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     run_core(args.ticks, args.vehicle)
     run_output_stages(vehicle=args.vehicle)
+    run_allocators(vehicle=args.vehicle)
 
 
 if __name__ == "__main__":

@@ -2,6 +2,7 @@
 
     brov2-analyze step | bode | dive | latency | compare-models | sysid | gains | trim | firmware
     brov2-analyze integral | robustness [--samples N]   PD vs PD+I (issue 10)
+    brov2-analyze allocators                   saturation-aware allocation vs Eq. 9 on an aggressive dive
     brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
@@ -37,7 +38,7 @@ from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
 from brov2_hybrid.analysis.step_experiments import compare_models_experiment, latency_experiment, step_experiment
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
-            "robustness", "ardusub", "reproduce",
+            "robustness", "allocators", "ardusub", "reproduce",
             "summarize", "compare-log")
 
 
@@ -98,6 +99,9 @@ def build_parser():
     p = sub.add_parser("robustness", parents=[common, loop],
                        help="Monte Carlo PD vs PD+I over model mismatch, current, latency and noise")
     p.add_argument("--samples", type=int, default=None, help="samples per omega_d and law (default: params)")
+    sub.add_parser("allocators", parents=[common, loop],
+                   help="saturation-aware allocator vs the paper's Eq. 9: IAE and worst steady error per axis on an "
+                        "aggressive dive, both firmware output stages")
     sub.add_parser("ardusub", parents=[common, loop],
                    help="hybrid autopilot vs ArduSub's own attitude control (default and tuned gains) on real "
                         "ArduSub SITL flying our model (make ardusub first)")
@@ -236,6 +240,9 @@ def run_one(ctx, args, omegas):
     if c == "robustness":
         from brov2_hybrid.analysis.robustness import robustness_experiment
         return robustness_experiment(ctx, omegas, args.samples)
+    if c == "allocators":
+        from brov2_hybrid.analysis.allocators import allocators_experiment
+        return allocators_experiment(ctx, omegas)
     if c == "ardusub":
         from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
         return ardusub_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
@@ -272,6 +279,7 @@ def _ardusub_or_reason(ctx, quick):
 
 def reproduce(ctx, omegas=None, quick=False):
     """Every experiment into ctx.out_dir; returns the summaries for the report."""
+    from brov2_hybrid.analysis.allocators import allocators_experiment
     from brov2_hybrid.analysis.integral import integral_experiment
     from brov2_hybrid.analysis.robustness import robustness_experiment
     order = (("gains", lambda: gains_experiment(ctx)),
@@ -285,6 +293,7 @@ def reproduce(ctx, omegas=None, quick=False):
              ("firmware", lambda: firmware_experiment(ctx)),
              ("integral", lambda: integral_experiment(ctx, (3.0,) if quick else None)),
              ("robustness", lambda: robustness_experiment(ctx, (3.0,) if quick else None, 2 if quick else None)),
+             ("allocators", lambda: allocators_experiment(ctx, (3.0,) if quick else None, quick=quick)),
              ("ardusub", lambda: _ardusub_or_reason(ctx, quick)))
     summaries = {}
     for name, fn in order:
