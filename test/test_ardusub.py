@@ -53,6 +53,14 @@ def test_bridge_and_simulator_share_the_facts():
 
 def test_bridge_data_stream_requests_take_the_highest_rate_per_group():
     streams = bridge_core.stream_requests("ATTITUDE_QUATERNION", 50, 10, 20, 2)
-    assert bridge_core.data_stream_requests(streams) == [("EXTRA1", 50.0), ("RC_CHANNELS", 10.0),
-                                                         ("POSITION", 20.0), ("EXTRA3", 2.0)]
-    assert bridge_core.data_stream_requests([("ATTITUDE", 5), ("ATTITUDE_QUATERNION", 30)]) == [("EXTRA1", 30.0)]
+    assert bridge_core.data_stream_requests(streams) == [("RC_CHANNELS", 10.0), ("POSITION", 20.0), ("EXTRA3", 2.0)]
+    assert bridge_core.data_stream_requests([("ATTITUDE", 5), ("SIM_STATE", 30)]) == [("EXTRA1", 30.0)]
+
+
+def test_attitude_quaternion_comes_only_by_message_interval():
+    # ArduSub/GCS_Mavlink.cpp STREAM_EXTRA1_msgs: ATTITUDE, SIMSTATE, AHRS2, PID_TUNING
+    with pytest.raises(KeyError):
+        ardusub.stream_group_of("ATTITUDE_QUATERNION")
+    streams = bridge_core.stream_requests("ATTITUDE_QUATERNION", 50, 10, 20, 2)
+    assert bridge_core.interval_only(streams) == ["ATTITUDE_QUATERNION"]
+    assert bridge_core.interval_only(bridge_core.stream_requests("ATTITUDE", 50, 10, 20, 2)) == []

@@ -304,13 +304,28 @@ def data_stream_requests(streams):
 
     Returns (group, rate Hz) pairs, one per ArduSub stream group (``MAV_DATA_STREAM_<group>``,
     :data:`brov2_hybrid.ardusub.STREAM_GROUPS`) in first-seen order, each at the highest
-    rate asked of its messages. A message in no group raises KeyError.
+    rate asked of its messages. Messages in no group (ATTITUDE_QUATERNION: only
+    SET_MESSAGE_INTERVAL starts it) are left out; :func:`interval_only` names them.
     """
     rates = {}
     for name, rate in streams:
-        group = stream_group_of(name)
+        try:
+            group = stream_group_of(name)
+        except KeyError:
+            continue
         rates[group] = max(rates.get(group, 0.0), float(rate))
     return list(rates.items())
+
+
+def interval_only(streams):
+    """Names of :func:`stream_requests`' messages that no REQUEST_DATA_STREAM group carries."""
+    out = []
+    for name, _ in streams:
+        try:
+            stream_group_of(name)
+        except KeyError:
+            out.append(name)
+    return out
 
 
 def interval_us(rate_hz):
