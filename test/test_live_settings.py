@@ -66,3 +66,30 @@ def test_generated_cfg_defaults_are_controller_yaml():
     seed = live_settings.from_settings(load_controller_params())
     for name in live_settings.NAMES:
         assert generated.defaults[name] == pytest.approx(seed[name]), name
+
+
+def test_launch_files_leave_the_controller_defaults_to_controller_yaml():
+    """params/controller.yaml is the one place of the knobs' defaults: a launch file may pass a
+    value a user gave (an arg whose default is empty), never a number of its own."""
+    import glob
+    import os
+    import xml.etree.ElementTree as ET
+    root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    files = glob.glob(os.path.join(root, "launch", "*.launch"))
+    assert files
+    for path in files:
+        tree = ET.parse(path)
+        args = {a.get("name"): a.get("default") for a in tree.iter("arg") if a.get("default") is not None}
+        for param in tree.iter("param"):
+            if param.get("name") not in live_settings.NAMES:
+                continue
+            value = param.get("value", "")
+            assert value.startswith("$(arg "), "%s: %s set to %r (controller.yaml holds the default)" % (
+                path, param.get("name"), value)
+            arg = value[len("$(arg "):-1]
+            assert args.get(arg) == "", "%s: arg %s defaults to %r, expected '' (controller.yaml's)" % (
+                path, arg, args.get(arg))
+            assert param.get("if"), "%s: %s is set even when %s is empty" % (path, param.get("name"), arg)
+        for name in ("omega_d", "kappa"):
+            if name in args:
+                assert args[name] == "", "%s: arg %s defaults to %r" % (path, name, args[name])
