@@ -111,3 +111,22 @@ def test_bluerov2_flies_a_yaw_step_in_the_simulator(bluerov2):
     assert np.max(np.abs(res.log["pitch_rad"])) < math.radians(3.0)
     assert np.all(res.log["u_pitch"] == 0.0)
     assert np.all(res.log["pwm7_us"] == 0.0) and np.all(res.log["pwm8_us"] == 0.0)   # no motors 7, 8
+
+
+def _ten_thrusters(data):
+    """The Heavy with two more vertical thrusters: beyond the package's 8 motor outputs."""
+    t = data["thrusters"]
+    t["positions_m"] += [[0.0, 0.2, 0.0], [0.0, -0.2, 0.0]]
+    t["directions"] += [[0.0, 0.0, 1.0], [0.0, 0.0, 1.0]]
+    data["ardusub"]["motor_factors"] += [[0, 0, 0, -1, 0, 0], [0, 0, 0, -1, 0, 0]]
+
+
+def test_a_vehicle_beyond_the_packages_limits_is_refused_at_load_time(tmp_path):
+    """Limits the code has (8 motor outputs: SERVO_OUTPUT_RAW, ThrusterCommand.msg, log pwm1..8;
+    pilot DOFs on RC channels 1-6: the log's rc1..rc6) are checked where the vehicle is read."""
+    with pytest.raises(ParameterError, match=r"bluerov2_heavy.yaml:thrusters.positions_m: 10 thrusters; "
+                                             r"this package flies at most 8"):
+        load_vehicle(_modified(tmp_path, "bluerov2_heavy", _ten_thrusters))
+    with pytest.raises(ParameterError, match=r"rc_input.channels: expected the 6 channels 1..6"):
+        load_vehicle(_modified(tmp_path, "bluerov2_heavy",
+                               lambda d: d["rc_input"].__setitem__("channels", [1, 2, 3, 4, 5, 9])))

@@ -63,9 +63,12 @@ def load_rc_map(vehicle=None):
     path = vehicle_file(vehicle)
     s = Section(load_yaml(path), path, "rc_input")
     channels = s.raw("channels")
+    # Channels 1-6: ArduSub's pilot inputs (RCMAP defaults), the log's rc1..rc6 columns and
+    # the in-process loop's override read exactly these.
     if not (isinstance(channels, list) and len(channels) == 6
-            and all(isinstance(c, int) and 1 <= c <= 18 for c in channels) and len(set(channels)) == 6):
-        raise ParameterError("%s:rc_input.channels: expected 6 distinct channel numbers 1..18" % path)
+            and all(isinstance(c, int) and 1 <= c <= 6 for c in channels) and len(set(channels)) == 6):
+        raise ParameterError("%s:rc_input.channels: expected the 6 channels 1..6 in some order (ArduSub's "
+                             "pilot inputs; the log's rc1..rc6 columns), got %r" % (path, channels))
     signs = s.vector("signs", 6)
     if not np.all(np.isin(signs, (-1.0, 1.0))):
         raise ParameterError("%s:rc_input.signs: expected each sign to be 1 or -1" % path)

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid import allocation, params
+from brov2_hybrid.ardusub import SERVO_OUTPUTS
 from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid.mixers import QUANTITATIVE, Mixer
 from brov2_hybrid.rc import RCMap, load_rc_map
@@ -203,6 +204,12 @@ def _thruster_count(section, key):
     rows = section.raw(key)
     if not (isinstance(rows, list) and rows):
         raise ParameterError("%s: expected a list of [x, y, z] rows, one per thruster" % section.key(key))
+    if len(rows) > SERVO_OUTPUTS:
+        # One motor per servo output: SERVO_OUTPUT_RAW / mavros RCOut carry 8, and so do
+        # msg/ThrusterCommand.msg and the log's pwm1..pwm8 columns.
+        raise ParameterError("%s: %d thrusters; this package flies at most %d (one per motor output of "
+                             "SERVO_OUTPUT_RAW, ThrusterCommand.msg and the log's pwm columns)"
+                             % (section.key(key), len(rows), SERVO_OUTPUTS))
     return len(rows)
 
 
