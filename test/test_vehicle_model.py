@@ -375,3 +375,20 @@ def test_vehicle_model_steps_the_same_compiled_or_not(setup):
         model.step(800)
         runs.append((model.eta.tolist(), model.nu.tolist()))
     assert runs[0] == runs[1]
+
+
+@pytest.mark.parametrize("attitude_deg", [(0, 0, 0), (30, 0, 0), (0, -25, 40), (20, 35, -120), (-60, 10, 90)])
+def test_simulator_hydrostatics_equal_the_control_laws(attitude_deg):
+    """One restoring wrench: the simulator's equations of motion at rest, submerged, with no thrust
+    give (M + M_A) nu_dot = hydrostatics.restoring_wrench (the one the feed-forward cancels)."""
+    from brov2_hybrid.hydrostatics import restoring_wrench
+    from brov2_hybrid.sim.config import load_sim_options
+    from brov2_hybrid.sim.dynamics import body_acceleration, model_params
+    from brov2_hybrid.vehicle import load_vehicle
+    setup = load_vehicle()
+    p = model_params(setup, load_sim_options())
+    eta = np.concatenate([[0.0, 0.0, 10.0], np.radians(attitude_deg)])   # deep: no surface law
+    nu_dot = body_acceleration(eta, np.zeros(6), np.zeros(6), p)
+    b = setup.body
+    expected = restoring_wrench(eta[3:6], b.weight_n, b.buoyancy_n, b.r_cg_m, b.r_cb_m)
+    np.testing.assert_allclose(np.asarray(p.mass) * nu_dot, expected, rtol=1e-12, atol=1e-12)
