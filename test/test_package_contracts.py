@@ -295,6 +295,7 @@ def _cases():
                                             ("ardusub_factors",), shape_free=("ardusub_factors",),
                                             note="one row per thruster: any row count is a vehicle"),
         "allocation.pseudo_inverse": Case(lambda f: a.pseudo_inverse, lambda f: {"T": f.setup.T}, ("T",)),
+        "allocation.matrix_6xn": Case(lambda f: a.matrix_6xn, lambda f: {"T": f.setup.T}, ("T",)),
         "allocation.PseudoInverseAllocator": Case(lambda f: a.PseudoInverseAllocator,
                                                   lambda f: {"vehicle": f.setup},
                                                   note="built from a loaded Vehicle, which validates its file"),

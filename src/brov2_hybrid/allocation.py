@@ -67,7 +67,7 @@ def _rows(a, name):
     return shape[0]
 
 
-def _matrix_6xn(T, name="T"):
+def matrix_6xn(T, name="T"):
     """``T`` as a checked 6 x n float array (n thrusters)."""
     if np.ndim(T) != 2:
         raise Brov2Error("%s: expected a 6 x n matrix (n thrusters), got shape %s" % (name, np.shape(T)))
@@ -83,7 +83,7 @@ def pseudo_inverse(T, passive_dofs=()):
     Brov2Error when the actuated rows do not have full rank (a DOF that is neither
     actuated nor declared passive).
     """
-    T = _matrix_6xn(T)
+    T = matrix_6xn(T)
     passive = sorted(set(int(j) for j in passive_dofs))
     if any(not 0 <= j < 6 for j in passive):
         raise Brov2Error("passive_dofs: expected DOF indices 0..5, got %s" % passive)
@@ -168,7 +168,7 @@ def tau_max_from_limit(T, directions, force_limit_n, passive_dofs=()):
     -------
     tau_max : ndarray, shape (6,)
     """
-    T = _matrix_6xn(T)
+    T = matrix_6xn(T)
     f_max = as_positive(force_limit_n, "force_limit_n")
     horizontal, vertical = thruster_groups(directions)
     if horizontal.size != T.shape[1]:

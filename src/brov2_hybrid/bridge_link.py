@@ -16,13 +16,11 @@ import time
 
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid.ardusub import MODE_FLAG_SAFETY_ARMED
+from brov2_hybrid.ardusub import MODE_FLAG_SAFETY_ARMED, SERVO_OUTPUTS
 from brov2_hybrid.bridge_core import LinkMonitor, parse_mode
 
 #: SETUP_SIGNING is sent at most this often while the vehicle is not keyed [s].
 SETUP_SIGNING_PERIOD_S = 1.0
-#: SERVO_OUTPUT_RAW carries servo1..16; the first 8 are the main outputs.
-N_MAIN_SERVOS = 8
 
 #: What :meth:`LinkSchedule.turn` says to do: close the link (reason) or not (None); the
 #: new connected state when it changed (else None); send a HEARTBEAT; request streams.
@@ -37,9 +35,9 @@ def is_vehicle_heartbeat(mav_type, src_component, target_component):
 
 def servo_channels(raw):
     """SERVO_OUTPUT_RAW servo1..16 values -> RCOut.channels: all 16 when any of 9..16
-    is non-zero, else the 8 main outputs (as MAVROS)."""
+    is non-zero, else the 8 main outputs (:data:`brov2_hybrid.ardusub.SERVO_OUTPUTS`; as MAVROS)."""
     raw = list(raw)
-    return raw if any(raw[N_MAIN_SERVOS:]) else raw[:N_MAIN_SERVOS]
+    return raw if any(raw[SERVO_OUTPUTS:]) else raw[:SERVO_OUTPUTS]
 
 
 def state_fields(state, connected):

@@ -28,7 +28,7 @@ Input order of u: (surge, sway, heave, roll, pitch, yaw), heave positive down (F
 """
 import numpy as np
 
-from brov2_hybrid.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
+from brov2_hybrid.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS, matrix_6xn
 from brov2_hybrid.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error, as_finite, as_matrix, as_vector
 
@@ -38,13 +38,6 @@ from brov2_hybrid.errors import Brov2Error, as_finite, as_matrix, as_vector
 QUANTITATIVE = "quantitative"
 STOCK = "stock"
 KINDS = (QUANTITATIVE, STOCK)
-
-
-def _six_by_n(M, name):
-    """``M`` as a checked 6 x n float array."""
-    if np.ndim(M) != 2:
-        raise Brov2Error("%s: expected a 6 x n matrix (n thrusters), got shape %s" % (name, np.shape(M)))
-    return as_matrix(M, (6, np.shape(M)[1]), name)
 
 
 def _algorithm1(T_hat, u):
@@ -75,7 +68,7 @@ def stock_normalized(u, T_hat):
 
     A stack of commands u (k, 6) gives m* (k, n), row by row the same numbers.
     """
-    return _algorithm1(_six_by_n(T_hat, "T_hat"), _commands(u))
+    return _algorithm1(matrix_6xn(T_hat, "T_hat"), _commands(u))
 
 
 def mix_stock(u, T_hat):
@@ -133,7 +126,7 @@ class Mixer(object):
         self.kind = kind
         self.allocator = allocator
         self.table = table
-        self.T_hat = _six_by_n(T_hat, "T_hat")
+        self.T_hat = matrix_6xn(T_hat, "T_hat")
 
     def normalized(self, u):
         """m* in [-1, 1], shape (n,); stock: also u (k, 6) -> (k, n)."""
