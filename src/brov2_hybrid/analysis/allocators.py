@@ -10,7 +10,7 @@ the vehicle file in the output folder), for each firmware output stage (``quanti
 the vehicle runs Algorithm 2 with that allocator; ``stock``: stock ArduSub, the
 compensated output stage aiming at Algorithm 2's motor outputs with that allocator) and
 each omega_d. Per run: IAE per angular axis over the dive, the worst steady error per
-axis (mean |error| over the last ``measure_fraction`` of a plateau, worst plateau) and
+axis (mean |error| over the last ``steady_fraction`` of a plateau, worst plateau) and
 the share of ticks on which Eq. 9 asks a thruster for more than its thrust table gives.
 
 Angles rad inside, deg in the CSV columns named ``*_deg``; IAE deg s.
@@ -80,13 +80,13 @@ def load_allocator_settings(path=None):
     allocators = names("allocators", ALLOCATORS)
     if BASELINE not in allocators:
         raise ParameterError("%s: expected %r (the baseline) among them" % (s.key("allocators"), BASELINE))
-    fraction = s.positive("measure_fraction")
+    fraction = s.positive("steady_fraction")
     if fraction > 1.0:
-        raise ParameterError("%s: expected a fraction in (0, 1], got %r" % (s.key("measure_fraction"), fraction))
+        raise ParameterError("%s: expected a fraction in (0, 1], got %r" % (s.key("steady_fraction"), fraction))
     ramp, delay, plateau = s.positive("yaw_ramp_s"), nonnegative("yaw_ramp_delay_s"), s.positive("plateau_s")
     if delay + ramp > (1.0 - fraction) * plateau:
         raise ParameterError("%s: the yaw ramp (yaw_ramp_delay_s + yaw_ramp_s) must end before the measured "
-                             "last measure_fraction of the plateau" % s.key("yaw_ramp_s"))
+                             "last steady_fraction of the plateau" % s.key("yaw_ramp_s"))
     return AllocatorSettings(
         allocators=allocators, output_stages=names("output_stages", KINDS),
         omega_d_rad_s=positives("omega_d_rad_s"), attitude_rad=math.radians(s.positive("attitude_deg")),
