@@ -186,3 +186,35 @@ def test_stock_mixer_on_a_stack_of_commands_is_row_by_row_the_same(vehicle):
 def test_stock_mixer_refuses_a_stack_of_wrong_width(setup):
     with pytest.raises(Brov2Error, match=r"u: expected shape \(2, 6\)"):
         mixers.stock_normalized(np.zeros((2, 5)), setup.T_hat)
+
+
+def test_stock_mixing_follows_the_frame_config():
+    """AP_Motors6DOF::output_armed_stabilizing: FRAME_CONFIG 2 groups (Algorithm 1), 1 sums with the
+    vectored frame's forward/vertical coupling, other frames sum; checked by hand here and against
+    real ArduSub 4.5 in test_real_ardusub.py (all channels 1900 on the 6-thruster vectored frame ->
+    1900 1100 1500 1500 1500 1100, measured)."""
+    from brov2_hybrid.mixers import STOCK, stock_normalized_for_frame
+    from brov2_hybrid.vehicle import load_vehicle
+    v = load_vehicle("bluerov2")
+    factors = v.frame.motor_factors          # roll, pitch, yaw, throttle, forward, lateral per motor
+    u = np.array([1.0, 1.0, -1.0, 1.0, 1.0, 1.0])  # every stick full: throttle up = heave -1
+    m = stock_normalized_for_frame(u, v.T_hat, 1, 1.0)
+    # by hand: rpy + throttle + forward (limited to 1 - |throttle| = 0 on motors 3, 4 going ahead) + lateral
+    throttle, k = 1.0, 1.0
+    expected = []
+    for i, (roll, pitch, yaw, thr, fwd, lat) in enumerate(factors):
+        forward = 1.0
+        if i in (2, 3):
+            forward = min(forward, max(0.0, 1.0 - k * abs(throttle)))
+        expected.append(np.clip(roll + pitch + yaw + thr * throttle + fwd * forward + lat, -1, 1))
+    np.testing.assert_allclose(m, expected, atol=1e-12)
+    np.testing.assert_allclose(1500 + 400 * m, [1900, 1100, 1500, 1500, 1500, 1100])
+    # without the coupling (k = 0) motors 3 and 4 keep their forward command
+    m0 = stock_normalized_for_frame(u, v.T_hat, 1, 0.0)
+    assert m0[2] == pytest.approx(np.clip(factors[2][2] + factors[2][4] + factors[2][5], -1, 1))
+    # FRAME_CONFIG 2 is Algorithm 1; another frame (3) is the plain sum
+    heavy = load_vehicle("bluerov2_heavy")
+    np.testing.assert_allclose(stock_normalized_for_frame(u, heavy.T_hat, 2, 1.0),
+                               heavy.mixer(STOCK).normalized(u))
+    plain = np.clip((u[:, None] * heavy.T_hat).sum(axis=0), -1, 1)
+    np.testing.assert_allclose(stock_normalized_for_frame(u, heavy.T_hat, 3, 1.0), plain, atol=1e-12)

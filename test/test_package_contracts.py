@@ -322,6 +322,10 @@ def _cases():
         # mixers
         "mixers.stock_normalized": Case(lambda f: mx.stock_normalized,
                                         lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat}, ("u", "T_hat")),
+        "mixers.stock_normalized_for_frame": Case(
+            lambda f: mx.stock_normalized_for_frame,
+            lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat, "frame_config": 1, "fv_coupling_k": 1.0},
+            ("u", "T_hat", "fv_coupling_k")),
         "mixers.mix_stock": Case(lambda f: mx.mix_stock, lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat},
                                  ("u", "T_hat")),
         "mixers.motor_pwm_from_rc": Case(lambda f: mx.motor_pwm_from_rc,
@@ -332,8 +336,9 @@ def _cases():
                                          note="channel_pwm: whole-microsecond PWMs from the wire (u_from_pwm)"),
         "mixers.Mixer": Case(lambda f: mx.Mixer,
                              lambda f: {"kind": "stock", "allocator": f.setup.allocator,
-                                        "table": f.table(), "T_hat": f.setup.T_hat},
-                             ("T_hat",), shape_free=("T_hat",), note="T_hat: one column per thruster"),
+                                        "table": f.table(), "T_hat": f.setup.T_hat, "frame_config": 1,
+                                        "fv_coupling_k": 1.0},
+                             ("T_hat", "fv_coupling_k"), shape_free=("T_hat",), note="T_hat: one column per thruster"),
         "mixers.Mixer.normalized": Case(lambda f: f.mixer().normalized, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
         "mixers.Mixer.pwm": Case(lambda f: f.mixer().pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
         "mixers.Mixer.motor_pwm": Case(lambda f: f.mixer().motor_pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),

@@ -9,9 +9,13 @@ Two kinds (:data:`KINDS`, the firmware's MOT_MIXER choices; :class:`Mixer`):
   (vertical: heave, roll, pitch; horizontal: surge, sway, yaw) each scaled by
   max(1, max_i |xi_i|) (``AP_Motors6DOF::output_armed_stabilizing_vectored_6dof``).
   ArduSub compares magnitudes; the paper's line 6 drops the abs, we use the magnitude.
-  The same grouped form is used for every frame; stock ArduSub's "vectored" frame
-  (FRAME_CONFIG 1) skips the group scaling and limits the rear thrusters' forward
-  command while heaving (``output_armed_stabilizing_vectored``), which is not modelled.
+  That is ArduSub's mixing for FRAME_CONFIG 2 (vectored_6dof, the Heavy). The other
+  frames (``AP_Motors6DOF::output_armed_stabilizing``) add the roll/pitch/yaw and the
+  linear terms per motor and only constrain the sum to [-1, 1]; FRAME_CONFIG 1
+  (vectored, the 6-thruster BlueROV2; ``output_armed_stabilizing_vectored``) first
+  limits the forward command of motors 1-4 while heaving: |forward| <= 1 -
+  MOT_FV_CPLNG_K |throttle| on motors 1 and 2 when going astern and on 3 and 4 when going
+  ahead (:func:`stock_normalized_for_frame`).
 
 Whole microseconds (:meth:`Mixer.motor_pwm`, what the firmware writes to its servo outputs):
 
@@ -56,6 +60,32 @@ def _algorithm1(T_hat, u):
     return np.minimum(np.maximum(m, -1.0), 1.0)
 
 
+#: ArduSub's mixing per FRAME_CONFIG (AP_Motors6DOF::output_armed_stabilizing); others: "sum".
+FRAME_MIXING = {1: "vectored", 2: "vectored_6dof"}
+#: output_armed_stabilizing_vectored: forward_coupling_direction of motors 1..4 (0 beyond).
+FORWARD_COUPLING_DIRECTION = (-1.0, -1.0, 1.0, 1.0)
+
+
+def _summed(T_hat, u, fv_coupling_k=None):
+    """ArduSub's ungrouped mixing on a checked u (6,) / (k, 6): per motor
+    (roll + pitch + yaw) + (throttle + forward + lateral), constrained to [-1, 1]; with
+    ``fv_coupling_k`` the vectored frame's forward/vertical coupling limit on motors 1-4."""
+    contrib = u[..., :, None] * T_hat
+    rpy = contrib[..., 3, :] + contrib[..., 4, :] + contrib[..., 5, :]
+    forward = contrib[..., 0, :]
+    if fv_coupling_k is not None:
+        n = T_hat.shape[1]
+        direction = np.zeros(n)
+        k = min(n, len(FORWARD_COUPLING_DIRECTION))
+        direction[:k] = FORWARD_COUPLING_DIRECTION[:k]
+        surge = u[..., 0:1]
+        limit = np.maximum(0.0, 1.0 - fv_coupling_k * np.abs(u[..., 2:3]))   # |throttle| = |heave|
+        coupled = (direction != 0.0) & ((surge < 0.0) == (direction < 0.0))
+        forward = np.where(coupled, np.minimum(np.maximum(surge, -limit), limit), surge) * T_hat[0]
+    linear = contrib[..., 2, :] + forward + contrib[..., 1, :]
+    return np.minimum(np.maximum(rpy + linear, -1.0), 1.0)
+
+
 def _commands(u):
     """u as a checked float array of shape (6,) or a stack (k, 6)."""
     if np.ndim(u) == 2:
@@ -69,6 +99,16 @@ def stock_normalized(u, T_hat):
     A stack of commands u (k, 6) gives m* (k, n), row by row the same numbers.
     """
     return _algorithm1(matrix_6xn(T_hat, "T_hat"), _commands(u))
+
+
+def stock_normalized_for_frame(u, T_hat, frame_config, fv_coupling_k):
+    """Stock ArduSub's m* for its FRAME_CONFIG: Algorithm 1 (2, vectored_6dof), the
+    vectored frame's coupled sum (1) or the plain sum (others). u (6,) or a stack (k, 6)."""
+    T_hat, u = matrix_6xn(T_hat, "T_hat"), _commands(u)
+    mixing = FRAME_MIXING.get(int(frame_config), "sum")
+    if mixing == "vectored_6dof":
+        return _algorithm1(T_hat, u)
+    return _summed(T_hat, u, as_finite(fv_coupling_k, "fv_coupling_k") if mixing == "vectored" else None)
 
 
 def mix_stock(u, T_hat):
@@ -118,20 +158,29 @@ class Mixer(object):
     table : ThrustTable
     T_hat : array_like (6, n)
         ArduSub's heuristic matrix (Algorithm 1).
+    frame_config : int
+        ArduSub's FRAME_CONFIG: how stock ArduSub mixes (:data:`FRAME_MIXING`; 2,
+        vectored_6dof: Algorithm 1).
+    fv_coupling_k : float
+        MOT_FV_CPLNG_K, the vectored frame's forward/vertical coupling (vehicle file).
     """
 
-    def __init__(self, kind, allocator, table, T_hat):
+    def __init__(self, kind, allocator, table, T_hat, frame_config, fv_coupling_k):
         if kind not in KINDS:
             raise Brov2Error("mixer: expected one of %s, got %r" % (KINDS, kind))
         self.kind = kind
         self.allocator = allocator
         self.table = table
         self.T_hat = matrix_6xn(T_hat, "T_hat")
+        self.frame_mixing = FRAME_MIXING.get(int(frame_config), "sum")
+        self.fv_coupling_k = as_finite(fv_coupling_k, "fv_coupling_k") if self.frame_mixing == "vectored" else None
 
     def normalized(self, u):
         """m* in [-1, 1], shape (n,); stock: also u (k, 6) -> (k, n)."""
         if self.kind == STOCK:
-            return _algorithm1(self.T_hat, _commands(u))      # T_hat checked once, here
+            if self.frame_mixing == "vectored_6dof":
+                return _algorithm1(self.T_hat, _commands(u))      # T_hat checked once, here
+            return _summed(self.T_hat, _commands(u), self.fv_coupling_k)
         return self.table.normalized_from_force(self.allocator.forces(u))
 
     def pwm(self, u):

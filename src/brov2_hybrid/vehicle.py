@@ -107,6 +107,7 @@ class ArduSubFrame:
 
     frame_config: int
     motor_factors: np.ndarray   # (n, 6): roll, pitch, yaw, throttle, forward, lateral
+    fv_coupling_k: float        # MOT_FV_CPLNG_K: the vectored frame's forward/vertical coupling
 
     @property
     def name(self):
@@ -172,7 +173,7 @@ class Vehicle:
 
     def mixer(self, kind=QUANTITATIVE):
         """Algorithm 2 ('quantitative') or Algorithm 1 ('stock') bound to this vehicle."""
-        return Mixer(kind, self.allocator, self.table, self.T_hat)
+        return Mixer(kind, self.allocator, self.table, self.T_hat, self.frame.frame_config, self.frame.fv_coupling_k)
 
     def describe(self):
         """One line for logs: name, thrusters, frame and the passive DOFs."""
@@ -248,7 +249,11 @@ def load_frame(path, data, n_thrusters):
     if config not in ARDUSUB_FRAMES:
         raise ParameterError("%s: expected one of %s (FRAME_CONFIG), got %d"
                              % (a.key("frame_config"), sorted(ARDUSUB_FRAMES), config))
-    return ArduSubFrame(frame_config=config, motor_factors=a.matrix("motor_factors", (n_thrusters, 6)))
+    k = a.finite("fv_coupling_k")
+    if not 0.0 <= k <= 1.5:
+        raise ParameterError("%s: expected MOT_FV_CPLNG_K in 0..1.5, got %r" % (a.key("fv_coupling_k"), k))
+    return ArduSubFrame(frame_config=config, motor_factors=a.matrix("motor_factors", (n_thrusters, 6)),
+                        fv_coupling_k=k)
 
 
 def load_passive_dofs(path, data):

@@ -15,7 +15,7 @@ program over UDP (ArduPilot ``libraries/SITL/SIM_JSON.cpp``, ``JSON::output_serv
   [m/s, NED] and ``quaternion`` [w, x, y, z] body FRD -> NED. ``JSON::parse_sensors``
   is no JSON parser: it finds a key, skips the key, its quote and the colon, and reads a
   vector with ``sscanf("[%f, %f, %f]")``, so a space after the colon fails ("Failed to
-  parse Vector3f") and numbers are written as floats.
+  parse Vector3f"); numbers are written as floats.
 - with ``-S`` (lockstep) SITL sends the next frame only after a valid reply: the physics
   sets the pace and may run faster than real time.
 
@@ -92,7 +92,7 @@ def servo_packet(frame_rate_hz, frame_count, pwm_us):
 
 
 def _vector(values):
-    # SITL's sscanf wants "[a, b, c]" with floats (an integer fails to parse).
+    # SITL's sscanf reads "[a, b, c]" right after the colon.
     return "[" + ", ".join(repr(float(v)) for v in values) + "]"
 
 
