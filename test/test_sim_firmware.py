@@ -406,3 +406,12 @@ def test_fs_gcs_enable_out_of_range_in_the_file_is_refused(tmp_path):
     path.write_text(yaml.safe_dump(data))
     with pytest.raises(ParameterError, match=r"firmware\.fs_gcs_enable.*expected one of \(0, 1, 2, 3, 4\), got 7"):
         load_firmware_config(str(path))
+
+
+def test_manual_control_throttle_base_is_a_whole_microsecond_as_in_ardusub():
+    """Sub::transform_manual_control_to_rc_override stores throttleBase in an int16_t: with a gain
+    whose 500 * throttleScale is not whole, the base loses its fraction before z * scale is added."""
+    from brov2_hybrid.sim.joystick import manual_control_channels
+    gain = 0.3333                                # throttleScale = 0.8 * 0.3333 = 0.26664
+    base = int(1500 - 500 * 0.8 * gain)          # 1366 (1366.68 in float)
+    assert manual_control_channels(0, 0, 1000, 0, gain, 1.0)[2] == int(1000 * 0.8 * gain + base) == 1632

@@ -36,7 +36,8 @@ def manual_control_channels(x, y, z, r, gain, js_thr_gain):
     """
     rpy_scale = JS_RPY_SCALE_PER_GAIN * gain
     throttle_scale = JS_THROTTLE_SCALE_PER_GAIN * gain * js_thr_gain
-    throttle_base = JS_CENTER_US - JS_Z_NEUTRAL * throttle_scale
+    # C: int16_t throttleBase = 1500 - 500 * throttleScale (the fraction is dropped here)
+    throttle_base = math.trunc(JS_CENTER_US - JS_Z_NEUTRAL * throttle_scale)
     low, high = JS_LIMITS_US
 
     def limit(value):
