@@ -21,8 +21,8 @@ Behaviour follows ArduSub (docs/DESIGN.md sections 5 and 9):
   control", controls to neutral and, with FS_PILOT_INPUT = 2, disarm (a no-op when
   already disarmed; 1 = warn only, 0 = off). It stays latched until input resumes, so
   a vehicle armed while latched stays armed until input has come and gone again.
-  (Older ArduSub releases compiled this check out of SITL builds; we keep it, as on
-  a real vehicle.)
+  (ArduSub's SITL builds compile this check out, 4.5 included: it sits inside
+  ``#if CONFIG_HAL_BOARD != HAL_BOARD_SITL``; we keep it, as on a real vehicle.)
 * GCS failsafe (ArduSub/failsafe.cpp, ``Sub::failsafe_gcs_check``): once a ground station
   has been seen -- a HEARTBEAT from system SYSID_MYGCS (``GCS_MAVLINK::handle_heartbeat``),
   or an RC override or MANUAL_CONTROL from it, which ArduSub counts as one -- and nothing
