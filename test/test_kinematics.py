@@ -133,3 +133,13 @@ def test_roll_pitch_forms_reject_nan_and_vectors(fn):
         fn(0.1, float("nan"))
     with pytest.raises(Brov2Error, match="phi: expected a number"):
         fn([0.1, 0.2], 0.0)
+
+
+def test_wrap_angle_float_is_wrap_angle_number_for_number():
+    from brov2_hybrid.kinematics import wrap_angle, wrap_angle_float
+    rng = np.random.default_rng(9)
+    angles = np.concatenate([rng.uniform(-20.0, 20.0, 2000), [0.0, -0.0, np.pi, -np.pi, 3 * np.pi, 1e-300]])
+    wrapped = [wrap_angle_float(float(a)) for a in angles]
+    assert wrapped == wrap_angle(angles).tolist() == [wrap_angle(float(a)) for a in angles]
+    with pytest.raises(Brov2Error, match="finite"):
+        wrap_angle_float(float("inf"))

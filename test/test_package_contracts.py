@@ -209,6 +209,7 @@ def _cases():
         "kinematics.vector_ned_to_enu": Case(lambda f: k.vector_ned_to_enu, lambda f: {"v": [1, 2, 3]}, ("v",)),
         "kinematics.vector_flu_to_frd": Case(lambda f: k.vector_flu_to_frd, lambda f: {"v": [1, 2, 3]}, ("v",)),
         "kinematics.vector_frd_to_flu": Case(lambda f: k.vector_frd_to_flu, lambda f: {"v": [1, 2, 3]}, ("v",)),
+        "kinematics.wrap_angle_float": Case(lambda f: k.wrap_angle_float, lambda f: {"angle_rad": 4.0}, ("angle_rad",)),
         "kinematics.wrap_angle": Case(lambda f: k.wrap_angle, lambda f: {"angle_rad": [4.0, -7.0]}, ("angle_rad",),
                                       shape_free=("angle_rad",)),
         # control

@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error, as_vector
-from brov2_hybrid.kinematics import J2_from_roll_pitch, wrap_angle
+from brov2_hybrid.kinematics import J2_from_roll_pitch, wrap_angle, wrap_angle_float
 
 
 class IntegralAction(object):
@@ -77,12 +77,22 @@ class IntegralAction(object):
             fastest = float(np.max((b_check + kd) / inertia))
             n = max(1, int(math.ceil(dt * fastest / 0.2)))
             h = dt / n
-            m, md = self._eta2m, self._eta2m_dot
-            for _ in range(n):
-                acc = (kp * wrap_angle(eta2d - m) + kd * (eta2d_dot - md) + b_ff * eta2d_dot - b_check * md) / inertia
-                md = md + h * acc
-                m = wrap_angle(m + h * md)
-            self._eta2m, self._eta2m_dot = m, md
+            # The reference model, axis by axis on Python floats: per axis the same IEEE
+            # operations in the same order as on the 3-vectors, without numpy's per-call
+            # cost (n sub-steps on every tick):
+            #   acc = (kp wrap(eta2d - m) + kd (eta2d_dot - md) + b_ff eta2d_dot - b_check md) / inertia
+            #   md += h acc;  m = wrap(m + h md)
+            m_out, md_out = [], []
+            for m, md, d, d_dot, kp_a, kd_a, bff_a, bc_a, in_a in zip(
+                    self._eta2m.tolist(), self._eta2m_dot.tolist(), eta2d.tolist(), eta2d_dot.tolist(),
+                    kp.tolist(), kd.tolist(), np.broadcast_to(b_ff, 3).tolist(), b_check.tolist(), inertia.tolist()):
+                for _ in range(n):
+                    acc = (kp_a * wrap_angle_float(d - m) + kd_a * (d_dot - md) + bff_a * d_dot - bc_a * md) / in_a
+                    md = md + h * acc
+                    m = wrap_angle_float(m + h * md)
+                m_out.append(m)
+                md_out.append(md)
+            self._eta2m, self._eta2m_dot = np.array(m_out), np.array(md_out)
             e = J2i @ wrap_angle(self._eta2m - eta2)
             total = tau_att + self.z_nm
             pushing_out = (np.abs(total) >= self.tau_max_nm) & (np.sign(e) == np.sign(total))
@@ -90,6 +100,6 @@ class IntegralAction(object):
             # the PD's job (Eq. 22); the integrator only holds what the reference holds.
             settled = np.abs(wrap_angle(eta2d - self._eta2m)) <= self.band_rad
             grow = np.where(enabled & settled & ~pushing_out, ki * e * dt, 0.0)
-            self.z_nm = np.clip(self.z_nm + grow, -self.tau_max_nm, self.tau_max_nm)
+            self.z_nm = np.minimum(np.maximum(self.z_nm + grow, -self.tau_max_nm), self.tau_max_nm)  # np.clip's result
         self.z_nm[~enabled] = 0.0
         return self.z_nm

@@ -41,10 +41,7 @@ def wrap_angle(angle_rad):
     except (TypeError, ValueError) as exc:
         raise Brov2Error("angle_rad: expected numbers, got %r (%s)" % (angle_rad, exc))
     if a.ndim == 0:
-        x = float(a)
-        if not math.isfinite(x):
-            raise Brov2Error("angle_rad: expected a finite angle, got %r" % x)
-        return math.pi - (math.pi - x) % _TWO_PI
+        return wrap_angle_float(float(a))
     if a.size <= 8:  # short vectors (every control tick): Python floats beat numpy's overhead
         values = a.tolist() if a.ndim == 1 else a.ravel().tolist()
         if not all(map(math.isfinite, values)):
@@ -54,6 +51,20 @@ def wrap_angle(angle_rad):
         raise Brov2Error("angle_rad: expected finite angles, got NaN or infinity in an array of shape %s"
                          % (a.shape,))
     return math.pi - np.mod(math.pi - a, _TWO_PI)
+
+
+def wrap_angle_float(angle_rad):
+    """:func:`wrap_angle` of one float, as a float (the same formula, for per-axis loops).
+
+    Raises Brov2Error if the angle is NaN or infinite.
+    """
+    try:
+        finite = math.isfinite(angle_rad)
+    except TypeError:
+        raise Brov2Error("angle_rad: expected one number, got %r" % (angle_rad,))
+    if not finite:
+        raise Brov2Error("angle_rad: expected a finite angle, got %r" % (angle_rad,))
+    return math.pi - (math.pi - angle_rad) % _TWO_PI
 
 
 def down_axis_in_body(phi, theta):
