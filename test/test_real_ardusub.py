@@ -32,21 +32,43 @@ def _binary():
         pytest.skip("real ArduSub tests: %s" % exc)
 
 
-@pytest.fixture(scope="module")
-def flight(setup):
+def armed_flight(setup):
+    """Real ArduSub on our physics for ``setup`` (a free SITL instance), armed in MANUAL."""
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
     from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
     binary = _binary()
     start = load_initial_state()
-    sitl = ArduSubSitl(setup, load_sim_options(), initial_eta(start.depth_m, start.attitude_deg),
-                       instance=free_instance(), speedup=50.0, binary=binary)
-    f = SitlFlight(sitl)
+    f = SitlFlight(ArduSubSitl(setup, load_sim_options(), initial_eta(start.depth_m, start.attitude_deg),
+                               instance=free_instance(), speedup=50.0, binary=binary))
     try:
         f.set_mode("MANUAL")
         f.attempts_to_arm = f.arm(timeout_s=60.0)
+    except BaseException:
+        f.close()
+        raise
+    return f
+
+
+@pytest.fixture(scope="module")
+def sitl(setup):
+    f = armed_flight(setup)
+    try:
         yield f
     finally:
         f.close()
+
+
+@pytest.fixture
+def flight(sitl):
+    """The module's vehicle, armed in MANUAL again if a test (or the GCS failsafe, while another
+    test's SITL ran and nobody sent this one heartbeats) disarmed it."""
+    sitl.drain()                       # what queued up while another test ran
+    sitl.recv(("HEARTBEAT",), 3.0)
+    if sitl.mode != "MANUAL":
+        sitl.set_mode("MANUAL")
+    if not sitl.armed:
+        sitl.arm(timeout_s=30.0)
+    return sitl
 
 
 def settle(flight, vehicle_s):
@@ -85,13 +107,12 @@ def mixer_vectors(rng):
     return vectors
 
 
-def test_manual_mixing_equals_our_algorithm_1_exactly(flight, setup):
-    """Motor outputs of real ArduSub == brov2_hybrid.mixers (stock, truncated), every motor, every vector."""
-    mixer = setup.mixer(STOCK)
-    t = setup.thrusters
-    mismatches = []
-    vectors = mixer_vectors(np.random.default_rng(14))
+def mixing_mismatches(flight, setup, seed):
+    """(rc, ArduSub's motor outputs, ours) for every vector of :func:`mixer_vectors` that differs."""
+    mixer, t = setup.mixer(STOCK), setup.thrusters
+    vectors = mixer_vectors(np.random.default_rng(seed))
     assert len(vectors) >= 50
+    mismatches = []
     for rc in vectors:
         channels = [int(p) for p in rc] + [0, 0]
         got = outputs_after(flight, channels)[:setup.n_thrusters]
@@ -99,33 +120,24 @@ def test_manual_mixing_equals_our_algorithm_1_exactly(flight, setup):
         if got != want:
             mismatches.append((rc, got, want))
     flight.override([1500] * 6 + [0, 0])
+    return mismatches
+
+
+def test_manual_mixing_equals_our_algorithm_1_exactly(flight, setup):
+    """Motor outputs of real ArduSub == brov2_hybrid.mixers (stock, truncated), every motor, every vector."""
+    mismatches = mixing_mismatches(flight, setup, 14)
     assert not mismatches, "ArduSub vs our Algorithm 1 (rc, ArduSub, ours): %s" % mismatches[:5]
 
 
 def test_six_thruster_vectored_frame_mixing_equals_ours():
     """FRAME_CONFIG 1 (the 6-thruster BlueROV2): ArduSub sums per motor and limits motors 1-4's
     forward command while heaving (output_armed_stabilizing_vectored); ours must agree exactly."""
-    from brov2_hybrid.analysis.ardusub_flight import SitlFlight
-    from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
     from brov2_hybrid.vehicle import load_vehicle
-    binary = _binary()
     setup = load_vehicle("bluerov2")
-    start = load_initial_state()
-    f = SitlFlight(ArduSubSitl(setup, load_sim_options(), initial_eta(start.depth_m, start.attitude_deg),
-                               instance=free_instance(), speedup=50.0, binary=binary))
+    f = armed_flight(setup)
     try:
-        f.set_mode("MANUAL")
-        f.arm(timeout_s=60.0)
         assert int(f.get_param("FRAME_CONFIG")) == 1
-        mixer, t = setup.mixer(STOCK), setup.thrusters
-        mismatches = []
-        vectors = mixer_vectors(np.random.default_rng(6))
-        for rc in vectors:
-            channels = [int(p) for p in rc] + [0, 0]
-            got = outputs_after(f, channels)[:setup.n_thrusters]
-            want = motor_pwm_from_rc(channels, setup.rc_map, mixer, t.pwm_min_us, t.pwm_max_us)
-            if got != want:
-                mismatches.append((rc, got, want))
+        mismatches = mixing_mismatches(f, setup, 6)
         assert not mismatches, "ArduSub vs ours, vectored frame (rc, ArduSub, ours): %s" % mismatches[:5]
     finally:
         f.close()

@@ -125,16 +125,32 @@ class SitlFlight(object):
             msg = self.link.recv_match(blocking=True, timeout=min(left, 0.2))
             if msg is None:
                 continue
-            kind = msg.get_type()
-            if kind == "STATUSTEXT":
-                self.statustext.append(msg.text)
-                LOG.debug("ArduSub: %s", msg.text)
-            elif kind == "SERVO_OUTPUT_RAW":
-                self._servo = [getattr(msg, "servo%d_raw" % i) for i in range(1, ardusub.SERVO_OUTPUTS + 1)]
-            elif kind == "HEARTBEAT" and msg.get_srcSystem() != GCS_SYSTEM_ID:
-                self.heartbeat = msg
-            if types is None or kind in types:
+            self._note(msg)
+            if types is None or msg.get_type() in types:
                 return msg
+
+    def _note(self, msg):
+        """Keep STATUSTEXT, the servo outputs and the vehicle's HEARTBEAT up to date."""
+        kind = msg.get_type()
+        if kind == "STATUSTEXT":
+            self.statustext.append(msg.text)
+            LOG.debug("ArduSub: %s", msg.text)
+        elif kind == "SERVO_OUTPUT_RAW":
+            self._servo = [getattr(msg, "servo%d_raw" % i) for i in range(1, ardusub.SERVO_OUTPUTS + 1)]
+        elif kind == "HEARTBEAT" and msg.get_srcSystem() != GCS_SYSTEM_ID:
+            self.heartbeat = msg
+
+    def drain(self):
+        """Read everything already received (e.g. after the link was left unread) so that
+        the next message is a fresh one; returns how many were read."""
+        count = 0
+        while True:
+            self.send_heartbeat()
+            msg = self.link.recv_match(blocking=False)
+            if msg is None:
+                return count
+            self._note(msg)
+            count += 1
 
     @property
     def servo_outputs(self):
