@@ -13,6 +13,11 @@ from brov2_hybrid.errors import Brov2Error, as_vector
 from brov2_hybrid.kinematics import J2_from_roll_pitch, wrap_angle, wrap_angle_float
 
 
+def _sign(x):
+    """np.sign of a float: -1.0, 0.0 (also for -0.0) or 1.0."""
+    return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
+
+
 class IntegralAction(object):
     """Integral torque z (3,) [N m] on the deviation from the Eq. 22 reference model.
 
@@ -94,12 +99,19 @@ class IntegralAction(object):
                 md_out.append(md)
             self._eta2m, self._eta2m_dot = np.array(m_out), np.array(md_out)
             e = J2i @ wrap_angle(self._eta2m - eta2)
-            total = tau_att + self.z_nm
-            pushing_out = (np.abs(total) >= self.tau_max_nm) & (np.sign(e) == np.sign(total))
-            # Integrate only once the reference has reached eta2d: a commanded move is
-            # the PD's job (Eq. 22); the integrator only holds what the reference holds.
-            settled = np.abs(wrap_angle(eta2d - self._eta2m)) <= self.band_rad
-            grow = np.where(enabled & settled & ~pushing_out, ki * e * dt, 0.0)
-            self.z_nm = np.minimum(np.maximum(self.z_nm + grow, -self.tau_max_nm), self.tau_max_nm)  # np.clip's result
+            # Per axis, on Python floats (elementwise, so the same numbers as on the 3-vectors):
+            # an axis grows z by ki e dt unless its command is saturated in the direction
+            # the error pushes, or (a commanded move is the PD's job, Eq. 22) its reference
+            # has not reached eta2d yet; |z| <= tau_max.
+            z = []
+            for e_a, z_a, t_a, lim, d, m, k_a, on in zip(
+                    e.tolist(), self.z_nm.tolist(), tau_att.tolist(), self.tau_max_nm.tolist(), eta2d.tolist(),
+                    m_out, ki.tolist(), np.broadcast_to(enabled, 3).tolist()):
+                total = t_a + z_a
+                pushing_out = abs(total) >= lim and _sign(e_a) == _sign(total)
+                settled = abs(wrap_angle_float(d - m)) <= self.band_rad
+                grow = k_a * e_a * dt if (on and settled and not pushing_out) else 0.0
+                z.append(min(max(z_a + grow, -lim), lim))
+            self.z_nm = np.array(z)
         self.z_nm[~enabled] = 0.0
         return self.z_nm
