@@ -71,20 +71,31 @@ def flight(sitl):
     return sitl
 
 
-def settle(flight, vehicle_s):
-    """Keep reading until ArduSub's clock has moved ``vehicle_s`` on; returns the last ATTITUDE."""
+def vehicle_now_s(flight):
+    """ArduSub's clock now [s]: what queued up unread is dropped first (ArduSub in lockstep runs
+    ahead of a busy reader), so the ATTITUDE read next is a fresh one."""
+    flight.drain()
     msg = flight.recv(("ATTITUDE",), 10.0)
     assert msg is not None, "ArduSub stopped sending ATTITUDE"
-    return flight.wait_time(msg.time_boot_ms / 1000.0 + vehicle_s)
+    return msg.time_boot_ms / 1000.0
+
+
+def settle(flight, vehicle_s):
+    """Keep reading until ArduSub's clock has moved ``vehicle_s`` on; returns the last ATTITUDE."""
+    return flight.wait_time(vehicle_now_s(flight) + vehicle_s)
 
 
 def outputs_after(flight, channels, vehicle_s=0.15):
-    """Override ``channels`` (1..8), wait ``vehicle_s`` of vehicle time, return the motor outputs."""
+    """Override ``channels`` (1..8); the motor outputs of the first SERVO_OUTPUT_RAW stamped
+    ``vehicle_s`` or more of vehicle time after it was sent."""
+    sent_s = vehicle_now_s(flight)
     flight.override(channels)
-    settle(flight, vehicle_s)
-    flight.override(channels)
-    settle(flight, 0.06)
-    return list(flight.servo_outputs[:8])
+    while True:
+        msg = flight.recv(("SERVO_OUTPUT_RAW",), 10.0)
+        assert msg is not None, "ArduSub stopped sending SERVO_OUTPUT_RAW"
+        if msg.time_usec / 1e6 >= sent_s + vehicle_s:
+            return list(flight.servo_outputs[:8])
+        flight.override(channels)      # keep the override fresh while waiting
 
 
 def test_arming_right_after_boot_is_retried_until_accepted(flight):
