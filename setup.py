@@ -7,7 +7,17 @@ from catkin_pkg.python_setup import generate_distutils_setup
 _HERE = os.path.dirname(os.path.abspath(__file__))
 # The core package and its subpackages; a subpackage not written yet is left out
 # so that the workspace still builds while the code is being written.
-_PACKAGES = ['brov2_hybrid', 'brov2_hybrid.sim', 'brov2_hybrid.analysis']
+_PACKAGES = [
+    'brov2_hybrid',
+    'brov2_hybrid.sim',
+    'brov2_hybrid.analysis',
+    'brov2_hybrid.control',
+    'brov2_hybrid.physics',
+    'brov2_hybrid.vehicle',
+    'brov2_hybrid.link',
+    'brov2_hybrid.dive',
+    'brov2_hybrid.node_logic',
+]
 
 setup_args = generate_distutils_setup(
     packages=[

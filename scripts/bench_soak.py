@@ -12,7 +12,7 @@ whole periods with no tick). Goals: memory growth under 10 MiB/h for every node,
 tick-cost drift (last quarter vs first) under 10 %, no dropped tick; a figure, not a test (exit 0 whatever
 it finds, 1 only when the run itself failed).
 
-The figures come from brov2_hybrid.soak_stats. `make bench` runs it after the other
+The figures come from brov2_hybrid.node_logic.soak_stats. `make bench` runs it after the other
 benchmarks; `make soak ARGS="--minutes 2"` runs it alone.
 """
 import argparse
@@ -111,7 +111,7 @@ class TickRecorder(object):
 
 
 def main(argv=None):
-    from brov2_hybrid import soak_stats
+    from brov2_hybrid.node_logic import soak_stats
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=float(os.environ.get("BROV2_SOAK_MIN", "10")),
                         help="soak duration [min] (default 10, or $BROV2_SOAK_MIN)")

@@ -11,7 +11,7 @@ settings.load_profile("brov2")
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "src"))
 
-from brov2_hybrid.vehicle import load_vehicle  # noqa: E402
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle  # noqa: E402
 from brov2_hybrid.params import load_controller_params  # noqa: E402
 
 

@@ -26,10 +26,10 @@ import rostest
 from sensor_msgs.msg import Joy
 
 import rostest_common as rc
-from brov2_hybrid.logfile import read_log
+from brov2_hybrid.node_logic.logfile import read_log
 from brov2_hybrid.msg import PilotTakeover
-from brov2_hybrid.pilot_input import load_joystick_settings, shape
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.dive.pilot_input import load_joystick_settings, shape
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 S = load_joystick_settings()
 YAW_STICK = 0.6

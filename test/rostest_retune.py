@@ -21,7 +21,7 @@ from dynamic_reconfigure.client import Client
 
 import rostest_common as rc
 from brov2_hybrid.analysis import metrics
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 OMEGA_1, OMEGA_2 = 3.0, 2.0
 MIN_RISE_RATIO = 1.5

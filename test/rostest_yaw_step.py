@@ -2,7 +2,7 @@
 """rostest 1: a yaw step 0 -> 90 deg at omega_d = 3 in the simulator settles within +-5 %.
 
 The expected settling time comes from the LTI closed loop of Eq. 22 with the gains the
-status reports (brov2_hybrid.gains.lti_closed_loop); the simulated vehicle (quadratic
+status reports (brov2_hybrid.control.gains.lti_closed_loop); the simulated vehicle (quadratic
 drag, thrust table, loop latency) must settle within that time plus a stated margin,
 and stay in the band to the end of the dive.
 
@@ -32,9 +32,9 @@ from brov2_hybrid import paths
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.analysis.closed_loop import compare_with_log
-from brov2_hybrid.control import HybridController
-from brov2_hybrid.gains import lti_closed_loop
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.control.law import HybridController
+from brov2_hybrid.control.gains import lti_closed_loop
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.params import load_controller_params
 
 MARGIN_S = 2.0          # allowed excess over the LTI settling time (latency, drag nonlinearity)

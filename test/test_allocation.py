@@ -5,7 +5,7 @@ import os
 import numpy as np
 import pytest
 
-from brov2_hybrid import allocation
+from brov2_hybrid.vehicle import allocation
 from brov2_hybrid.errors import Brov2Error
 
 # Eq. 6 as printed in the paper (rows: thrusters 1-8; columns: surge..yaw).
@@ -144,7 +144,7 @@ def test_the_pseudo_inverse_allocator_is_eq9(setup):
 
 def test_a_new_allocator_is_one_class_and_one_registry_entry(tmp_path, monkeypatch):
     """Registered under a name and named in a vehicle file, it drives Algorithm 2."""
-    from brov2_hybrid.vehicle import load_vehicle
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
     class HalfAllocator(allocation.PseudoInverseAllocator):     # a stand-in for e.g. a QP
         name = "half"
@@ -164,7 +164,7 @@ def test_a_new_allocator_is_one_class_and_one_registry_entry(tmp_path, monkeypat
 
 def test_an_unknown_allocator_names_the_file_and_key(tmp_path):
     from brov2_hybrid.errors import ParameterError
-    from brov2_hybrid.vehicle import load_vehicle
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     path = _vehicle_file_with(tmp_path, "qp_not_written_yet")
     with pytest.raises(ParameterError, match=r"heavy_qp_not_written_yet\.yaml:allocator: expected one of "
                                              r"\['pseudo_inverse', 'saturating'\], got 'qp_not_written_yet'"):

@@ -11,8 +11,8 @@ from brov2_hybrid.analysis import allocators as al
 from brov2_hybrid.analysis.context import Context
 from brov2_hybrid.analysis.runner import Runner
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.saturating_allocation import SaturatingAllocator
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle.saturating_allocation import SaturatingAllocator
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 
 @pytest.fixture(scope="module")

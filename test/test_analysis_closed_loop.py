@@ -9,7 +9,7 @@ from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.closed_loop import ClosedLoop, compare_with_log, step_dive, write_log
 from brov2_hybrid.analysis.settings import LoopSettings
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.logfile import LOG_COLUMNS, read_log
+from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, read_log
 
 STEP = math.pi / 2
 T_STEP = 1.0
@@ -133,7 +133,7 @@ def test_bad_rates_and_inputs_raise(loop):
 
 def test_compare_with_log_replays_the_dive_csv_aligned_on_the_step(loop, tmp_path):
     """With the dive CSV given, the replay uses the CSV's samples, shifted onto the log's step."""
-    from brov2_hybrid.dive_csv import write_dive_csv
+    from brov2_hybrid.dive.dive_csv import write_dive_csv
     dive = step_dive(STEP, 2.0, 8.0, 20.0)                     # a 20 Hz input, step at 2 s
     csv_path = str(tmp_path / "step20.csv")
     write_dive_csv(csv_path, dive.t_s, dive.eta2d_rad, dive.u_linear)
@@ -161,7 +161,7 @@ def test_fast_loop_writes_the_csv_of_the_loop_as_first_written(tmp_path, mixer, 
     import os
     from brov2_hybrid import paths
     from brov2_hybrid.analysis.settings import load_analysis_settings
-    from brov2_hybrid.dive_csv import load_dive_csv
+    from brov2_hybrid.dive.dive_csv import load_dive_csv
     from brov2_hybrid.sim.config import load_sim_options
     settings = load_analysis_settings()
     loop_settings = replace(settings.loop, mixer=mixer)

@@ -6,7 +6,7 @@ import pytest
 
 from brov2_hybrid import paths
 from brov2_hybrid.analysis.synth_dive import dive_statistics, load_recipe, synthesize
-from brov2_hybrid.dive_csv import load_dive_csv
+from brov2_hybrid.dive.dive_csv import load_dive_csv
 
 DIVE = os.path.join(paths.package_root(), "data", "dives", "ar_pilot_dive.csv")
 

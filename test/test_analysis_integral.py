@@ -13,7 +13,7 @@ from brov2_hybrid.analysis.integral import lti_row, pid_denominator, plateau_div
 from brov2_hybrid.analysis.robustness import draw_samples, perturbed_setup
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 
 def test_lti_design_numbers_match_the_analytic_pid(setup, controller_params):

@@ -1,12 +1,12 @@
-"""ArduSub / MAVLink facts (brov2_hybrid.ardusub) against pymavlink's generated enums.
+"""ArduSub / MAVLink facts (brov2_hybrid.link.ardusub) against pymavlink's generated enums.
 
 pymavlink is generated from the MAVLink XML (common.xml, ardupilotmega.xml): an
-independent copy of the numbers we write down once in ardusub.py.
+independent copy of the numbers we write down once in link/ardusub.py.
 """
 import pytest
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid import ardusub, bridge_core
+from brov2_hybrid.link import ardusub, bridge_core
 from brov2_hybrid.sim import firmware, telemetry
 
 

@@ -7,7 +7,7 @@ import pytest
 
 from brov2_hybrid.analysis import ardusub_experiment as ae
 from brov2_hybrid.analysis import ardusub_report as ar
-from brov2_hybrid.logfile import NUMERIC_COLUMNS
+from brov2_hybrid.node_logic.logfile import NUMERIC_COLUMNS
 
 
 def synthetic_log(t, desired, actual, pwm=1500.0):

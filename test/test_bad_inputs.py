@@ -10,12 +10,12 @@ import os
 import numpy as np
 import pytest
 
-from brov2_hybrid.dive_csv import GIMBAL_LOCK_PITCH_DEG, default_max_abs_pitch_deg, load_dive_csv
+from brov2_hybrid.dive.dive_csv import GIMBAL_LOCK_PITCH_DEG, default_max_abs_pitch_deg, load_dive_csv
 from brov2_hybrid.errors import MAX_CSV_LINE_BYTES, InputDataError, ParameterError
-from brov2_hybrid.kinematics import GIMBAL_LOCK_COS
-from brov2_hybrid.logfile import read_log
-from brov2_hybrid.playback import dive_from_samples
-from brov2_hybrid.thrust_table import read_t200_csv
+from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS
+from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.dive.playback import dive_from_samples
+from brov2_hybrid.vehicle.thrust_table import read_t200_csv
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAD = os.path.join(HERE, "data", "bad_inputs")
@@ -213,7 +213,7 @@ def test_default_limit_is_flown_without_reaching_gimbal_lock():
     # and with the peak pitch at least 5 deg clear of 90 (a sparse step overshoots;
     # params/autopilot.yaml notes the figures), settling on the target.
     from brov2_hybrid.analysis.closed_loop import ClosedLoop
-    from brov2_hybrid.dive_csv import Dive
+    from brov2_hybrid.dive.dive_csv import Dive
     loop = ClosedLoop()
     limit = default_max_abs_pitch_deg()
     for sign in (1.0, -1.0):

@@ -18,7 +18,7 @@ rospy = pytest.importorskip("rospy")
 genpy_dynamic = pytest.importorskip("genpy.dynamic")
 from std_msgs.msg import Bool, Header  # noqa: E402
 
-from brov2_hybrid.playback import load_bag_dive  # noqa: E402
+from brov2_hybrid.dive.playback import load_bag_dive  # noqa: E402
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 BAD = os.path.join(HERE, "data", "bad_inputs")

@@ -1,4 +1,4 @@
-"""MAVLink bridge logic (brov2_hybrid.bridge_core): MAVROS conversions, modes, clock,
+"""MAVLink bridge logic (brov2_hybrid.link.bridge_core): MAVROS conversions, modes, clock,
 override forwarding."""
 import math
 
@@ -7,16 +7,16 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.spatial.transform import Rotation
 
-from brov2_hybrid import autopilot_safety as safety
-from brov2_hybrid import bridge_core as bc
+from brov2_hybrid.node_logic import autopilot_safety as safety
+from brov2_hybrid.link import bridge_core as bc
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.kinematics import (
+from brov2_hybrid.physics.kinematics import (
     euler_from_quaternion,
     euler_ned_frd_from_enu_flu_quaternion,
     quaternion_from_euler,
     wrap_angle,
 )
-from brov2_hybrid.node_params import load_node_params
+from brov2_hybrid.node_logic.node_params import load_node_params
 
 
 def test_heading_north_is_ninety_degrees_in_enu():
@@ -144,7 +144,7 @@ def test_unconvertible_attitude_gives_nan_imu_and_a_neutral_control_law():
 
 
 def test_nan_attitude_from_the_bridge_makes_the_core_neutral(setup, controller_params):
-    from brov2_hybrid.control import HybridController
+    from brov2_hybrid.control.law import HybridController
     core = safety.AutopilotCore(HybridController(setup.body, controller_params, setup.tau_max), 0.5, 1.0)
     core.set_desired(1.0, [0.0, 0.0, 0.5], [0.3, 0.0, 0.0])
     core.set_attitude(1.0, np.full(3, np.nan), np.full(3, np.nan))    # what control_law stores

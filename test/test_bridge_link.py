@@ -1,6 +1,6 @@
-"""The MAVLink bridge's link logic (brov2_hybrid.bridge_link): link state machine, signing
+"""The MAVLink bridge's link logic (brov2_hybrid.link.bridge_link): link state machine, signing
 handshake, /clock relay, COMMAND_ACK waits, override path and the small vehicle-message
-decisions; and its settings (brov2_hybrid.bridge_settings)."""
+decisions; and its settings (brov2_hybrid.link.bridge_settings)."""
 import os
 import threading
 
@@ -8,20 +8,20 @@ import pytest
 import yaml
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid import bridge_core as bc
-from brov2_hybrid import bridge_link as bl
-from brov2_hybrid import bridge_settings as bset
+from brov2_hybrid.link import bridge_core as bc
+from brov2_hybrid.link import bridge_link as bl
+from brov2_hybrid.link import bridge_settings as bset
 from brov2_hybrid import paths
-from brov2_hybrid.ardusub import (
+from brov2_hybrid.link.ardusub import (
     CHAN_NOCHANGE,
     CHAN_RELEASE,
     MODE_FLAG_CUSTOM_MODE_ENABLED,
     MODE_FLAG_SAFETY_ARMED,
     MODES,
 )
-from brov2_hybrid.bridge_settings import BridgeSettings
+from brov2_hybrid.link.bridge_settings import BridgeSettings
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.node_params import ParamReader, load_node_params
+from brov2_hybrid.node_logic.node_params import ParamReader, load_node_params
 
 
 def test_only_the_target_components_non_gcs_heartbeat_is_the_vehicles():

@@ -5,10 +5,10 @@ import numpy as np
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from brov2_hybrid.control import HybridController, attitude_torque, normalize
-from brov2_hybrid.rate_estimate import DesiredRateEstimator
+from brov2_hybrid.control.law import HybridController, attitude_torque, normalize
+from brov2_hybrid.control.rate_estimate import DesiredRateEstimator
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.hydrostatics import restoring_moment
+from brov2_hybrid.physics.hydrostatics import restoring_moment
 
 
 @pytest.fixture
@@ -201,7 +201,7 @@ def test_attitude_torque_matches_paper_form():
 
 def test_rate_term_equals_paper_form_with_J2():
     """kd J2inv (eta2d_dot - J2 nu2) of Eq. 18, built by hand, at a tilted attitude."""
-    from brov2_hybrid.kinematics import J2, J2_inv
+    from brov2_hybrid.physics.kinematics import J2, J2_inv
     eta2 = np.array([0.4, -0.3, 1.0])
     nu2 = np.array([0.2, -0.5, 0.7])
     eta2d_dot = np.array([0.1, 0.3, -0.2])

@@ -4,7 +4,7 @@ import math
 import pytest
 from hypothesis import given, settings, strategies as st
 
-from brov2_hybrid.delay import DelayLine
+from brov2_hybrid.sim.delay import DelayLine
 from brov2_hybrid.errors import Brov2Error
 
 

@@ -4,7 +4,7 @@ import pytest
 from scipy import signal
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.gains import lti_closed_loop, pd_gains, trim_linear_drag
+from brov2_hybrid.control.gains import lti_closed_loop, pd_gains, trim_linear_drag
 
 YAW_INERTIA = 1.0 + 0.12  # I_zz + N_rdot
 

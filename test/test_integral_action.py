@@ -4,9 +4,9 @@ import math
 import numpy as np
 import pytest
 
-from brov2_hybrid.control import HybridController, attitude_torque, normalize
-from brov2_hybrid.hydrostatics import restoring_moment
-from brov2_hybrid.autopilot_safety import AutopilotCore
+from brov2_hybrid.control.law import HybridController, attitude_torque, normalize
+from brov2_hybrid.physics.hydrostatics import restoring_moment
+from brov2_hybrid.node_logic.autopilot_safety import AutopilotCore
 
 YAW = 2
 
@@ -130,7 +130,7 @@ def _vector_step(state, t_s, eta2d, eta2d_dot, eta2, J2i, tau_att, kp, kd, inert
                  tau_max, band):
     """The IntegralAction docstring's equations on 3-vectors with numpy (the form the class
     had before it went axis by axis): the independent expectation of the test below."""
-    from brov2_hybrid.kinematics import wrap_angle
+    from brov2_hybrid.physics.kinematics import wrap_angle
     m, md, z, last = state
     dt = 0.0 if last is None else max(t_s - last, 0.0)
     if dt > 0.0:
@@ -154,7 +154,7 @@ def test_integral_step_is_the_vector_equations_bit_for_bit(band):
     """IntegralAction.step (axis by axis on floats) against the same equations on 3-vectors:
     the same numbers, over random states, rates, saturation, disabled axes and uneven ticks."""
     from types import SimpleNamespace
-    from brov2_hybrid.integral_action import IntegralAction
+    from brov2_hybrid.control.integral_action import IntegralAction
     rng = np.random.default_rng(21)
     for _ in range(40):
         tau_max = rng.uniform(1.0, 10.0, 3)

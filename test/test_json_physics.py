@@ -16,7 +16,7 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.sim import json_physics as jp
 from brov2_hybrid.sim.config import load_sim_options
 from brov2_hybrid.sim.vehicle_model import VehicleModel
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 NEUTRAL = [1500] * 8
 

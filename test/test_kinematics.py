@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given, settings, strategies as st
 from scipy.spatial.transform import Rotation
 
-from brov2_hybrid import kinematics as k
+from brov2_hybrid.physics import kinematics as k
 from brov2_hybrid.errors import Brov2Error
 
 angle = st.floats(-math.pi, math.pi, allow_nan=False)
@@ -136,7 +136,7 @@ def test_roll_pitch_forms_reject_nan_and_vectors(fn):
 
 
 def test_wrap_angle_float_is_wrap_angle_number_for_number():
-    from brov2_hybrid.kinematics import wrap_angle, wrap_angle_float
+    from brov2_hybrid.physics.kinematics import wrap_angle, wrap_angle_float
     rng = np.random.default_rng(9)
     angles = np.concatenate([rng.uniform(-20.0, 20.0, 2000), [0.0, -0.0, np.pi, -np.pi, 3 * np.pi, 1e-300]])
     wrapped = [wrap_angle_float(float(a)) for a in angles]

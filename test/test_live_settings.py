@@ -7,9 +7,9 @@ import re
 
 import pytest
 
-from brov2_hybrid import live_settings
-from brov2_hybrid.control import HybridController
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.control import live_settings
+from brov2_hybrid.control.law import HybridController
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.params import load_controller_params
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))

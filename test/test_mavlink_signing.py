@@ -1,4 +1,4 @@
-"""Key files, timestamps and the stream-timestamp guard of brov2_hybrid.mavlink_signing."""
+"""Key files, timestamps and the stream-timestamp guard of brov2_hybrid.link.mavlink_signing."""
 import hashlib
 import os
 
@@ -7,7 +7,7 @@ import pytest
 os.environ["MAVLINK20"] = "1"
 from pymavlink.dialects.v20 import ardupilotmega as mavlink  # noqa: E402
 
-from brov2_hybrid import mavlink_signing as ms  # noqa: E402
+from brov2_hybrid.link import mavlink_signing as ms  # noqa: E402
 from brov2_hybrid.errors import ParameterError  # noqa: E402
 
 KEY = bytes(range(32))

@@ -1,9 +1,9 @@
-"""Depth from the real MAVROS's topics (brov2_hybrid.mavros_depth)."""
+"""Depth from the real MAVROS's topics (brov2_hybrid.link.mavros_depth)."""
 import math
 
 import pytest
 
-from brov2_hybrid.mavros_depth import SOURCES, DepthSelector, depth_from_rel_alt
+from brov2_hybrid.link.mavros_depth import SOURCES, DepthSelector, depth_from_rel_alt
 
 
 def test_rel_alt_is_negative_depth():

@@ -1,4 +1,4 @@
-"""The mission sequence (brov2_hybrid.mission) against a scripted vehicle on a simulated
+"""The mission sequence (brov2_hybrid.node_logic.mission) against a scripted vehicle on a simulated
 wall clock: connect, mode, arm, firmware latch, override check, end of the dive, and
 every way it stops (exit code and the message that says why).
 
@@ -12,13 +12,13 @@ import re
 import numpy as np
 import pytest
 
-from brov2_hybrid import mission as ms
+from brov2_hybrid.node_logic import mission as ms
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.firmware_output import FIRMWARE_CHOICES, FirmwareDetector
-from brov2_hybrid.mixers import motor_pwm_from_rc
-from brov2_hybrid.node_params import ParamReader, load_node_params
-from brov2_hybrid.override import OverrideVerifier
-from brov2_hybrid.rc import load_rc_map
+from brov2_hybrid.vehicle.firmware_output import FIRMWARE_CHOICES, FirmwareDetector
+from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
+from brov2_hybrid.node_logic.node_params import ParamReader, load_node_params
+from brov2_hybrid.link.override import OverrideVerifier
+from brov2_hybrid.vehicle.rc import load_rc_map
 
 STEP_S = 0.02           # the scripted vehicle's and autopilot's period [s]
 

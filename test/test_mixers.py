@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 from hypothesis import assume, given, settings, strategies as st
 
-from brov2_hybrid import mixers
+from brov2_hybrid.vehicle import mixers
 from brov2_hybrid.errors import Brov2Error
 
 unit = st.floats(-1.0, 1.0, allow_nan=False)
@@ -93,7 +93,7 @@ def test_unknown_mixer_kind(setup):
 
 def test_motor_pwm_from_rc_is_the_mixer_on_quantised_u(setup):
     """RC channels carry u in whole microseconds; the chain mixes that quantised u."""
-    from brov2_hybrid.rc import load_rc_map
+    from brov2_hybrid.vehicle.rc import load_rc_map
     rc = load_rc_map()
     u = np.array([0.1234, -0.2, 0.05, 0.0, 0.1, -0.3])
     channels = rc.pwm_from_u(u)
@@ -134,13 +134,13 @@ STOCK_TRUNCATION_CASES = [
 
 @pytest.mark.parametrize("channels, expected", STOCK_TRUNCATION_CASES)
 def test_stock_motor_pwm_truncates_like_ardusub(setup, channels, expected):
-    from brov2_hybrid.rc import load_rc_map
+    from brov2_hybrid.vehicle.rc import load_rc_map
     assert mixers.motor_pwm_from_rc(channels, load_rc_map(), setup.mixer("stock"), 1100, 1900) == expected
 
 
 def test_stock_all_1900_differs_from_rounding(setup):
     """The case that showed it: rounding the same m* would give 1367 on motors 5 and 8."""
-    from brov2_hybrid.rc import load_rc_map
+    from brov2_hybrid.vehicle.rc import load_rc_map
     u = load_rc_map().u_from_pwm([1900] * 8)
     rounded = np.rint(mixers.mix_stock(u, setup.T_hat))
     truncated = setup.mixer("stock").motor_pwm(u)
@@ -170,7 +170,7 @@ def test_quantitative_motor_pwm_rounds(setup):
 def test_stock_mixer_on_a_stack_of_commands_is_row_by_row_the_same(vehicle):
     """Algorithm 1 on u (k, 6) gives exactly the m* and motor PWMs of each row on its own
     (the stock-compensated output stage scores its candidates with one call)."""
-    from brov2_hybrid.vehicle import load_vehicle
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     setup = load_vehicle(vehicle)
     mixer = setup.mixer("stock")
     rng = np.random.default_rng(7)
@@ -193,8 +193,8 @@ def test_stock_mixing_follows_the_frame_config():
     vectored frame's forward/vertical coupling, other frames sum; checked by hand here and against
     real ArduSub 4.5 in test_real_ardusub.py (all channels 1900 on the 6-thruster vectored frame ->
     1900 1100 1500 1500 1500 1100, measured)."""
-    from brov2_hybrid.mixers import STOCK, stock_normalized_for_frame
-    from brov2_hybrid.vehicle import load_vehicle
+    from brov2_hybrid.vehicle.mixers import STOCK, stock_normalized_for_frame
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     v = load_vehicle("bluerov2")
     factors = v.frame.motor_factors          # roll, pitch, yaw, throttle, forward, lateral per motor
     u = np.array([1.0, 1.0, -1.0, 1.0, 1.0, 1.0])  # every stick full: throttle up = heave -1

@@ -1,9 +1,9 @@
-"""Node parameters (brov2_hybrid.node_params): the autopilot.yaml section of a node,
+"""Node parameters (brov2_hybrid.node_logic.node_params): the autopilot.yaml section of a node,
 server overrides, and typed access whose errors name the parameter."""
 import pytest
 
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.node_params import ParamReader, load_node_params
+from brov2_hybrid.node_logic.node_params import ParamReader, load_node_params
 from brov2_hybrid.params import load_yaml
 from brov2_hybrid.paths import params_path
 

@@ -1,9 +1,9 @@
-"""RC override (brov2_hybrid.override): the check that it reaches the vehicle, and the
+"""RC override (brov2_hybrid.link.override): the check that it reaches the vehicle, and the
 gate that serialises override publications with their release."""
 import threading
 import time
 
-from brov2_hybrid import override
+from brov2_hybrid.link import override
 
 
 # ---------------------------------------------------------------- override verification

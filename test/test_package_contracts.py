@@ -79,8 +79,8 @@ KNOWN_CROSSINGS = {}
 
 def test_crossing_finder_sees_every_form():
     src = ("from brov2_hybrid.params import _Section, load_yaml\n"
-           "import brov2_hybrid.kinematics as k\n"
-           "from brov2_hybrid import hydrostatics\n"
+           "import brov2_hybrid.physics.kinematics as k\n"
+           "from brov2_hybrid.physics import hydrostatics\n"
            "a = k._J2(0, 0) + hydrostatics._restoring_wrench + load_yaml._cache\n"
            "b = self._private + np.linalg._umath + k.J2 + k.__name__\n")
     assert [text for _, text in private_crossings(src)] == [
@@ -99,8 +99,9 @@ def test_no_module_imports_private_names(relpath):
 
 # ----------------------------------------------------------------------------- 2. NaN and shapes
 
-CORE_MODULES = ("allocation", "control", "delay", "gains", "hydrostatics", "integral_action", "kinematics",
-                "mixers", "rate_estimate", "rc", "saturating_allocation", "thrust_table")
+CORE_MODULES = ("vehicle.allocation", "control.law", "sim.delay", "control.gains", "physics.hydrostatics",
+                "control.integral_action", "physics.kinematics", "vehicle.mixers", "control.rate_estimate",
+                "vehicle.rc", "vehicle.saturating_allocation", "vehicle.thrust_table")
 
 
 def public_surface():
@@ -137,8 +138,8 @@ class Fixtures(object):
 
     def __init__(self):
         from brov2_hybrid.params import load_controller_params
-        from brov2_hybrid.rc import load_rc_map
-        from brov2_hybrid.vehicle import load_vehicle
+        from brov2_hybrid.vehicle.rc import load_rc_map
+        from brov2_hybrid.vehicle.vehicle_file import load_vehicle
         self.setup = load_vehicle()
         self.controller_params = load_controller_params()
         self.rc_map = load_rc_map()
@@ -148,7 +149,7 @@ class Fixtures(object):
         return self.setup.body
 
     def controller(self):
-        from brov2_hybrid.control import HybridController
+        from brov2_hybrid.control.law import HybridController
         return HybridController(self.vehicle, self.controller_params, self.setup.tau_max)
 
     def gains(self):
@@ -180,213 +181,213 @@ def _class_method(module, cls, method, make):
 
 
 def _cases():
-    k, c, d, g, h, a, mx, rc, tt = (_mod(n) for n in ("kinematics", "control", "delay", "gains", "hydrostatics",
-                                                        "allocation", "mixers", "rc", "thrust_table"))
-    re_, ia, sa = _mod("rate_estimate"), _mod("integral_action"), _mod("saturating_allocation")
+    k, c, d, g, h, a, mx, rc, tt = (_mod(n) for n in ("physics.kinematics", "control.law", "sim.delay", "control.gains", "physics.hydrostatics",
+                                                        "vehicle.allocation", "vehicle.mixers", "vehicle.rc", "vehicle.thrust_table"))
+    re_, ia, sa = _mod("control.rate_estimate"), _mod("control.integral_action"), _mod("vehicle.saturating_allocation")
     q = [0.1, 0.2, 0.3, 0.927]
     cases = {
         # kinematics
-        "kinematics.J1": Case(lambda f: k.J1, lambda f: {"eta2": _eta2()}, ("eta2",)),
-        "kinematics.J2": Case(lambda f: k.J2, lambda f: {"eta2": _eta2()}, ("eta2",)),
-        "kinematics.J2_inv": Case(lambda f: k.J2_inv, lambda f: {"eta2": _eta2()}, ("eta2",)),
-        "kinematics.J2_from_roll_pitch": Case(lambda f: k.J2_from_roll_pitch, lambda f: {"phi": 0.1, "theta": 0.2},
+        "physics.kinematics.J1": Case(lambda f: k.J1, lambda f: {"eta2": _eta2()}, ("eta2",)),
+        "physics.kinematics.J2": Case(lambda f: k.J2, lambda f: {"eta2": _eta2()}, ("eta2",)),
+        "physics.kinematics.J2_inv": Case(lambda f: k.J2_inv, lambda f: {"eta2": _eta2()}, ("eta2",)),
+        "physics.kinematics.J2_from_roll_pitch": Case(lambda f: k.J2_from_roll_pitch, lambda f: {"phi": 0.1, "theta": 0.2},
                                               ("phi", "theta")),
-        "kinematics.J2_inv_from_roll_pitch": Case(lambda f: k.J2_inv_from_roll_pitch,
+        "physics.kinematics.J2_inv_from_roll_pitch": Case(lambda f: k.J2_inv_from_roll_pitch,
                                                   lambda f: {"phi": 0.1, "theta": 0.2}, ("phi", "theta")),
-        "kinematics.down_axis_in_body": Case(lambda f: k.down_axis_in_body, lambda f: {"phi": 0.1, "theta": 0.2},
+        "physics.kinematics.down_axis_in_body": Case(lambda f: k.down_axis_in_body, lambda f: {"phi": 0.1, "theta": 0.2},
                                              ("phi", "theta")),
-        "kinematics.euler_from_quaternion": Case(lambda f: k.euler_from_quaternion, lambda f: {"q": q}, ("q",)),
-        "kinematics.euler_ned_frd_from_enu_flu_quaternion": Case(
+        "physics.kinematics.euler_from_quaternion": Case(lambda f: k.euler_from_quaternion, lambda f: {"q": q}, ("q",)),
+        "physics.kinematics.euler_ned_frd_from_enu_flu_quaternion": Case(
             lambda f: k.euler_ned_frd_from_enu_flu_quaternion, lambda f: {"q_enu_flu": q}, ("q_enu_flu",)),
-        "kinematics.quaternion_enu_flu_to_ned_frd": Case(lambda f: k.quaternion_enu_flu_to_ned_frd,
+        "physics.kinematics.quaternion_enu_flu_to_ned_frd": Case(lambda f: k.quaternion_enu_flu_to_ned_frd,
                                                          lambda f: {"q_enu_flu": q}, ("q_enu_flu",)),
-        "kinematics.quaternion_ned_frd_to_enu_flu": Case(lambda f: k.quaternion_ned_frd_to_enu_flu,
+        "physics.kinematics.quaternion_ned_frd_to_enu_flu": Case(lambda f: k.quaternion_ned_frd_to_enu_flu,
                                                          lambda f: {"q_ned_frd": q}, ("q_ned_frd",)),
-        "kinematics.quaternion_from_euler": Case(lambda f: k.quaternion_from_euler, lambda f: {"eta2": _eta2()},
+        "physics.kinematics.quaternion_from_euler": Case(lambda f: k.quaternion_from_euler, lambda f: {"eta2": _eta2()},
                                                  ("eta2",)),
-        "kinematics.quaternion_multiply": Case(lambda f: k.quaternion_multiply, lambda f: {"a": q, "b": q}, ("a", "b")),
-        "kinematics.vector_enu_to_ned": Case(lambda f: k.vector_enu_to_ned, lambda f: {"v": [1, 2, 3]}, ("v",)),
-        "kinematics.vector_ned_to_enu": Case(lambda f: k.vector_ned_to_enu, lambda f: {"v": [1, 2, 3]}, ("v",)),
-        "kinematics.vector_flu_to_frd": Case(lambda f: k.vector_flu_to_frd, lambda f: {"v": [1, 2, 3]}, ("v",)),
-        "kinematics.vector_frd_to_flu": Case(lambda f: k.vector_frd_to_flu, lambda f: {"v": [1, 2, 3]}, ("v",)),
-        "kinematics.wrap_angle_float": Case(lambda f: k.wrap_angle_float, lambda f: {"angle_rad": 4.0}, ("angle_rad",)),
-        "kinematics.wrap_angle": Case(lambda f: k.wrap_angle, lambda f: {"angle_rad": [4.0, -7.0]}, ("angle_rad",),
+        "physics.kinematics.quaternion_multiply": Case(lambda f: k.quaternion_multiply, lambda f: {"a": q, "b": q}, ("a", "b")),
+        "physics.kinematics.vector_enu_to_ned": Case(lambda f: k.vector_enu_to_ned, lambda f: {"v": [1, 2, 3]}, ("v",)),
+        "physics.kinematics.vector_ned_to_enu": Case(lambda f: k.vector_ned_to_enu, lambda f: {"v": [1, 2, 3]}, ("v",)),
+        "physics.kinematics.vector_flu_to_frd": Case(lambda f: k.vector_flu_to_frd, lambda f: {"v": [1, 2, 3]}, ("v",)),
+        "physics.kinematics.vector_frd_to_flu": Case(lambda f: k.vector_frd_to_flu, lambda f: {"v": [1, 2, 3]}, ("v",)),
+        "physics.kinematics.wrap_angle_float": Case(lambda f: k.wrap_angle_float, lambda f: {"angle_rad": 4.0}, ("angle_rad",)),
+        "physics.kinematics.wrap_angle": Case(lambda f: k.wrap_angle, lambda f: {"angle_rad": [4.0, -7.0]}, ("angle_rad",),
                                       shape_free=("angle_rad",)),
         # control
-        "control.attitude_torque": Case(
+        "control.law.attitude_torque": Case(
             lambda f: c.attitude_torque,
             lambda f: {"eta2d": [0, 0, 0.5], "eta2d_dot": [0, 0, 0], "eta2": _eta2(), "nu2": [0, 0, 0.1],
                        "kp": [1.0, 1.0, 2.0], "kd_total": [0.5, 0.5, 1.0], "feedforward_moment": [0, 0, 0]},
             ("eta2d", "eta2d_dot", "eta2", "nu2", "kp", "kd_total", "feedforward_moment")),
-        "control.normalize": Case(lambda f: c.normalize,
+        "control.law.normalize": Case(lambda f: c.normalize,
                                   lambda f: {"tau": np.ones(6), "tau_max": f.setup.tau_max}, ("tau", "tau_max")),
-        "control.ControlOutput": Case(lambda f: c.ControlOutput,
+        "control.law.ControlOutput": Case(lambda f: c.ControlOutput,
                                       lambda f: {"tau_body_frd": np.zeros(6), "saturated": np.zeros(6, bool)},
                                       note="a result record built by compute(), not an entry point"),
-        "rate_estimate.DesiredRateEstimator": Case(lambda f: re_.DesiredRateEstimator, lambda f: {"window": 4}, ("window",)),
-        "rate_estimate.DesiredRateEstimator.set_window": Case(lambda f: re_.DesiredRateEstimator(4).set_window,
+        "control.rate_estimate.DesiredRateEstimator": Case(lambda f: re_.DesiredRateEstimator, lambda f: {"window": 4}, ("window",)),
+        "control.rate_estimate.DesiredRateEstimator.set_window": Case(lambda f: re_.DesiredRateEstimator(4).set_window,
                                                         lambda f: {"window": 3}, ("window",)),
-        "rate_estimate.DesiredRateEstimator.reset": Case(lambda f: re_.DesiredRateEstimator(4).reset, lambda f: {}),
-        "rate_estimate.DesiredRateEstimator.update": Case(lambda f: re_.DesiredRateEstimator(4).update,
+        "control.rate_estimate.DesiredRateEstimator.reset": Case(lambda f: re_.DesiredRateEstimator(4).reset, lambda f: {}),
+        "control.rate_estimate.DesiredRateEstimator.update": Case(lambda f: re_.DesiredRateEstimator(4).update,
                                                     lambda f: {"t_s": 1.0, "eta2d": _eta2()}, ("t_s", "eta2d")),
-        "rate_estimate.DesiredRateEstimator.rate": Case(lambda f: re_.DesiredRateEstimator(4).rate,
+        "control.rate_estimate.DesiredRateEstimator.rate": Case(lambda f: re_.DesiredRateEstimator(4).rate,
                                                   lambda f: {"now_s": 1.0}, ("now_s",)),
-        "control.HybridController": Case(
+        "control.law.HybridController": Case(
             lambda f: c.HybridController,
             lambda f: {"vehicle": f.vehicle, "settings": f.controller_params, "tau_max": f.setup.tau_max},
             ("tau_max",)),
-        "control.HybridController.configure": Case(
+        "control.law.HybridController.configure": Case(
             lambda f: f.controller().configure,
             lambda f: {"omega_d_rad_s": 3.0, "kappa": 20.0, "linear_scale": 0.5, "integral_ratio": 0.5,
                        "integral_band_rad": 0.1},
             ("omega_d_rad_s", "kappa", "linear_scale", "integral_ratio", "integral_band_rad")),
-        "control.HybridController.update_desired": Case(lambda f: f.controller().update_desired,
+        "control.law.HybridController.update_desired": Case(lambda f: f.controller().update_desired,
                                                         lambda f: {"t_s": 1.0, "eta2d": _eta2()}, ("t_s", "eta2d")),
-        "control.HybridController.reset_integral": Case(lambda f: f.controller().reset_integral, lambda f: {}),
-        "control.HybridController.compute": Case(
+        "control.law.HybridController.reset_integral": Case(lambda f: f.controller().reset_integral, lambda f: {}),
+        "control.law.HybridController.compute": Case(
             lambda f: f.controller().compute,
             lambda f: {"eta2d": _eta2(), "u_linear": [0.1, 0, 0], "eta2": _eta2(), "nu2": [0, 0, 0.1],
                        "eta2d_dot": [0, 0, 0], "t_s": 1.0},
             ("eta2d", "u_linear", "eta2", "nu2", "eta2d_dot", "t_s")),
-        "integral_action.IntegralAction": Case(lambda f: ia.IntegralAction, lambda f: {"tau_max_nm": f.setup.tau_max[3:]},
+        "control.integral_action.IntegralAction": Case(lambda f: ia.IntegralAction, lambda f: {"tau_max_nm": f.setup.tau_max[3:]},
                                        ("tau_max_nm",)),
-        "integral_action.IntegralAction.reset": Case(lambda f: ia.IntegralAction(f.setup.tau_max[3:]).reset, lambda f: {}),
-        "integral_action.IntegralAction.reference": Case(lambda f: ia.IntegralAction(f.setup.tau_max[3:]).reference,
+        "control.integral_action.IntegralAction.reset": Case(lambda f: ia.IntegralAction(f.setup.tau_max[3:]).reset, lambda f: {}),
+        "control.integral_action.IntegralAction.reference": Case(lambda f: ia.IntegralAction(f.setup.tau_max[3:]).reference,
                                                  lambda f: {}),
-        "integral_action.IntegralAction.step": Case(
+        "control.integral_action.IntegralAction.step": Case(
             lambda f: ia.IntegralAction(f.setup.tau_max[3:]).step, None,
             note="the integral's kernel, called by HybridController.compute with validated arrays; "
                  "compute's entry covers its inputs"),
         # gains
-        "gains.PDGains": Case(lambda f: g.PDGains,
+        "control.gains.PDGains": Case(lambda f: g.PDGains,
                               lambda f: {"omega_d_rad_s": 3.0, "kappa": 20.0, "kp": np.ones(3), "kd": np.ones(3),
                                          "delta_kd": np.ones(3)},
                               note="a result record built by pd_gains(), not an entry point"),
-        "gains.pd_gains": Case(lambda f: g.pd_gains,
+        "control.gains.pd_gains": Case(lambda f: g.pd_gains,
                                lambda f: {"omega_d_rad_s": 3.0, "total_inertia": [0.96, 1.12, 1.12],
                                           "b_check": [5.1, 5.9, 5.9], "kappa": 20.0},
                                ("omega_d_rad_s", "total_inertia", "b_check", "kappa")),
-        "gains.trim_linear_drag": Case(lambda f: g.trim_linear_drag,
+        "control.gains.trim_linear_drag": Case(lambda f: g.trim_linear_drag,
                                        lambda f: {"linear_drag": [0, 0, 0], "quadratic_drag": [2.0, 2.4, 2.4],
                                                   "v_max": [3.0, 3.0, 3.0]},
                                        ("linear_drag", "quadratic_drag", "v_max")),
-        "gains.lti_closed_loop": Case(lambda f: g.lti_closed_loop,
+        "control.gains.lti_closed_loop": Case(lambda f: g.lti_closed_loop,
                                       lambda f: {"gains": f.gains(), "total_inertia": [0.96, 1.12, 1.12],
                                                  "b_check": [5.1, 5.9, 5.9]},
                                       ("total_inertia", "b_check")),
         # hydrostatics
-        "hydrostatics.restoring_wrench": Case(
+        "physics.hydrostatics.restoring_wrench": Case(
             lambda f: h.restoring_wrench,
             lambda f: {"eta2": _eta2(), "weight_n": 112.8, "buoyancy_n": 114.8, "r_cg_m": [0, 0, 0],
                        "r_cb_m": [0, 0, -0.02]},
             ("eta2", "weight_n", "buoyancy_n", "r_cg_m", "r_cb_m")),
-        "hydrostatics.restoring_wrench_from_lever": Case(
+        "physics.hydrostatics.restoring_wrench_from_lever": Case(
             lambda f: h.restoring_wrench_from_lever,
             lambda f: {"phi": 0.1, "theta": -0.2, "net_weight_n": -2.0, "lever": [0.0, 0.0, 2.3]},
             ("phi", "theta", "net_weight_n", "lever")),
-        "hydrostatics.restoring_moment": Case(lambda f: h.restoring_moment,
+        "physics.hydrostatics.restoring_moment": Case(lambda f: h.restoring_moment,
                                               lambda f: {"eta2": _eta2(), "params": f.vehicle}, ("eta2",)),
         # allocation
-        "allocation.allocation_matrix": Case(lambda f: a.allocation_matrix,
+        "vehicle.allocation.allocation_matrix": Case(lambda f: a.allocation_matrix,
                                              lambda f: {"positions_m": f.positions(),
                                                         "directions": f.directions()},
                                              ("positions_m", "directions")),
-        "allocation.heuristic_matrix": Case(lambda f: a.heuristic_matrix,
+        "vehicle.allocation.heuristic_matrix": Case(lambda f: a.heuristic_matrix,
                                             lambda f: {"ardusub_factors": f.setup.frame.motor_factors},
                                             ("ardusub_factors",), shape_free=("ardusub_factors",),
                                             note="one row per thruster: any row count is a vehicle"),
-        "allocation.pseudo_inverse": Case(lambda f: a.pseudo_inverse, lambda f: {"T": f.setup.T}, ("T",)),
-        "allocation.matrix_6xn": Case(lambda f: a.matrix_6xn, lambda f: {"T": f.setup.T}, ("T",)),
-        "allocation.PseudoInverseAllocator": Case(lambda f: a.PseudoInverseAllocator,
+        "vehicle.allocation.pseudo_inverse": Case(lambda f: a.pseudo_inverse, lambda f: {"T": f.setup.T}, ("T",)),
+        "vehicle.allocation.matrix_6xn": Case(lambda f: a.matrix_6xn, lambda f: {"T": f.setup.T}, ("T",)),
+        "vehicle.allocation.PseudoInverseAllocator": Case(lambda f: a.PseudoInverseAllocator,
                                                   lambda f: {"vehicle": f.setup},
                                                   note="built from a loaded Vehicle, which validates its file"),
-        "allocation.PseudoInverseAllocator.forces": Case(lambda f: f.setup.allocator.forces,
+        "vehicle.allocation.PseudoInverseAllocator.forces": Case(lambda f: f.setup.allocator.forces,
                                                          lambda f: {"u": np.full(6, 0.1)}, ("u",)),
-        "allocation.make_allocator": Case(lambda f: a.make_allocator,
+        "vehicle.allocation.make_allocator": Case(lambda f: a.make_allocator,
                                           lambda f: {"name": "pseudo_inverse", "vehicle": f.setup},
                                           note="built from a loaded Vehicle, which validates its file"),
         # saturating_allocation
-        "saturating_allocation.SaturatingAllocator": Case(lambda f: sa.SaturatingAllocator,
+        "vehicle.saturating_allocation.SaturatingAllocator": Case(lambda f: sa.SaturatingAllocator,
                                                           lambda f: {"vehicle": f.setup},
                                                           note="built from a loaded Vehicle, which validates its file"),
-        "saturating_allocation.SaturatingAllocator.forces": Case(lambda f: sa.SaturatingAllocator(f.setup).forces,
+        "vehicle.saturating_allocation.SaturatingAllocator.forces": Case(lambda f: sa.SaturatingAllocator(f.setup).forces,
                                                                  lambda f: {"u": np.full(6, 0.1)}, ("u",)),
-        "saturating_allocation.least_distance": Case(lambda f: sa.least_distance,
+        "vehicle.saturating_allocation.least_distance": Case(lambda f: sa.least_distance,
                                                      lambda f: {"G": np.eye(2), "h": np.ones(2)}, ("G", "h")),
-        "allocation.tau_max_from_limit": Case(lambda f: a.tau_max_from_limit,
+        "vehicle.allocation.tau_max_from_limit": Case(lambda f: a.tau_max_from_limit,
                                               lambda f: {"T": f.setup.T, "directions": f.directions(),
                                                          "force_limit_n": 40.0},
                                               ("T", "directions", "force_limit_n")),
-        "allocation.thruster_groups": Case(lambda f: a.thruster_groups,
+        "vehicle.allocation.thruster_groups": Case(lambda f: a.thruster_groups,
                                            lambda f: {"directions": f.directions()}, ("directions",),
                                            shape_free=("directions",), note="one row per thruster"),
         # mixers
-        "mixers.stock_normalized": Case(lambda f: mx.stock_normalized,
+        "vehicle.mixers.stock_normalized": Case(lambda f: mx.stock_normalized,
                                         lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat}, ("u", "T_hat")),
-        "mixers.stock_normalized_for_frame": Case(
+        "vehicle.mixers.stock_normalized_for_frame": Case(
             lambda f: mx.stock_normalized_for_frame,
             lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat, "frame_config": 1, "fv_coupling_k": 1.0},
             ("u", "T_hat", "fv_coupling_k")),
-        "mixers.mix_stock": Case(lambda f: mx.mix_stock, lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat},
+        "vehicle.mixers.mix_stock": Case(lambda f: mx.mix_stock, lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat},
                                  ("u", "T_hat")),
-        "mixers.motor_pwm_from_rc": Case(lambda f: mx.motor_pwm_from_rc,
+        "vehicle.mixers.motor_pwm_from_rc": Case(lambda f: mx.motor_pwm_from_rc,
                                          lambda f: {"channel_pwm": [1500, 1500, 1500, 1600, 1500, 1500],
                                                     "rc_map": f.rc_map, "mixer": f.mixer(), "pwm_min_us": 1100,
                                                     "pwm_max_us": 1900},
                                          ("pwm_min_us", "pwm_max_us"),
                                          note="channel_pwm: whole-microsecond PWMs from the wire (u_from_pwm)"),
-        "mixers.Mixer": Case(lambda f: mx.Mixer,
+        "vehicle.mixers.Mixer": Case(lambda f: mx.Mixer,
                              lambda f: {"kind": "stock", "allocator": f.setup.allocator,
                                         "table": f.table(), "T_hat": f.setup.T_hat, "frame_config": 1,
                                         "fv_coupling_k": 1.0},
                              ("T_hat", "fv_coupling_k"), shape_free=("T_hat",), note="T_hat: one column per thruster"),
-        "mixers.Mixer.normalized": Case(lambda f: f.mixer().normalized, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
-        "mixers.Mixer.pwm": Case(lambda f: f.mixer().pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
-        "mixers.Mixer.motor_pwm": Case(lambda f: f.mixer().motor_pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
-        "mixers.ardusub_thrust_to_pwm": Case(lambda f: mx.ardusub_thrust_to_pwm,
+        "vehicle.mixers.Mixer.normalized": Case(lambda f: f.mixer().normalized, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
+        "vehicle.mixers.Mixer.pwm": Case(lambda f: f.mixer().pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
+        "vehicle.mixers.Mixer.motor_pwm": Case(lambda f: f.mixer().motor_pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
+        "vehicle.mixers.ardusub_thrust_to_pwm": Case(lambda f: mx.ardusub_thrust_to_pwm,
                                              lambda f: {"m_star": np.full(8, 0.1), "half_range_us": 400.0},
                                              ("m_star", "half_range_us"), shape_free=("m_star",),
                                              note="m_star: any shape (one value per motor)"),
         # rc
-        "rc.load_rc_map": Case(lambda f: rc.load_rc_map, lambda f: {}, note="reads params/ (file errors tested in test_params)"),
-        "rc.RCMap": Case(lambda f: rc.RCMap, lambda f: {"channels": (5, 6, 3, 2, 1, 4), "signs": np.ones(6)},
+        "vehicle.rc.load_rc_map": Case(lambda f: rc.load_rc_map, lambda f: {}, note="reads params/ (file errors tested in test_params)"),
+        "vehicle.rc.RCMap": Case(lambda f: rc.RCMap, lambda f: {"channels": (5, 6, 3, 2, 1, 4), "signs": np.ones(6)},
                          note="built by load_rc_map, which validates the file"),
-        "rc.RCMap.pwm_from_u": Case(lambda f: f.rc_map.pwm_from_u, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
-        "rc.RCMap.channel_array_from_u": Case(lambda f: f.rc_map.channel_array_from_u,
+        "vehicle.rc.RCMap.pwm_from_u": Case(lambda f: f.rc_map.pwm_from_u, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
+        "vehicle.rc.RCMap.channel_array_from_u": Case(lambda f: f.rc_map.channel_array_from_u,
                                               lambda f: {"u": np.full(6, 0.1)}, ("u",)),
-        "rc.RCMap.u_from_pwm": Case(lambda f: f.rc_map.u_from_pwm, lambda f: {"channel_pwm": [1500] * 8},
+        "vehicle.rc.RCMap.u_from_pwm": Case(lambda f: f.rc_map.u_from_pwm, lambda f: {"channel_pwm": [1500] * 8},
                                     note="integer PWMs from the wire; 0 / 65535 / missing read as neutral"),
         # delay
-        "delay.DelayLine": Case(lambda f: d.DelayLine, lambda f: {"delay_s": 0.1}, ("delay_s",)),
-        "delay.DelayLine.clear": Case(lambda f: d.DelayLine(0.1).clear, lambda f: {}),
-        "delay.DelayLine.push": Case(lambda f: d.DelayLine(0.1).push, lambda f: {"t_s": 1.0, "value": "any"},
+        "sim.delay.DelayLine": Case(lambda f: d.DelayLine, lambda f: {"delay_s": 0.1}, ("delay_s",)),
+        "sim.delay.DelayLine.clear": Case(lambda f: d.DelayLine(0.1).clear, lambda f: {}),
+        "sim.delay.DelayLine.push": Case(lambda f: d.DelayLine(0.1).push, lambda f: {"t_s": 1.0, "value": "any"},
                                      ("t_s",)),
-        "delay.DelayLine.get": Case(lambda f: d.DelayLine(0.1).get, lambda f: {"t_s": 1.0}, ("t_s",)),
-        "delay.DelayLine.pop_due": Case(lambda f: d.DelayLine(0.1).pop_due, lambda f: {"t_s": 1.0}, ("t_s",)),
-        "delay.DelayLine.next_due_s": Case(lambda f: d.DelayLine(0.1).next_due_s, lambda f: {}),
+        "sim.delay.DelayLine.get": Case(lambda f: d.DelayLine(0.1).get, lambda f: {"t_s": 1.0}, ("t_s",)),
+        "sim.delay.DelayLine.pop_due": Case(lambda f: d.DelayLine(0.1).pop_due, lambda f: {"t_s": 1.0}, ("t_s",)),
+        "sim.delay.DelayLine.next_due_s": Case(lambda f: d.DelayLine(0.1).next_due_s, lambda f: {}),
         # thrust_table
-        "thrust_table.read_t200_csv": Case(lambda f: tt.read_t200_csv,
+        "vehicle.thrust_table.read_t200_csv": Case(lambda f: tt.read_t200_csv,
                                            lambda f: {"path": paths.params_path("t200_16V.csv")},
                                            note="reads a file (malformed files tested in test_thrust_table)"),
-        "thrust_table.ThrustTable": Case(lambda f: tt.ThrustTable,
+        "vehicle.thrust_table.ThrustTable": Case(lambda f: tt.ThrustTable,
                                          lambda f: {"pwm_us": [1100, 1500, 1900], "force_n": [-30.0, 0.0, 40.0]},
                                          ("pwm_us", "force_n")),
-        "thrust_table.ThrustTable.from_csv": Case(lambda f: tt.ThrustTable.from_csv,
+        "vehicle.thrust_table.ThrustTable.from_csv": Case(lambda f: tt.ThrustTable.from_csv,
                                                   lambda f: {"path": paths.params_path("t200_16V.csv")},
                                                   note="reads a file"),
-        "thrust_table.ThrustTable.from_params": Case(lambda f: None, None, note="reads parameters (test_params)"),
-        "thrust_table.ThrustTable.force_from_pwm": Case(lambda f: f.table().force_from_pwm,
+        "vehicle.thrust_table.ThrustTable.from_params": Case(lambda f: None, None, note="reads parameters (test_params)"),
+        "vehicle.thrust_table.ThrustTable.force_from_pwm": Case(lambda f: f.table().force_from_pwm,
                                                         lambda f: {"pwm_us": np.full(8, 1600.0)}, ("pwm_us",),
                                                         shape_free=("pwm_us",)),
-        "thrust_table.ThrustTable.force_at": Case(lambda f: f.table().force_at, lambda f: {"pwm_us": 1600.0},
+        "vehicle.thrust_table.ThrustTable.force_at": Case(lambda f: f.table().force_at, lambda f: {"pwm_us": 1600.0},
                                                   ("pwm_us",)),
-        "thrust_table.ThrustTable.pwm_from_force": Case(lambda f: f.table().pwm_from_force,
+        "vehicle.thrust_table.ThrustTable.pwm_from_force": Case(lambda f: f.table().pwm_from_force,
                                                         lambda f: {"force_n": np.full(8, 5.0)}, ("force_n",),
                                                         shape_free=("force_n",)),
-        "thrust_table.ThrustTable.normalized_from_force": Case(lambda f: f.table().normalized_from_force,
+        "vehicle.thrust_table.ThrustTable.normalized_from_force": Case(lambda f: f.table().normalized_from_force,
                                                                lambda f: {"force_n": np.full(8, 5.0)}, ("force_n",),
                                                                shape_free=("force_n",)),
-        "thrust_table.ThrustTable.pwm_from_normalized": Case(lambda f: f.table().pwm_from_normalized,
+        "vehicle.thrust_table.ThrustTable.pwm_from_normalized": Case(lambda f: f.table().pwm_from_normalized,
                                                              lambda f: {"m_star": np.full(8, 0.1)}, ("m_star",),
                                                              shape_free=("m_star",)),
     }

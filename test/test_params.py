@@ -8,8 +8,8 @@ import yaml
 
 from brov2_hybrid import params, paths
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.rc import load_rc_map
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle.rc import load_rc_map
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 HEAVY = ("vehicles", "bluerov2_heavy.yaml")
 

@@ -1,4 +1,4 @@
-"""brov2_hybrid.pilot_input: stick shaping, rate integration, deadman, buttons, takeover,
+"""brov2_hybrid.dive.pilot_input: stick shaping, rate integration, deadman, buttons, takeover,
 headset frames, the control law's takeover and the /dev/input/js event parser."""
 import math
 import struct
@@ -8,12 +8,12 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.errors import Brov2Error, InputDataError, ParameterError
-from brov2_hybrid.kinematics import quaternion_from_euler
-from brov2_hybrid.pilot_input import (
+from brov2_hybrid.physics.kinematics import quaternion_from_euler
+from brov2_hybrid.dive.pilot_input import (
     JS_EVENT_AXIS, JS_EVENT_BUTTON, JS_EVENT_INIT, JsState, PilotInput, PilotTakeover,
     load_joystick_settings, shape,
 )
-from brov2_hybrid.autopilot_safety import MODE_ACTIVE, MODE_NO_INPUT, TickResult
+from brov2_hybrid.node_logic.autopilot_safety import MODE_ACTIVE, MODE_NO_INPUT, TickResult
 
 S = load_joystick_settings()
 N_AXES, N_BUTTONS = 8, 11
@@ -276,7 +276,7 @@ def test_replace_keeps_settings_validation_free():
 
 # --------------------------------------------------------------------------- log column
 def test_log_pilot_axes_column_and_older_logs(tmp_path):
-    from brov2_hybrid.logfile import LOG_COLUMNS, LogWriter, read_log
+    from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, LogWriter, read_log
     w = LogWriter(str(tmp_path / "new.csv"))
     row = {c: 0.0 for c in LOG_COLUMNS}
     row.update(mode="ACTIVE", pilot_axes=5)            # roll + yaw in pilot hands

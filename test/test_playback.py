@@ -1,4 +1,4 @@
-"""Dive playback (brov2_hybrid.playback): rows released when due, looping, the dive
+"""Dive playback (brov2_hybrid.dive.playback): rows released when due, looping, the dive
 source (CSV or bag), and recorded desired states checked as dive rows. Bag files
 themselves: test_bag_input.py."""
 import math
@@ -7,8 +7,8 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from brov2_hybrid import playback
-from brov2_hybrid.dive_csv import Dive, write_dive_csv
+from brov2_hybrid.dive import playback
+from brov2_hybrid.dive.dive_csv import Dive, write_dive_csv
 from brov2_hybrid.errors import Brov2Error, InputDataError
 
 

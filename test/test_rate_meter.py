@@ -1,7 +1,7 @@
-"""Message rate from stamps (brov2_hybrid.rate_meter)."""
+"""Message rate from stamps (brov2_hybrid.node_logic.rate_meter)."""
 import pytest
 
-from brov2_hybrid.rate_meter import RateMeter
+from brov2_hybrid.node_logic.rate_meter import RateMeter
 
 
 def test_rate_meter_measures_stamps_and_decays():

@@ -13,9 +13,9 @@ import os
 import numpy as np
 import pytest
 
-from brov2_hybrid import mavlink_signing
+from brov2_hybrid.link import mavlink_signing
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.mixers import STOCK, motor_pwm_from_rc
+from brov2_hybrid.vehicle.mixers import STOCK, motor_pwm_from_rc
 from brov2_hybrid.sim.config import load_firmware_config, load_initial_state, load_sim_options
 from brov2_hybrid.sim.joystick import joystick_gain, manual_control_channels
 from brov2_hybrid.sim.json_physics import initial_eta
@@ -135,7 +135,7 @@ def mixing_mismatches(flight, setup, seed):
 
 
 def test_manual_mixing_equals_our_algorithm_1_exactly(flight, setup):
-    """Motor outputs of real ArduSub == brov2_hybrid.mixers (stock, truncated), every motor, every vector."""
+    """Motor outputs of real ArduSub == brov2_hybrid.vehicle.mixers (stock, truncated), every motor, every vector."""
     mismatches = mixing_mismatches(flight, setup, 14)
     assert not mismatches, "ArduSub vs our Algorithm 1 (rc, ArduSub, ours): %s" % mismatches[:5]
 
@@ -143,7 +143,7 @@ def test_manual_mixing_equals_our_algorithm_1_exactly(flight, setup):
 def test_six_thruster_vectored_frame_mixing_equals_ours():
     """FRAME_CONFIG 1 (the 6-thruster BlueROV2): ArduSub sums per motor and limits motors 1-4's
     forward command while heaving (output_armed_stabilizing_vectored); ours must agree exactly."""
-    from brov2_hybrid.vehicle import load_vehicle
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     setup = load_vehicle("bluerov2")
     f = armed_flight(setup)
     try:

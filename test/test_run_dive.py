@@ -12,7 +12,7 @@ import subprocess
 
 import pytest
 
-from brov2_hybrid import mission as ms
+from brov2_hybrid.node_logic import mission as ms
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = pytest.mark.skipif(shutil.which("roslaunch") is None,

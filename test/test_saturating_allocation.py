@@ -1,4 +1,4 @@
-"""The saturation-aware allocator (brov2_hybrid.saturating_allocation) against independent expectations.
+"""The saturation-aware allocator (brov2_hybrid.vehicle.saturating_allocation) against independent expectations.
 
 Expectations come from the thruster geometry (hand-derived maxima of pure manoeuvres),
 the thrust table's end points (the limits), T @ forces (what is delivered) and a brute-
@@ -12,9 +12,9 @@ import numpy as np
 import pytest
 from scipy.linalg import null_space
 
-from brov2_hybrid import allocation
-from brov2_hybrid.saturating_allocation import SaturatingAllocator, least_distance
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle import allocation
+from brov2_hybrid.vehicle.saturating_allocation import SaturatingAllocator, least_distance
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 ANGULAR = [3, 4, 5]
 LINEAR = [0, 1, 2]

@@ -4,8 +4,8 @@ import dataclasses
 import numpy as np
 import pytest
 
-from brov2_hybrid.ardusub import CHAN_NOCHANGE, CHAN_RELEASE, MANUAL, MODES
-from brov2_hybrid.rc import load_rc_map
+from brov2_hybrid.link.ardusub import CHAN_NOCHANGE, CHAN_RELEASE, MANUAL, MODES
+from brov2_hybrid.vehicle.rc import load_rc_map
 from brov2_hybrid.sim.config import load_firmware_config
 from brov2_hybrid.sim.firmware import Firmware
 

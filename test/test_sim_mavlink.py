@@ -21,12 +21,12 @@ import pytest
 os.environ["MAVLINK20"] = "1"
 from pymavlink import mavutil  # noqa: E402
 
-from brov2_hybrid import bridge_core as bc  # noqa: E402
-from brov2_hybrid.rc import load_rc_map  # noqa: E402
+from brov2_hybrid.link import bridge_core as bc  # noqa: E402
+from brov2_hybrid.vehicle.rc import load_rc_map  # noqa: E402
 from brov2_hybrid.sim.config import load_link_config  # noqa: E402
 from brov2_hybrid.sim.simulator import Simulator  # noqa: E402
 from brov2_hybrid.sim.config import load_sim_options  # noqa: E402
-from brov2_hybrid.vehicle import load_vehicle  # noqa: E402
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle  # noqa: E402
 
 mavutil.set_dialect("ardupilotmega")
 mavlink = mavutil.mavlink

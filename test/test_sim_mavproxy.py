@@ -12,7 +12,7 @@ import time
 import numpy as np
 import pytest
 
-from brov2_hybrid.rc import load_rc_map
+from brov2_hybrid.vehicle.rc import load_rc_map
 from brov2_hybrid.sim.config import load_link_config
 from brov2_hybrid.sim.firmware import MANUAL
 from brov2_hybrid.sim.simulator import Simulator

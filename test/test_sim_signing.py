@@ -14,7 +14,7 @@ import pytest
 os.environ["MAVLINK20"] = "1"
 from pymavlink import mavutil  # noqa: E402
 
-from brov2_hybrid import mavlink_signing as ms  # noqa: E402
+from brov2_hybrid.link import mavlink_signing as ms  # noqa: E402
 from brov2_hybrid.sim.config import load_link_config  # noqa: E402
 from brov2_hybrid.sim.simulator import Simulator  # noqa: E402
 from test_sim_mavlink import SPEEDUP, YAW_RIGHT, Gcs, expected_servos, servos  # noqa: E402

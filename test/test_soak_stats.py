@@ -1,8 +1,8 @@
-"""Soak statistics (brov2_hybrid.soak_stats) against hand-made series."""
+"""Soak statistics (brov2_hybrid.node_logic.soak_stats) against hand-made series."""
 import numpy as np
 import pytest
 
-from brov2_hybrid import soak_stats
+from brov2_hybrid.node_logic import soak_stats
 from brov2_hybrid.errors import Brov2Error
 
 

@@ -4,7 +4,7 @@ import pytest
 
 from brov2_hybrid import paths
 from brov2_hybrid.errors import Brov2Error, InputDataError
-from brov2_hybrid.thrust_table import KGF_TO_N, ThrustTable, read_t200_csv
+from brov2_hybrid.vehicle.thrust_table import KGF_TO_N, ThrustTable, read_t200_csv
 
 
 def test_paper_grid(setup):

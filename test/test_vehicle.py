@@ -1,4 +1,4 @@
-"""Vehicle files (brov2_hybrid.vehicle): the Heavy and the 6-thruster BlueROV2, passive DOFs.
+"""Vehicle files (brov2_hybrid.vehicle.vehicle_file): the Heavy and the 6-thruster BlueROV2, passive DOFs.
 
 Expectations come from the thruster geometry itself (T of a known layout, ArduSub's
 factor signs) and from invariants (T T-dagger = I over the actuated DOFs; a passive DOF
@@ -10,14 +10,15 @@ import numpy as np
 import pytest
 import yaml
 
-from brov2_hybrid import allocation, paths
+from brov2_hybrid.vehicle import allocation
+from brov2_hybrid import paths
 from brov2_hybrid.analysis.closed_loop import ClosedLoop, step_dive
 from brov2_hybrid.analysis.settings import LoopSettings
-from brov2_hybrid.control import HybridController
+from brov2_hybrid.control.law import HybridController
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.mixers import KINDS
+from brov2_hybrid.vehicle.mixers import KINDS
 from brov2_hybrid.params import available_vehicles, load_controller_params
-from brov2_hybrid.vehicle import DOF_NAMES, load_vehicle
+from brov2_hybrid.vehicle.vehicle_file import DOF_NAMES, load_vehicle
 
 PITCH = DOF_NAMES.index("pitch")
 

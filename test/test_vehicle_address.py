@@ -6,7 +6,7 @@ import time
 import pytest
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.vehicle_address import (
+from brov2_hybrid.link.vehicle_address import (
     VehicleUnreachable,
     describe_wait,
     parse_mavros_url,

@@ -9,7 +9,7 @@ from scipy import integrate, signal
 
 from brov2_hybrid.sim import config as sim_config, dynamics
 from brov2_hybrid.errors import Brov2Error, ParameterError
-from brov2_hybrid.kinematics import J1, wrap_angle
+from brov2_hybrid.physics.kinematics import J1, wrap_angle
 from brov2_hybrid.sim.config import SimOptions, load_sim_options
 from brov2_hybrid.sim.dynamics import rhs
 from brov2_hybrid.sim.vehicle_model import VehicleModel
@@ -381,10 +381,10 @@ def test_vehicle_model_steps_the_same_compiled_or_not(setup):
 def test_simulator_hydrostatics_equal_the_control_laws(attitude_deg):
     """One restoring wrench: the simulator's equations of motion at rest, submerged, with no thrust
     give (M + M_A) nu_dot = hydrostatics.restoring_wrench (the one the feed-forward cancels)."""
-    from brov2_hybrid.hydrostatics import restoring_wrench
+    from brov2_hybrid.physics.hydrostatics import restoring_wrench
     from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.sim.dynamics import body_acceleration, model_params
-    from brov2_hybrid.vehicle import load_vehicle
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     setup = load_vehicle()
     p = model_params(setup, load_sim_options())
     eta = np.concatenate([[0.0, 0.0, 10.0], np.radians(attitude_deg)])   # deep: no surface law

@@ -3,7 +3,7 @@ statistics the benchmarks print.
 
 ``python -m brov2_hybrid.bench [--ticks N]``: the control tick's cost and each output
 stage's cost per command, the stock search against the search as first written
-(:func:`~brov2_hybrid.firmware_output.reference_stock_compensation`) in the same run
+(:func:`~brov2_hybrid.vehicle.firmware_output.reference_stock_compensation`) in the same run
 (goal, issue 16: <= 150 us per stock-compensated command), and each registered allocator's
 ``forces(u)`` within and beyond the thrust table (issue 15). The layers above
 time themselves (``brov2_hybrid.sim.bench``, ``brov2_hybrid.analysis.bench``);
@@ -15,9 +15,9 @@ import time
 
 import numpy as np
 
-from brov2_hybrid.control import HybridController, normalize
-from brov2_hybrid.mixers import QUANTITATIVE
-from brov2_hybrid.vehicle import add_vehicle_argument, load_vehicle
+from brov2_hybrid.control.law import HybridController, normalize
+from brov2_hybrid.vehicle.mixers import QUANTITATIVE
+from brov2_hybrid.vehicle.vehicle_file import add_vehicle_argument, load_vehicle
 from brov2_hybrid.params import load_controller_params
 
 
@@ -62,7 +62,7 @@ def output_stage_times(n_commands=1000, seed=0, vehicle=None):
     search as first written, timed in turn on each command), and 'same' (how many
     commands got the same channels from both).
     """
-    from brov2_hybrid.firmware_output import output_stage, reference_stock_compensation
+    from brov2_hybrid.vehicle.firmware_output import output_stage, reference_stock_compensation
     setup = load_vehicle(vehicle)
     quantitative = output_stage(QUANTITATIVE, setup, setup.rc_map)
     stock = output_stage("stock", setup, setup.rc_map)
@@ -106,7 +106,7 @@ def allocator_times(n_commands=1000, seed=0, vehicle=None):
     and half uniform in [-1, 1]^6 (most exceed a thruster limit), interleaved. Returns
     {allocator name: {'small': times, 'full': times}}.
     """
-    from brov2_hybrid.allocation import ALLOCATORS, make_allocator
+    from brov2_hybrid.vehicle.allocation import ALLOCATORS, make_allocator
     setup = load_vehicle(vehicle)
     allocators = {name: make_allocator(name, setup) for name in sorted(ALLOCATORS)}
     rng = np.random.default_rng(seed)

@@ -3,7 +3,7 @@
 Loading checks every key: a missing key, a wrong-sized list or a non-physical value
 raises :class:`~brov2_hybrid.errors.ParameterError` naming the file and the key
 (``file:section.key``). Units are in the key names; frames are body FRD / inertial NED.
-Vehicle files (``params/vehicles/*.yaml``) are read by :mod:`brov2_hybrid.vehicle`.
+Vehicle files (``params/vehicles/*.yaml``) are read by :mod:`brov2_hybrid.vehicle.vehicle_file`.
 """
 import math
 import os
@@ -142,7 +142,7 @@ class ControllerParams:
     closed_loop_enabled: tuple
     linear_scale: float
     source: str = ""
-    # Optional integral action and drag feed-forward (off = the paper's PD law; see control.py).
+    # Optional integral action and drag feed-forward (off = the paper's PD law; see control/law.py).
     integral_enabled: bool = False
     integral_ratio: float = 0.3
     integral_band_rad: float = 0.035

@@ -22,10 +22,10 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from brov2_hybrid import paths
-from brov2_hybrid.dive_csv import Dive
+from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.kinematics import wrap_angle
-from brov2_hybrid.logfile import PWM_COLUMNS, U_COLUMNS
+from brov2_hybrid.physics.kinematics import wrap_angle
+from brov2_hybrid.node_logic.logfile import PWM_COLUMNS, U_COLUMNS
 from brov2_hybrid.params import Section, load_yaml, vehicle_file
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.context import AXES, write_csv
@@ -54,8 +54,8 @@ class AllocatorSettings:
 
 def load_allocator_settings(path=None):
     """Read section ``allocators`` of ``params/analysis.yaml`` (or ``path``)."""
-    from brov2_hybrid.allocation import ALLOCATORS
-    from brov2_hybrid.mixers import KINDS
+    from brov2_hybrid.vehicle.allocation import ALLOCATORS
+    from brov2_hybrid.vehicle.mixers import KINDS
     path = path or paths.params_path("analysis.yaml")
     s = Section(load_yaml(path), path, SECTION)
 

@@ -30,11 +30,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brov2_hybrid import ardusub
-from brov2_hybrid.dive_csv import Dive, load_dive_csv
+from brov2_hybrid.link import ardusub
+from brov2_hybrid.dive.dive_csv import Dive, load_dive_csv
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.kinematics import wrap_angle
-from brov2_hybrid.mixers import STOCK
+from brov2_hybrid.physics.kinematics import wrap_angle
+from brov2_hybrid.vehicle.mixers import STOCK
 from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid import paths
 from brov2_hybrid.analysis import metrics, plots

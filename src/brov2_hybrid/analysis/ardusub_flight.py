@@ -8,7 +8,7 @@ pilot does: modes, arming (retried while ArduSub's PreArm checks refuse), RC ove
 SET_ATTITUDE_TARGET and parameters.
 
 :func:`fly` runs one dive against a pilot, ticking on every ATTITUDE message (ArduSub's
-estimate, vehicle time), and returns a log in :data:`brov2_hybrid.logfile.LOG_COLUMNS`
+estimate, vehicle time), and returns a log in :data:`brov2_hybrid.node_logic.logfile.LOG_COLUMNS`
 plus the true attitude from the physics. Pilots:
 
 * :class:`HybridPilot` - the hybrid autopilot in MANUAL: the same HybridController,
@@ -32,11 +32,11 @@ import time
 
 import numpy as np
 
-from brov2_hybrid import ardusub
-from brov2_hybrid.control import normalize
+from brov2_hybrid.link import ardusub
+from brov2_hybrid.control.law import normalize
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.kinematics import euler_from_quaternion, quaternion_from_euler
-from brov2_hybrid.logfile import NUMERIC_COLUMNS
+from brov2_hybrid.physics.kinematics import euler_from_quaternion, quaternion_from_euler
+from brov2_hybrid.node_logic.logfile import NUMERIC_COLUMNS
 
 LOG = logging.getLogger(__name__)
 

@@ -21,9 +21,9 @@ import time
 from dataclasses import replace
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.mixers import KINDS as MIXER_KINDS
+from brov2_hybrid.vehicle.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.sim.config import MODELS
-from brov2_hybrid.vehicle import add_vehicle_argument
+from brov2_hybrid.vehicle.vehicle_file import add_vehicle_argument
 from brov2_hybrid.analysis import report
 from brov2_hybrid.analysis.bode_experiment import bode_experiment
 from brov2_hybrid.analysis.console_summary import console_lines

@@ -4,20 +4,20 @@ One control tick (default 50 Hz) does what the nodes do, with the same core obje
 
     dive rows -> HybridController.update_desired (each new row, its own time stamp)
     latest attitude telemetry -> HybridController.compute -> u
-    u -> output stage (brov2_hybrid.firmware_output, as thruster_allocation) -> RC channel
+    u -> output stage (brov2_hybrid.vehicle.firmware_output, as thruster_allocation) -> RC channel
       PWMs (integers) -> u as ArduSub reads it
       -> Vehicle.mixer(kind).pwm (Algorithm 2 default, stock Algorithm 1 option)
       -> motor PWMs (integers, as ArduSub outputs them) -> VehicleModel.set_motor_pwm
 
 and the vehicle model integrates its own fixed steps (1/400 s) between events.
 
-Loop latency (docs/DESIGN.md section 8) is modelled with two :class:`~brov2_hybrid.delay.DelayLine`:
+Loop latency (docs/DESIGN.md section 8) is modelled with two :class:`~brov2_hybrid.sim.delay.DelayLine`:
 attitude telemetry is sampled at ``telemetry_rate_hz`` and reaches the control law
 ``telemetry_delay_s`` later; a motor command reaches the motors ``command_delay_s``
 after its tick. Delays are rounded to whole physics steps.
 
-Each tick writes one row of :data:`brov2_hybrid.logfile.LOG_COLUMNS` (returned as
-arrays, optionally written as a CSV with :class:`~brov2_hybrid.logfile.LogWriter`).
+Each tick writes one row of :data:`brov2_hybrid.node_logic.logfile.LOG_COLUMNS` (returned as
+arrays, optionally written as a CSV with :class:`~brov2_hybrid.node_logic.logfile.LogWriter`).
 The attitude and rates in a row are the vehicle's true state at the tick (what the
 response really was); the control law saw the delayed telemetry. Angles rad, NED/FRD.
 """
@@ -28,14 +28,14 @@ from dataclasses import replace
 
 import numpy as np
 
-from brov2_hybrid.control import HybridController, normalize
-from brov2_hybrid.dive_csv import Dive
+from brov2_hybrid.control.law import HybridController, normalize
+from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.firmware_output import output_stage
-from brov2_hybrid.logfile import (ATTITUDE_COLUMNS, DESIRED_COLUMNS, LINEAR_CMD_COLUMNS, LOG_COLUMNS, NUMERIC_COLUMNS,
+from brov2_hybrid.vehicle.firmware_output import output_stage
+from brov2_hybrid.node_logic.logfile import (ATTITUDE_COLUMNS, DESIRED_COLUMNS, LINEAR_CMD_COLUMNS, LOG_COLUMNS, NUMERIC_COLUMNS,
                                   PWM_COLUMNS, RATE_COLUMNS, RC_COLUMNS, TAU_COLUMNS, U_COLUMNS, LogWriter)
-from brov2_hybrid.mixers import motor_pwm_from_rc
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.analysis.settings import load_analysis_settings
 
@@ -57,14 +57,14 @@ def _vehicle_model_module():
 
 
 def _delay_module():
-    from brov2_hybrid import delay
+    from brov2_hybrid.sim import delay
     return delay
 
 
 class LoopResult(object):
     """Per-tick log of one run: ``log`` is a dict of arrays keyed like :data:`LOG_COLUMNS`.
 
-    Same layout as :func:`brov2_hybrid.logfile.read_log`, so every metric works on a
+    Same layout as :func:`brov2_hybrid.node_logic.logfile.read_log`, so every metric works on a
     ROS log and an in-process run alike. ``settings`` is the :class:`LoopSettings` used,
     ``wall_s`` the computing time of the run.
     """
@@ -92,12 +92,12 @@ class ClosedLoop(object):
     ----------
     settings : LoopSettings, optional
         Rates, latency, mixer and model (default: ``params/analysis.yaml`` values).
-    setup : brov2_hybrid.vehicle.Vehicle, optional
+    setup : brov2_hybrid.vehicle.vehicle_file.Vehicle, optional
     controller_params : brov2_hybrid.params.ControllerParams, optional
     sim_options : brov2_hybrid.sim.config.SimOptions, optional
         Simulator options (default: ``load_sim_options()``); ``settings.model`` wins
         over ``sim_options.model``.
-    plant_setup : brov2_hybrid.vehicle.Vehicle, optional
+    plant_setup : brov2_hybrid.vehicle.vehicle_file.Vehicle, optional
         The vehicle the simulator flies when it differs from the one the controller
         is tuned for (model mismatch; default: ``setup``).
     """
@@ -141,7 +141,7 @@ class ClosedLoop(object):
 
     def run(self, dive, duration_s=None, omega_d_rad_s=None, log_path=None, initial_eta=None, kappa=None,
             controller_options=None, reference=False):
-        """Fly ``dive`` (a :class:`~brov2_hybrid.dive_csv.Dive`) and return a :class:`LoopResult`.
+        """Fly ``dive`` (a :class:`~brov2_hybrid.dive.dive_csv.Dive`) and return a :class:`LoopResult`.
 
         Parameters
         ----------
@@ -159,12 +159,12 @@ class ClosedLoop(object):
             Fly the tick loop as first written (:func:`_reference_ticks`), the vehicle
             model's Python stepper (not its numba-compiled twin) and, on stock firmware,
             the stock search as first written
-            (:func:`~brov2_hybrid.firmware_output.reference_stock_compensation`): the
+            (:func:`~brov2_hybrid.vehicle.firmware_output.reference_stock_compensation`): the
             baseline that tests and ``make bench`` compare the loop with (same rows).
         """
         wall0 = time.perf_counter()
         if not isinstance(dive, Dive):
-            raise Brov2Error("dive: expected a brov2_hybrid.dive_csv.Dive, got %r" % type(dive).__name__)
+            raise Brov2Error("dive: expected a brov2_hybrid.dive.dive_csv.Dive, got %r" % type(dive).__name__)
         duration = dive.duration_s if duration_s is None else float(duration_s)
         if duration <= 0.0:
             raise Brov2Error("duration_s: expected > 0, got %r" % duration)
@@ -264,7 +264,7 @@ def _reference_ticks(loop, dive, controller, rows):
     Same events and rows as :meth:`ClosedLoop._ticks`, with per-column writes and, on
     stock firmware, the stock search as first written.
     """
-    from brov2_hybrid.firmware_output import StockCompensatedOutput, reference_stock_compensation
+    from brov2_hybrid.vehicle.firmware_output import StockCompensatedOutput, reference_stock_compensation
     delay = _delay_module()
     telemetry = delay.DelayLine(loop.telemetry_delay_steps * loop.dt_s)
     commands = delay.DelayLine(loop.command_delay_steps * loop.dt_s)
@@ -407,8 +407,8 @@ def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loo
     step_time_s, step_rad, duration_s, latency (the in-process loop's), log_path, input.
     """
     from brov2_hybrid.analysis import metrics
-    from brov2_hybrid.dive_csv import load_dive_csv
-    from brov2_hybrid.logfile import read_log
+    from brov2_hybrid.dive.dive_csv import load_dive_csv
+    from brov2_hybrid.node_logic.logfile import read_log
     log = read_log(log_csv_path)
     # Rows logged while the autopilot had no input or attitude carry NaN angles: skip them.
     finite = np.isfinite(log["yaw_d_rad"]) & np.isfinite(log["yaw_rad"])

@@ -13,7 +13,7 @@ import os
 
 import numpy as np
 
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.analysis import lti
 from brov2_hybrid.analysis.runner import Runner

@@ -9,7 +9,7 @@ import os
 import numpy as np
 
 from brov2_hybrid import paths
-from brov2_hybrid.dive_csv import load_dive_csv
+from brov2_hybrid.dive.dive_csv import load_dive_csv
 from brov2_hybrid.analysis import plots
 from brov2_hybrid.analysis.context import AXES, LINEAR, write_csv
 from brov2_hybrid.analysis.jobs import DiveJob, run_dive_job

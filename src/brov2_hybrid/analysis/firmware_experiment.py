@@ -1,7 +1,7 @@
 """Stock ArduSub (Algorithm 1) vs the paper's firmware (Algorithm 2), issue 8.
 
 :func:`torque_fidelity`: requested vs delivered wrench of each output stage
-(:mod:`brov2_hybrid.firmware_output`); :func:`firmware_experiment`: that table, then the
+(:mod:`brov2_hybrid.vehicle.firmware_output`); :func:`firmware_experiment`: that table, then the
 yaw step sweep and the bundled dive per case of :data:`FIRMWARE_CASES`, compared with
 the quantitative firmware.
 """
@@ -12,8 +12,8 @@ from dataclasses import replace
 import numpy as np
 
 from brov2_hybrid import paths
-from brov2_hybrid.kinematics import wrap_angle
-from brov2_hybrid.mixers import QUANTITATIVE, STOCK
+from brov2_hybrid.physics.kinematics import wrap_angle
+from brov2_hybrid.vehicle.mixers import QUANTITATIVE, STOCK
 from brov2_hybrid.analysis import metrics, plots
 from brov2_hybrid.analysis.context import AXES, write_csv
 from brov2_hybrid.analysis.jobs import DiveJob, run_dive_job, step_sweep
@@ -34,7 +34,7 @@ def torque_fidelity(setup, rc_map, amplitudes, n_random, seed):
     |tau_achieved - tau_requested| / tau_max) and the 12 single-DOF commands +-a e_j
     (delivered fraction tau_achieved_j / tau_requested_j). Returns a list of row dicts.
     """
-    from brov2_hybrid.firmware_output import output_stage
+    from brov2_hybrid.vehicle.firmware_output import output_stage
     rows = []
     for label, _, stage_name in FIRMWARE_CASES:
         stage = output_stage(stage_name, setup, rc_map)

@@ -20,8 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 from scipy import signal as sps
 
-from brov2_hybrid.dive_csv import Dive
-from brov2_hybrid.kinematics import wrap_angle
+from brov2_hybrid.dive.dive_csv import Dive
+from brov2_hybrid.physics.kinematics import wrap_angle
 from brov2_hybrid.analysis import lti
 from brov2_hybrid.analysis.context import AXES, LINEAR
 

@@ -8,7 +8,7 @@ Each worker process builds its :class:`ClosedLoop` once per loop setting
 """
 from dataclasses import dataclass, replace
 
-from brov2_hybrid.dive_csv import load_dive_csv
+from brov2_hybrid.dive.dive_csv import load_dive_csv
 from brov2_hybrid.params import DEFAULT_VEHICLE
 from brov2_hybrid.analysis import metrics, sysid
 from brov2_hybrid.analysis.closed_loop import ClosedLoop, sine_dive, step_dive
@@ -104,7 +104,7 @@ class SysidJob:
 def run_sysid_job(job):
     """One open-loop constant-yaw-torque run in the vehicle model."""
     from brov2_hybrid.sim.config import load_sim_options
-    from brov2_hybrid.vehicle import load_vehicle
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     options = replace(load_sim_options(), model=job.model)
     return sysid.simulate_runs([job.torque_nm], job.duration_s, job.sample_period_s, setup=load_vehicle(job.vehicle),
                                sim_options=options, mixer_kind=job.mixer)[0]

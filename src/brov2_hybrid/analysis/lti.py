@@ -1,7 +1,7 @@
 """LTI predictions of the closed loop, Eq. 22 (Sec. 5.2, App. C Eq. A19-A21).
 
 H_L(s) = (k_p + s k_d) / (s^2 (I + M_A) + s (B-check + k_d) + k_p), built by
-:func:`brov2_hybrid.gains.lti_closed_loop` from the gains the controller uses; this
+:func:`brov2_hybrid.control.gains.lti_closed_loop` from the gains the controller uses; this
 module only evaluates it with scipy.signal. Axis 2 is yaw; angles in rad, time in s,
 frequency in rad/s.
 """
@@ -9,9 +9,9 @@ import numpy as np
 from scipy import signal as sps
 
 from brov2_hybrid.analysis import metrics
-from brov2_hybrid.control import HybridController
-from brov2_hybrid.gains import lti_closed_loop
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.control.law import HybridController
+from brov2_hybrid.control.gains import lti_closed_loop
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.params import load_controller_params
 
 YAW = 2

@@ -20,7 +20,7 @@ import math
 import numpy as np
 from scipy import signal as sps
 
-from brov2_hybrid.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
+from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error
 
 #: -3 dB (Eq. A21).

@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from brov2_hybrid.gains import trim_linear_drag
+from brov2_hybrid.control.gains import trim_linear_drag
 from brov2_hybrid.analysis import lti, plots, sysid
 from brov2_hybrid.analysis.context import AXES, YAW, write_csv
 from brov2_hybrid.analysis.jobs import SysidJob, run_sysid_job

@@ -132,7 +132,7 @@ def _firmware_rows(fw):
 def firmware_section(fw):
     out = ["## Stock ArduSub vs the paper's firmware (issue 8)", "",
            "Real BlueROV2 Heavies run stock ArduSub (Algorithm 1, linear PWM), not the paper's modified "
-           "firmware (Algorithm 2, thrust table). The output stage `stock` (brov2_hybrid.firmware_output) "
+           "firmware (Algorithm 2, thrust table). The output stage `stock` (brov2_hybrid.vehicle.firmware_output) "
            "chooses the RC values for which stock Algorithm 1 outputs Algorithm 2's motor PWMs (its wrench); "
            "`stock_wrench` (\"stock to requested wrench\") aims at tau_max u itself. "
            "Torque fidelity: requested vs delivered wrench (T times the thrust-table forces of the motor PWMs); "

@@ -21,7 +21,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from brov2_hybrid.kinematics import wrap_angle
+from brov2_hybrid.physics.kinematics import wrap_angle
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.closed_loop import ClosedLoop, step_dive
 from brov2_hybrid.analysis.context import AXES
@@ -99,7 +99,7 @@ class RobustJob:
 def run_robust_job(job):
     """One sample at one omega_d with one law: yaw-step metrics and plateau-dive IAE."""
     from brov2_hybrid.sim.config import load_sim_options
-    from brov2_hybrid.vehicle import load_vehicle
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     s, smp = job.settings, job.sample
     half = 0.5 * smp.latency_s
     loop_settings = job.loop.with_latency(LatencyCase("robustness", job.loop.telemetry_rate_hz, half, half))

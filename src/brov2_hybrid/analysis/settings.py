@@ -11,8 +11,8 @@ import numpy as np
 
 from brov2_hybrid import paths
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.firmware_output import OUTPUT_STAGES
-from brov2_hybrid.mixers import KINDS as MIXER_KINDS, QUANTITATIVE
+from brov2_hybrid.vehicle.firmware_output import OUTPUT_STAGES
+from brov2_hybrid.vehicle.mixers import KINDS as MIXER_KINDS, QUANTITATIVE
 from brov2_hybrid.params import DEFAULT_VEHICLE, Section, load_yaml
 from brov2_hybrid.sim.config import MODELS
 

@@ -19,7 +19,7 @@ reproducible bit for bit on one numpy version):
 * ``lead_in_s`` of level, zero-command hold at both ends.
 
 Output: ``time_s, roll_deg, pitch_deg, yaw_deg, surge, sway, heave`` at ``rate_hz``
-(:func:`brov2_hybrid.dive_csv.write_dive_csv`). Angles NED/FRD, heave + down.
+(:func:`brov2_hybrid.dive.dive_csv.write_dive_csv`). Angles NED/FRD, heave + down.
 """
 import argparse
 import os
@@ -29,7 +29,7 @@ import numpy as np
 from scipy import signal as sps
 
 from brov2_hybrid import paths
-from brov2_hybrid.dive_csv import Dive, write_dive_csv
+from brov2_hybrid.dive.dive_csv import Dive, write_dive_csv
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid.analysis.settings import DEFAULT_ANALYSIS_FILE
@@ -147,7 +147,7 @@ def _linear_track(t, rng, r, t_begin, t_end):
 
 
 def synthesize(recipe):
-    """Generate the dive of ``recipe``: a :class:`~brov2_hybrid.dive_csv.Dive` (rad inside)."""
+    """Generate the dive of ``recipe``: a :class:`~brov2_hybrid.dive.dive_csv.Dive` (rad inside)."""
     r = recipe
     rng = np.random.default_rng(r.seed)
     t = np.round(np.arange(0.0, r.duration_s + 0.5 / r.rate_hz, 1.0 / r.rate_hz), 9)

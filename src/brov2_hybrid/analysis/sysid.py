@@ -22,8 +22,8 @@ import numpy as np
 from scipy import integrate, optimize
 
 from brov2_hybrid.errors import Brov2Error, InputDataError
-from brov2_hybrid.logfile import read_log
-from brov2_hybrid.mixers import QUANTITATIVE
+from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.vehicle.mixers import QUANTITATIVE
 
 YAW = 5
 
@@ -188,7 +188,7 @@ def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_optio
     """Constant yaw-torque runs in the vehicle model, through the RC channel and the mixer.
 
     The yaw command goes to the motors as the firmware sends it: RC channel PWMs, then
-    :func:`brov2_hybrid.mixers.motor_pwm_from_rc` (u -> mixer -> whole-microsecond PWMs).
+    :func:`brov2_hybrid.vehicle.mixers.motor_pwm_from_rc` (u -> mixer -> whole-microsecond PWMs).
 
     The torque recorded for each run is the yaw torque the thrusters actually produce
     (T @ thruster forces, mean over the second half), which differs from the request by
@@ -196,8 +196,8 @@ def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_optio
     """
     from brov2_hybrid.sim import vehicle_model
     from brov2_hybrid.sim.config import load_sim_options
-    from brov2_hybrid.mixers import motor_pwm_from_rc
-    from brov2_hybrid.vehicle import load_vehicle
+    from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     setup = setup or load_vehicle()
     options = sim_options if sim_options is not None else load_sim_options()
     rc = setup.rc_map

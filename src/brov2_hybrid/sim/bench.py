@@ -13,8 +13,8 @@ import time
 
 import numpy as np
 
-from brov2_hybrid.ardusub import CHAN_NOCHANGE, PWM_NEUTRAL_US
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.link.ardusub import CHAN_NOCHANGE, PWM_NEUTRAL_US
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.sim.config import SimOptions
 from brov2_hybrid.sim.vehicle_model import VehicleModel
 

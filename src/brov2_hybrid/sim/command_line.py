@@ -14,7 +14,7 @@ import numpy as np
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.config import MODELS, THRUSTER_LAGS, load_sim_options
-from brov2_hybrid.vehicle import add_vehicle_argument, load_vehicle
+from brov2_hybrid.vehicle.vehicle_file import add_vehicle_argument, load_vehicle
 
 LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 

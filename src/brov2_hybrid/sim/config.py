@@ -3,7 +3,7 @@
 Sections ``physics`` and ``noise`` (:class:`SimOptions`), ``stock_model``
 (:class:`StockModelParams`), ``initial_state``, ``firmware`` (simulated ArduSub
 parameters) and ``mavlink`` (endpoint and telemetry). The vehicle itself comes from its
-vehicle file (:mod:`brov2_hybrid.vehicle`). Units are in the key names; times in seconds
+vehicle file (:mod:`brov2_hybrid.vehicle.vehicle_file`). Units are in the key names; times in seconds
 of simulated time.
 """
 import math
@@ -14,7 +14,7 @@ import numpy as np
 
 from brov2_hybrid import paths
 from brov2_hybrid.errors import Brov2Error, ParameterError, as_vector
-from brov2_hybrid.mixers import KINDS as MIXER_KINDS
+from brov2_hybrid.vehicle.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.params import Section, load_yaml
 
 DEFAULT_SIMULATOR_FILE = "simulator.yaml"

@@ -13,7 +13,7 @@ Updated model (diagonal, per DOF; App. B Eq. A6-A11):
 
 with f the thrusts from the T200 table, nu_r = nu - [R^T v_c; 0] the velocity relative
 to a constant NED current v_c, and g_hydro the weight/buoyancy wrench (the same as
-:func:`brov2_hybrid.hydrostatics.restoring_wrench`, with the buoyancy falling off at the
+:func:`brov2_hybrid.physics.hydrostatics.restoring_wrench`, with the buoyancy falling off at the
 surface when ``SimOptions.surface_buoyancy``). The term omega x nu_1 is not a
 hydrodynamic force: ArduPilot's SITL (``SIM_Aircraft::update_dynamics``) integrates the
 linear acceleration in the NED frame, and written in body axes that is this transport
@@ -39,7 +39,7 @@ from typing import Optional
 import numpy as np
 
 from brov2_hybrid.errors import as_vector
-from brov2_hybrid.kinematics import J1, J2
+from brov2_hybrid.physics.kinematics import J1, J2
 from brov2_hybrid.sim.config import StockModelParams, load_stock_model_params
 
 

@@ -37,13 +37,13 @@ Behaviour follows ArduSub (docs/DESIGN.md sections 5 and 9):
 * Modes: MANUAL (19) is implemented; every other mode is refused (this simulator has
   no attitude or depth controller). Motors run only when armed AND in MANUAL; otherwise
   every motor gets the neutral PWM.
-* MANUAL: RC channels -> u through :mod:`brov2_hybrid.rc` (ArduSub's channel map and
+* MANUAL: RC channels -> u through :mod:`brov2_hybrid.vehicle.rc` (ArduSub's channel map and
   directions), u -> eight PWMs through the selected mixer (Algorithm 2 by default,
   Algorithm 1 with MOT_MIXER = 1), in whole microseconds as the firmware writes its servo
-  outputs (:meth:`brov2_hybrid.mixers.Mixer.motor_pwm`): Algorithm 1 truncated as stock
+  outputs (:meth:`brov2_hybrid.vehicle.mixers.Mixer.motor_pwm`): Algorithm 1 truncated as stock
   ArduSub's ``AP_Motors6DOF::calc_thrust_to_pwm`` does, Algorithm 2 rounded.
 * Command transport delay: pilot input reaches the mixer ``command_delay_s`` after it
-  arrives (a :class:`~brov2_hybrid.delay.DelayLine` of the RC input state).
+  arrives (a :class:`~brov2_hybrid.sim.delay.DelayLine` of the RC input state).
 
 All times are simulated seconds. No sockets here: :mod:`brov2_hybrid.sim.mavlink_vehicle`
 turns MAVLink messages into calls on :class:`Firmware`. Its parameters live in a
@@ -52,7 +52,7 @@ turns MAVLink messages into calls on :class:`Firmware`. Its parameters live in a
 """
 import logging
 
-from brov2_hybrid.ardusub import (
+from brov2_hybrid.link.ardusub import (
     CHAN_NOCHANGE,
     CHAN_RELEASE,
     MANUAL,
@@ -61,9 +61,9 @@ from brov2_hybrid.ardusub import (
     N_OVERRIDE_CHANNELS,
     N_RELEASABLE_CHANNELS,
 )
-from brov2_hybrid.delay import DelayLine
-from brov2_hybrid import mixers
-from brov2_hybrid.mixers import motor_pwm_from_rc
+from brov2_hybrid.sim.delay import DelayLine
+from brov2_hybrid.vehicle import mixers
+from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
 from brov2_hybrid.sim import joystick
 from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef, ParamTable
 
@@ -301,7 +301,7 @@ class Firmware(object):
         return out
 
     def u(self, t_s):
-        """Normalised pilot command u (6,) from the RC channels (brov2_hybrid.rc)."""
+        """Normalised pilot command u (6,) from the RC channels (brov2_hybrid.vehicle.rc)."""
         return self.rc_map.u_from_pwm(self.rc_channels(t_s))
 
     def last_pilot_input_s(self, t_s):

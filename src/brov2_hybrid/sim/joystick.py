@@ -7,7 +7,7 @@ become override PWMs [us] of channels 1-11. Pure functions;
 """
 import math
 
-from brov2_hybrid.ardusub import PWM_NEUTRAL_US
+from brov2_hybrid.link.ardusub import PWM_NEUTRAL_US
 
 # Sub::transform_manual_control_to_rc_override (ArduSub/joystick.cpp): MANUAL_CONTROL
 # x, y, r in -1000..1000 and z in 0..1000 (500 neutral) -> override PWMs [us].

@@ -1,6 +1,6 @@
 """MAVLink 2 signing of the simulated vehicle: one key and one state for every link.
 
-As ArduPilot (GCS_Signing.cpp, see :mod:`brov2_hybrid.mavlink_signing`): SETUP_SIGNING
+As ArduPilot (GCS_Signing.cpp, see :mod:`brov2_hybrid.link.mavlink_signing`): SETUP_SIGNING
 (or ``--signing-key-file`` at start, a vehicle keyed before) keys every link at once
 with one key and one table of stream timestamps; from then on everything sent is
 signed and unsigned or wrongly signed messages are dropped (counted per source, with
@@ -14,7 +14,7 @@ import time
 
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid import mavlink_signing
+from brov2_hybrid.link import mavlink_signing
 
 LOG = logging.getLogger(__name__)
 

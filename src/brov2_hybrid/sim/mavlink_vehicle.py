@@ -13,14 +13,14 @@ port or SITL TCP port): what SET_MESSAGE_INTERVAL / REQUEST_DATA_STREAM set on t
 TCP port applies to every client of that port, now and after a reconnect, until
 changed; the UDP out link is a channel of its own.
 Outgoing traffic can be held back by a telemetry transport delay (a
-:class:`~brov2_hybrid.delay.DelayLine`).
+:class:`~brov2_hybrid.sim.delay.DelayLine`).
 """
 import logging
 import math
 
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid.delay import DelayLine
+from brov2_hybrid.sim.delay import DelayLine
 from brov2_hybrid.sim import telemetry
 from brov2_hybrid.sim.firmware import SEVERITY_WARNING
 

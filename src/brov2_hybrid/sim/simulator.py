@@ -21,10 +21,10 @@ import time
 import numpy as np
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid import mavlink_signing
+from brov2_hybrid.link import mavlink_signing
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.mixers import KINDS as MIXER_KINDS
-from brov2_hybrid.vehicle import load_vehicle
+from brov2_hybrid.vehicle.mixers import KINDS as MIXER_KINDS
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args, serve
 from brov2_hybrid.sim.config import MODELS, load_sim_options
@@ -52,7 +52,7 @@ class Simulator(object):
     Parameters
     ----------
     setup : Vehicle, optional
-        Defaults to :func:`brov2_hybrid.vehicle.load_vehicle`.
+        Defaults to :func:`brov2_hybrid.vehicle.vehicle_file.load_vehicle`.
     sim_options : SimOptions, optional
     firmware_config : FirmwareConfig, optional
     link_config : LinkConfig, optional
@@ -68,7 +68,7 @@ class Simulator(object):
         Monotonic wall clock [s] (tests may inject one).
     signing_key : bytes (32,), optional
         Start keyed for MAVLink 2 signing, as a vehicle that was keyed before
-        (:mod:`brov2_hybrid.mavlink_signing`); default: unkeyed until SETUP_SIGNING.
+        (:mod:`brov2_hybrid.link.mavlink_signing`); default: unkeyed until SETUP_SIGNING.
     """
 
     def __init__(self, setup=None, sim_options=None, firmware_config=None, link_config=None,

@@ -18,10 +18,10 @@ import math
 import numpy as np
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid.ardusub import SERVO_OUTPUTS
-from brov2_hybrid import ardusub
-from brov2_hybrid.ardusub import MANUAL
-from brov2_hybrid.kinematics import J1, quaternion_from_euler, wrap_angle
+from brov2_hybrid.link.ardusub import SERVO_OUTPUTS
+from brov2_hybrid.link import ardusub
+from brov2_hybrid.link.ardusub import MANUAL
+from brov2_hybrid.physics.kinematics import J1, quaternion_from_euler, wrap_angle
 
 #: Messages the simulator can send, by name.
 MESSAGE_NAMES = ("HEARTBEAT", "ATTITUDE", "ATTITUDE_QUATERNION", "RAW_IMU", "SCALED_IMU2",
@@ -31,7 +31,7 @@ MESSAGE_IDS = {name: getattr(mavlink, "MAVLINK_MSG_ID_" + name) for name in MESS
 MESSAGE_BY_ID = {number: name for name, number in MESSAGE_IDS.items()}
 HEARTBEAT_INTERVAL_S = 1.0
 
-#: REQUEST_DATA_STREAM groups by MAV_DATA_STREAM number (brov2_hybrid.ardusub.STREAM_GROUPS).
+#: REQUEST_DATA_STREAM groups by MAV_DATA_STREAM number (brov2_hybrid.link.ardusub.STREAM_GROUPS).
 STREAM_GROUPS = {getattr(mavlink, "MAV_DATA_STREAM_" + group): names for group, names in ardusub.STREAM_GROUPS.items()}
 
 EARTH_RADIUS_M = 6378137.0  # WGS-84 equatorial radius, flat-earth position offsets
@@ -127,7 +127,7 @@ class TelemetryBuilder(object):
     encoder : pymavlink MAVLink object
         Encodes with the vehicle's system/component id.
     link_config : LinkConfig
-    vehicle : brov2_hybrid.vehicle.BodyParams
+    vehicle : brov2_hybrid.vehicle.vehicle_file.BodyParams
         Water density and gravity for the pressure sensor.
     wall_unix_at_boot_s : float
         Unix time [s] that simulated time 0 corresponds to (SYSTEM_TIME).

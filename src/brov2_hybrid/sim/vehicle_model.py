@@ -19,7 +19,7 @@ import types
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error, as_vector
-from brov2_hybrid.kinematics import J1, euler_from_quaternion, quaternion_from_euler
+from brov2_hybrid.physics.kinematics import J1, euler_from_quaternion, quaternion_from_euler
 from brov2_hybrid.sim.config import load_sim_options, third_order_coefficients
 from brov2_hybrid.sim.dynamics import (N_CONSTANTS, UPDATED_KIND, accelerations, body_acceleration, model_constants,
                                        model_params, stock_thrust_n)
@@ -34,8 +34,8 @@ class VehicleModel(object):
 
     Parameters
     ----------
-    setup : brov2_hybrid.vehicle.Vehicle
-        From :func:`brov2_hybrid.vehicle.load_vehicle` (T, thrust table, T-hat, vehicle).
+    setup : brov2_hybrid.vehicle.vehicle_file.Vehicle
+        From :func:`brov2_hybrid.vehicle.vehicle_file.load_vehicle` (T, thrust table, T-hat, vehicle).
     options : SimOptions, optional
         Defaults to :func:`brov2_hybrid.sim.config.load_sim_options` (``params/simulator.yaml``).
 

@@ -20,12 +20,13 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brov2_hybrid import allocation, params
-from brov2_hybrid.ardusub import SERVO_OUTPUTS
+from brov2_hybrid.vehicle import allocation
+from brov2_hybrid import params
+from brov2_hybrid.link.ardusub import SERVO_OUTPUTS
 from brov2_hybrid.errors import Brov2Error, ParameterError
-from brov2_hybrid.mixers import QUANTITATIVE, Mixer
-from brov2_hybrid.rc import RCMap, load_rc_map
-from brov2_hybrid.thrust_table import ThrustTable
+from brov2_hybrid.vehicle.mixers import QUANTITATIVE, Mixer
+from brov2_hybrid.vehicle.rc import RCMap, load_rc_map
+from brov2_hybrid.vehicle.thrust_table import ThrustTable
 
 #: Names of the six DOFs, in the order of u, tau and tau_max.
 DOF_NAMES = ("surge", "sway", "heave", "roll", "pitch", "yaw")
@@ -127,12 +128,12 @@ class Vehicle:
     frame : ArduSubFrame
     passive_dofs : tuple of int
         DOF indices (0..5) the thrusters cannot actuate: never commanded, left open loop.
-    rc_map : brov2_hybrid.rc.RCMap
+    rc_map : brov2_hybrid.vehicle.rc.RCMap
     T : ndarray (6, n)
         Allocation matrix (Eq. 1-4).
     T_pinv : ndarray (n, 6)
         Pseudo-inverse over the actuated DOFs (zero columns for passive DOFs).
-    allocator : an allocator of :data:`brov2_hybrid.allocation.ALLOCATORS`
+    allocator : an allocator of :data:`brov2_hybrid.vehicle.allocation.ALLOCATORS`
         u -> thruster forces, named by the file's ``allocator`` key and built from this
         vehicle (``ALLOCATORS[name](vehicle)``) once everything else is set.
     T_hat : ndarray (6, n)

@@ -2,14 +2,14 @@
 
 The pilot's (or the dive's) desired attitude arrives as timestamped samples, with no
 lookahead; :class:`DesiredRateEstimator` averages their wrapped finite differences.
-Used by :class:`brov2_hybrid.control.HybridController`. Angles rad, times s.
+Used by :class:`brov2_hybrid.control.law.HybridController`. Angles rad, times s.
 """
 import collections
 
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error, as_finite, as_vector
-from brov2_hybrid.kinematics import wrap_angle
+from brov2_hybrid.physics.kinematics import wrap_angle
 
 
 class DesiredRateEstimator(object):

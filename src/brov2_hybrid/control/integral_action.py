@@ -2,7 +2,7 @@
 
 tau_4:6 += z with dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2), k_i = ratio * omega_d * k_p,
 where eta2m is the Eq. 22 reference model driven by eta2d (see :class:`IntegralAction`).
-Called by :class:`brov2_hybrid.control.HybridController` on its ticks. Angles rad,
+Called by :class:`brov2_hybrid.control.law.HybridController` on its ticks. Angles rad,
 torques N m, times s.
 """
 import math
@@ -10,7 +10,7 @@ import math
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error, as_vector
-from brov2_hybrid.kinematics import J2_from_roll_pitch, wrap_angle, wrap_angle_float
+from brov2_hybrid.physics.kinematics import J2_from_roll_pitch, wrap_angle, wrap_angle_float
 
 
 def _sign(x):

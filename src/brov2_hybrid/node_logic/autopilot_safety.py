@@ -68,7 +68,7 @@ def tick_time(now_s, at_s, max_lead_s):
 
 
 class AutopilotCore(object):
-    """Safety logic around :class:`~brov2_hybrid.control.HybridController`.
+    """Safety logic around :class:`~brov2_hybrid.control.law.HybridController`.
 
     Input ages are measured from the header stamp clamped to the local receive time
     (``min(stamp, received)``): a stamp from the future (a wrong clock) cannot keep an

@@ -3,7 +3,7 @@
 ``cfg/HybridAutopilot.cfg`` declares each knob (name, type, range, description; its
 defaults are read from ``params/controller.yaml``); ``nodes/control_law`` seeds the
 reconfigure server with :func:`from_settings` and applies a reconfigure request with
-:func:`configure_kwargs` (keywords of :meth:`brov2_hybrid.control.HybridController.configure`).
+:func:`configure_kwargs` (keywords of :meth:`brov2_hybrid.control.law.HybridController.configure`).
 The names below are the cfg's, and ``test/test_live_settings.py`` keeps the two equal.
 """
 import math

@@ -5,7 +5,7 @@ publishing: :class:`LinkSchedule` (connected / lost, reconnect after silence, GC
 HEARTBEAT and stream-request timers), :class:`SigningLink` (counting refused frames,
 when to key the vehicle with SETUP_SIGNING), :class:`ClockRelay` (when /clock is
 published) and :class:`CommandAcks` (COMMAND_ACKs waited for by the services).
-Message conversions are in :mod:`brov2_hybrid.bridge_core`, plus the small decisions
+Message conversions are in :mod:`brov2_hybrid.link.bridge_core`, plus the small decisions
 about vehicle messages here (:func:`is_vehicle_heartbeat`, :func:`servo_channels`,
 :func:`state_fields`, :func:`set_mode_fields`).
 All times are seconds on a monotonic wall clock (``mono``) unless named otherwise.
@@ -16,8 +16,8 @@ import time
 
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid.ardusub import MODE_FLAG_SAFETY_ARMED, SERVO_OUTPUTS
-from brov2_hybrid.bridge_core import LinkMonitor, parse_mode
+from brov2_hybrid.link.ardusub import MODE_FLAG_SAFETY_ARMED, SERVO_OUTPUTS
+from brov2_hybrid.link.bridge_core import LinkMonitor, parse_mode
 
 #: SETUP_SIGNING is sent at most this often while the vehicle is not keyed [s].
 SETUP_SIGNING_PERIOD_S = 1.0
@@ -35,14 +35,14 @@ def is_vehicle_heartbeat(mav_type, src_component, target_component):
 
 def servo_channels(raw):
     """SERVO_OUTPUT_RAW servo1..16 values -> RCOut.channels: all 16 when any of 9..16
-    is non-zero, else the 8 main outputs (:data:`brov2_hybrid.ardusub.SERVO_OUTPUTS`; as MAVROS)."""
+    is non-zero, else the 8 main outputs (:data:`brov2_hybrid.link.ardusub.SERVO_OUTPUTS`; as MAVROS)."""
     raw = list(raw)
     return raw if any(raw[SERVO_OUTPUTS:]) else raw[:SERVO_OUTPUTS]
 
 
 def state_fields(state, connected):
     """mavros_msgs/State fields from the last HEARTBEAT's ``state`` (dict from
-    :func:`~brov2_hybrid.bridge_core.state_from_heartbeat` plus system_status); a
+    :func:`~brov2_hybrid.link.bridge_core.state_from_heartbeat` plus system_status); a
     vehicle that is not connected is not armed."""
     return {"connected": bool(connected), "armed": bool(state["armed"] and connected),
             "guided": state["guided"], "manual_input": state["manual_input"], "mode": state["mode"],
@@ -52,7 +52,7 @@ def state_fields(state, connected):
 def set_mode_fields(base_mode, custom_mode, armed):
     """SetMode request -> (base_mode, custom_mode number) for SET_MODE; as MAVROS, a
     custom mode sent to an armed vehicle keeps the armed flag. Brov2Error as
-    :func:`~brov2_hybrid.bridge_core.parse_mode`."""
+    :func:`~brov2_hybrid.link.bridge_core.parse_mode`."""
     base, custom = parse_mode(base_mode, custom_mode)
     if custom_mode and armed:
         base |= MODE_FLAG_SAFETY_ARMED
@@ -61,7 +61,7 @@ def set_mode_fields(base_mode, custom_mode, armed):
 
 class LinkSchedule(object):
     """The bridge's link state machine: connected while HEARTBEATs come (a
-    :class:`~brov2_hybrid.bridge_core.LinkMonitor`), reconnect after
+    :class:`~brov2_hybrid.link.bridge_core.LinkMonitor`), reconnect after
     ``silence_reconnect_s`` without any message, a GCS HEARTBEAT every
     ``heartbeat_period_s`` and, while connected, a stream request every
     ``stream_request_period_s`` when the measured attitude rate is below
@@ -157,7 +157,7 @@ class SigningLink(object):
 class ClockRelay(object):
     """When the bridge publishes /clock: only forwards (a ROS time not later than the
     last one published is dropped) and, while the link is lost, every ``period_s``
-    from the :class:`~brov2_hybrid.bridge_core.VehicleClock`'s extrapolation."""
+    from the :class:`~brov2_hybrid.link.bridge_core.VehicleClock`'s extrapolation."""
 
     def __init__(self, period_s):
         self.period_s = float(period_s)
@@ -226,7 +226,7 @@ class OverrideLink(object):
     """The RC override path to the vehicle, shared by the ROS thread (new overrides) and
     the MAVLink thread (re-sends, the release when the input stops).
 
-    One lock is held around the :class:`~brov2_hybrid.bridge_core.OverrideForwarder` and
+    One lock is held around the :class:`~brov2_hybrid.link.bridge_core.OverrideForwarder` and
     the send that follows. ``send(channels)`` sends one RC_CHANNELS_OVERRIDE and returns
     whether it went out; ``stopped()`` is True once the node shuts down, after which only
     :meth:`release_all`'s release is sent; ``on_stale()`` is called once each time the

@@ -1,6 +1,6 @@
 """Saturation-aware thruster allocation: every thruster within its thrust table, angular torques first.
 
-The paper's allocation (Eq. 9, :class:`brov2_hybrid.allocation.PseudoInverseAllocator`)
+The paper's allocation (Eq. 9, :class:`brov2_hybrid.vehicle.allocation.PseudoInverseAllocator`)
 asks each thruster for m = T-dagger tau and lets the thrust table clip what a thruster
 cannot give (Algorithm 2), which changes the direction of the delivered wrench: a full
 surge command on the Heavy already asks 49.95 N of reverse thrust (the T200 gives 39.9 N
@@ -90,7 +90,7 @@ class SaturatingAllocator(object):
 
     Parameters
     ----------
-    vehicle : brov2_hybrid.vehicle.Vehicle
+    vehicle : brov2_hybrid.vehicle.vehicle_file.Vehicle
         Uses ``T``, ``T_pinv``, ``tau_max``, ``passive_dofs`` and the thrust table's
         ``max_forward_n`` / ``max_reverse_n`` (one table for every thruster).
 

@@ -11,7 +11,7 @@ same value wherever J2 exists, without building J2. Near pitch +-90 deg (gimbal 
 roll and yaw, and so the errors of Eq. 18, are undefined: the law raises there.
 
 where m_hydro is the restoring moment of weight and buoyancy
-(:mod:`brov2_hybrid.hydrostatics`): the feed-forward cancels it at the desired attitude
+(:mod:`brov2_hybrid.physics.hydrostatics`): the feed-forward cancels it at the desired attitude
 (the paper's r_B x J1^-1(eta2d) F_B, Eq. 18 and 20, with F_B the force that opposes
 buoyancy). The proportional term acts on the angle error and the derivative term on
 the rate error (Eq. A5). Every angle error is wrapped to (-pi, pi], so a yaw error
@@ -19,7 +19,7 @@ from 350 deg to 10 deg is +20 deg.
 
 Optional additions, both off by default (off = the paper's law, bit for bit):
 
-* Integral action (:class:`~brov2_hybrid.integral_action.IntegralAction`): tau_4:6 += z with
+* Integral action (:class:`~brov2_hybrid.control.integral_action.IntegralAction`): tau_4:6 += z with
   dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2), k_i = ratio * omega_d * k_p, where eta2m is the
   Eq. 22 reference model (the nominal closed loop driven by eta2d), integrating only while
   |eta2d - eta2m| <= integral band. On the nominal plant
@@ -28,7 +28,7 @@ Optional additions, both off by default (off = the paper's law, bit for bit):
   no integration while the command is saturated in the direction it would push.
 * Drag feed-forward: tau_4:6 += B-check * J2_inv(eta2) eta2d_dot.
 
-The desired rates eta2d_dot come from :class:`~brov2_hybrid.rate_estimate.DesiredRateEstimator`
+The desired rates eta2d_dot come from :class:`~brov2_hybrid.control.rate_estimate.DesiredRateEstimator`
 unless the caller gives them.
 
 Linear DOFs are open loop: tau_1:3 = linear_scale * u_1:3 * tau_max_1:3.
@@ -41,11 +41,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
-from brov2_hybrid.gains import pd_gains, trim_linear_drag
-from brov2_hybrid.hydrostatics import restoring_wrench_from_lever
-from brov2_hybrid.integral_action import IntegralAction
-from brov2_hybrid.kinematics import GIMBAL_LOCK_COS, J2_inv_from_roll_pitch, wrap_angle
-from brov2_hybrid.rate_estimate import DesiredRateEstimator
+from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
+from brov2_hybrid.physics.hydrostatics import restoring_wrench_from_lever
+from brov2_hybrid.control.integral_action import IntegralAction
+from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, J2_inv_from_roll_pitch, wrap_angle
+from brov2_hybrid.control.rate_estimate import DesiredRateEstimator
 
 
 def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
@@ -116,7 +116,7 @@ class HybridController(object):
 
     Parameters
     ----------
-    vehicle : brov2_hybrid.vehicle.BodyParams
+    vehicle : brov2_hybrid.vehicle.vehicle_file.BodyParams
     settings : brov2_hybrid.params.ControllerParams
     tau_max : array_like (6,)
         Normalisation of the command (Sec. 2.2.2) [N, N m].
@@ -290,7 +290,7 @@ class HybridController(object):
 
     @property
     def gains(self):
-        """The :class:`~brov2_hybrid.gains.PDGains` in force."""
+        """The :class:`~brov2_hybrid.control.gains.PDGains` in force."""
         return self._gains
 
     @gains.setter

@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from brov2_hybrid.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
+from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error, InputDataError, as_positive, open_csv
 
 KGF_TO_N = 9.80665  # standard gravity, the definition of the kilogram-force

@@ -4,7 +4,7 @@ Two kinds (:data:`KINDS`, the firmware's MOT_MIXER choices; :class:`Mixer`):
 
 * ``quantitative`` -- Algorithm 2 (the paper's ``motor_command_new()``): the vehicle's
   allocator gives the thruster forces m (the paper's: m = T-dagger diag(tau_max) u, Eq. 9,
-  :class:`brov2_hybrid.allocation.PseudoInverseAllocator`), then the thrust table gives m*.
+  :class:`brov2_hybrid.vehicle.allocation.PseudoInverseAllocator`), then the thrust table gives m*.
 * ``stock`` -- Algorithm 1 (stock ``motor_command()``, :func:`mix_stock`): two groups
   (vertical: heave, roll, pitch; horizontal: surge, sway, yaw) each scaled by
   max(1, max_i |xi_i|) (``AP_Motors6DOF::output_armed_stabilizing_vectored_6dof``).
@@ -32,8 +32,8 @@ Input order of u: (surge, sway, heave, roll, pitch, yaw), heave positive down (F
 """
 import numpy as np
 
-from brov2_hybrid.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS, matrix_6xn
-from brov2_hybrid.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
+from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS, matrix_6xn
+from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error, as_finite, as_matrix, as_vector
 
 
@@ -153,7 +153,7 @@ class Mixer(object):
     ----------
     kind : one of :data:`KINDS` ('quantitative', 'stock')
         Algorithm 2 (the paper's modified firmware) or Algorithm 1 (stock ArduSub).
-    allocator : an allocator of :data:`brov2_hybrid.allocation.ALLOCATORS`
+    allocator : an allocator of :data:`brov2_hybrid.vehicle.allocation.ALLOCATORS`
         u -> thruster forces (Algorithm 2's first step).
     table : ThrustTable
     T_hat : array_like (6, n)
@@ -212,7 +212,7 @@ def motor_pwm_from_rc(channel_pwm, rc_map, mixer, pwm_min_us, pwm_max_us):
     ----------
     channel_pwm : dict or sequence
         {channel: PWM us} or PWMs indexed from channel 1 (see RCMap.u_from_pwm).
-    rc_map : brov2_hybrid.rc.RCMap
+    rc_map : brov2_hybrid.vehicle.rc.RCMap
     mixer : Mixer
 
     Returns

@@ -11,7 +11,7 @@ import math
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error, as_finite, as_vector
-from brov2_hybrid.kinematics import down_axis_in_body
+from brov2_hybrid.physics.kinematics import down_axis_in_body
 
 
 def restoring_wrench(eta2, weight_n, buoyancy_n, r_cg_m, r_cb_m):

@@ -2,7 +2,7 @@
 recorded in a bag for a replay) and how its rows are released against a clock.
 
 :func:`load_dive` reads either source; every row goes through the one validation of
-dive rows, :class:`brov2_hybrid.dive_csv.DiveRows` (finite numbers, increasing
+dive rows, :class:`brov2_hybrid.dive.dive_csv.DiveRows` (finite numbers, increasing
 stamps, commands in [-1, 1], desired pitch within ``max_abs_pitch_deg``).
 :class:`DivePlayback` schedules the rows; ``nodes/csv_reader`` is the rospy shell that
 publishes them. Times in seconds on one clock (ROS time, which may be simulated time);
@@ -17,7 +17,7 @@ the rest is plain Python (tested without ROS).
 """
 import struct
 
-from brov2_hybrid.dive_csv import DiveRows, load_dive_csv
+from brov2_hybrid.dive.dive_csv import DiveRows, load_dive_csv
 from brov2_hybrid.errors import Brov2Error, InputDataError
 
 DESIRED_STATE_TYPE = "brov2_hybrid/DesiredState"
@@ -65,7 +65,7 @@ def check_topic(topics, path, topic, expected_type=DESIRED_STATE_TYPE):
 def load_bag_dive(path, topic, max_abs_pitch_deg=None):
     """Dive from the DesiredState messages on ``topic`` of the bag at ``path``.
 
-    ``max_abs_pitch_deg`` as in :func:`brov2_hybrid.dive_csv.load_dive_csv` (default
+    ``max_abs_pitch_deg`` as in :func:`brov2_hybrid.dive.dive_csv.load_dive_csv` (default
     from ``params/autopilot.yaml``). Raises InputDataError (see the module docstring).
     """
     import genpy                         # only needed for replays
@@ -94,7 +94,7 @@ def load_bag_dive(path, topic, max_abs_pitch_deg=None):
 
 
 def dive_from_samples(samples, source, max_abs_pitch_deg=None):
-    """Build a :class:`~brov2_hybrid.dive_csv.Dive` from recorded desired states (time rebased to 0).
+    """Build a :class:`~brov2_hybrid.dive.dive_csv.Dive` from recorded desired states (time rebased to 0).
 
     Parameters
     ----------
@@ -103,9 +103,9 @@ def dive_from_samples(samples, source, max_abs_pitch_deg=None):
     source : str
         Named in errors (e.g. ``run.bag:/brov2/desired_state``).
     max_abs_pitch_deg : float, optional
-        As in :func:`brov2_hybrid.dive_csv.load_dive_csv`.
+        As in :func:`brov2_hybrid.dive.dive_csv.load_dive_csv`.
 
-    The same checks as a dive CSV (:class:`~brov2_hybrid.dive_csv.DiveRows`); errors name the message index
+    The same checks as a dive CSV (:class:`~brov2_hybrid.dive.dive_csv.DiveRows`); errors name the message index
     (1-based) and the field.
     """
     names = ("stamp", "roll_rad", "pitch_rad", "yaw_rad", "surge", "sway", "heave")
@@ -122,7 +122,7 @@ def load_dive(dive_file="", bag_file="", bag_topic="", max_abs_pitch_deg=None):
     """The dive of exactly one source: a dive CSV (``dive_file``) or the DesiredState
     messages on ``bag_topic`` of a bag (``bag_file``); the other one empty.
 
-    ``max_abs_pitch_deg`` as in :func:`brov2_hybrid.dive_csv.load_dive_csv`. Raises
+    ``max_abs_pitch_deg`` as in :func:`brov2_hybrid.dive.dive_csv.load_dive_csv`. Raises
     :class:`~brov2_hybrid.errors.Brov2Error` when both or neither source is given, and
     :class:`~brov2_hybrid.errors.InputDataError` naming the file for a bad one.
     """
@@ -135,7 +135,7 @@ def load_dive(dive_file="", bag_file="", bag_topic="", max_abs_pitch_deg=None):
 
 
 class DivePlayback(object):
-    """Schedules the rows of a :class:`~brov2_hybrid.dive_csv.Dive` against a clock.
+    """Schedules the rows of a :class:`~brov2_hybrid.dive.dive_csv.Dive` against a clock.
 
     Row ``i`` is due at ``start_s + (t_i - t_0) + k * period`` (k = loop count); rows
     are released only once due (no lookahead), in order, each with its due time as

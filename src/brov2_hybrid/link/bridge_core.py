@@ -20,7 +20,7 @@ import math
 
 import numpy as np
 
-from brov2_hybrid.ardusub import (
+from brov2_hybrid.link.ardusub import (
     CHAN_NOCHANGE,
     CHAN_RELEASE,
     MODE_FLAG_CUSTOM_MODE_ENABLED,
@@ -34,7 +34,7 @@ from brov2_hybrid.ardusub import (
     stream_group_of,
 )
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.kinematics import (
+from brov2_hybrid.physics.kinematics import (
     quaternion_from_euler,
     quaternion_ned_frd_to_enu_flu,
     vector_frd_to_flu,
@@ -303,7 +303,7 @@ def data_stream_requests(streams):
     """REQUEST_DATA_STREAM fallback for :func:`stream_requests`' (message, rate Hz) pairs.
 
     Returns (group, rate Hz) pairs, one per ArduSub stream group (``MAV_DATA_STREAM_<group>``,
-    :data:`brov2_hybrid.ardusub.STREAM_GROUPS`) in first-seen order, each at the highest
+    :data:`brov2_hybrid.link.ardusub.STREAM_GROUPS`) in first-seen order, each at the highest
     rate asked of its messages. Messages in no group (ATTITUDE_QUATERNION: only
     SET_MESSAGE_INTERVAL starts it) are left out; :func:`interval_only` names them.
     """

@@ -1,14 +1,14 @@
 """The MAVLink bridge's settings (``nodes/mavlink_bridge``), read and checked in one place.
 
-:class:`BridgeSettings` takes a :class:`~brov2_hybrid.node_params.ParamReader` over
+:class:`BridgeSettings` takes a :class:`~brov2_hybrid.node_logic.node_params.ParamReader` over
 params/autopilot.yaml's ``mavlink_bridge`` section (plus the node's private parameters)
 and checks what the types alone cannot: the override re-send rate is at least
 :data:`MIN_OVERRIDE_RATE_HZ`, and ``signing_setup`` has a key to send. Errors are
 :class:`~brov2_hybrid.errors.Brov2Error` naming the parameter. Periods in seconds
 (wall clock), rates in Hz.
 """
-from brov2_hybrid import bridge_core
-from brov2_hybrid import mavlink_signing
+from brov2_hybrid.link import bridge_core
+from brov2_hybrid.link import mavlink_signing
 from brov2_hybrid.errors import Brov2Error
 
 #: Lowest RC override re-send rate accepted (as thruster_allocation's ~override_rate_hz:

@@ -43,11 +43,11 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brov2_hybrid.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
+from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
 from brov2_hybrid.errors import Brov2Error, as_vector
-from brov2_hybrid.mixers import KINDS, QUANTITATIVE, STOCK, motor_pwm_from_rc
+from brov2_hybrid.vehicle.mixers import KINDS, QUANTITATIVE, STOCK, motor_pwm_from_rc
 
-#: Firmware names a vehicle can run (the mixer kinds of :mod:`brov2_hybrid.mixers`).
+#: Firmware names a vehicle can run (the mixer kinds of :mod:`brov2_hybrid.vehicle.mixers`).
 FIRMWARES = KINDS
 #: Weight of |u'|^2 against the squared normalized wrench error when choosing among the
 #: 1 us candidates: only decides between candidates that deliver the same wrench.
@@ -78,8 +78,8 @@ class OutputStage(object):
 
     Parameters
     ----------
-    setup : brov2_hybrid.vehicle.Vehicle
-    rc_map : brov2_hybrid.rc.RCMap
+    setup : brov2_hybrid.vehicle.vehicle_file.Vehicle
+    rc_map : brov2_hybrid.vehicle.rc.RCMap
     """
 
     name = ""

@@ -16,7 +16,7 @@ import os
 
 import numpy as np
 
-from brov2_hybrid.ardusub import SERVO_OUTPUTS
+from brov2_hybrid.link.ardusub import SERVO_OUTPUTS
 from brov2_hybrid.errors import Brov2Error, InputDataError, open_csv
 
 ANGULAR_AXES = ("roll", "pitch", "yaw")

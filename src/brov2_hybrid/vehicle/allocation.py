@@ -11,10 +11,10 @@ columns for the passive DOFs, so a command in a passive DOF moves no thruster.
 
 Allocators (:data:`ALLOCATORS`) turn the normalised command u into thruster forces; a
 vehicle file names its allocator (``allocator:``). An allocator is built from the whole
-:class:`~brov2_hybrid.vehicle.Vehicle` (T, T-dagger, tau_max, passive DOFs, the thrust
+:class:`~brov2_hybrid.vehicle.vehicle_file.Vehicle` (T, T-dagger, tau_max, passive DOFs, the thrust
 table and so each thruster's forward and reverse limit). The paper's is
 :class:`PseudoInverseAllocator` (Eq. 9, used by Algorithm 2; the default);
-``saturating`` (:mod:`brov2_hybrid.saturating_allocation`) keeps every thruster within
+``saturating`` (:mod:`brov2_hybrid.vehicle.saturating_allocation`) keeps every thruster within
 the thrust table, angular torques first. A new allocator is one class with ``name``,
 ``__init__(vehicle)`` and ``forces(u)``, plus one entry in :data:`ALLOCATORS`; the
 quantitative mixer, and so the output stages, the simulator and the analysis, then use
@@ -107,7 +107,7 @@ class PseudoInverseAllocator(object):
 
     Parameters
     ----------
-    vehicle : brov2_hybrid.vehicle.Vehicle
+    vehicle : brov2_hybrid.vehicle.vehicle_file.Vehicle
         Uses ``T_pinv`` and ``tau_max``.
     """
 
@@ -205,7 +205,7 @@ def heuristic_matrix(ardusub_factors):
 
 
 # The registry comes last: an allocator module may use the helpers above.
-from brov2_hybrid.saturating_allocation import SaturatingAllocator  # noqa: E402
+from brov2_hybrid.vehicle.saturating_allocation import SaturatingAllocator  # noqa: E402
 
 #: Allocators by the name a vehicle file gives them (``allocator:``).
 ALLOCATORS = {PseudoInverseAllocator.name: PseudoInverseAllocator,

@@ -12,9 +12,9 @@ tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy sh
    state within ``command_timeout_s``;
 2. engage (the dive input starts on it) -- at once with a configured firmware, or once
    the firmware is told with ``firmware`` auto;
-3. while the dive runs: the :class:`~brov2_hybrid.override.OverrideVerifier` must see
+3. while the dive runs: the :class:`~brov2_hybrid.link.override.OverrideVerifier` must see
    the motors follow a non-neutral override (else stop, naming SYSID_MYGCS and system id
-   255); the :class:`~brov2_hybrid.firmware_output.FirmwareDetector` tells the firmware
+   255); the :class:`~brov2_hybrid.vehicle.firmware_output.FirmwareDetector` tells the firmware
    from the same pairs, latched once (published), and a configured firmware the vehicle
    does not run stops the run, as does auto without a verdict within
    ``firmware_timeout_s`` armed;
@@ -38,7 +38,7 @@ import os
 import threading
 from dataclasses import dataclass
 
-from brov2_hybrid.override import VERIFY_FAILED, VERIFY_OK
+from brov2_hybrid.link.override import VERIFY_FAILED, VERIFY_OK
 
 EXIT_OK, EXIT_CONFIG, EXIT_NO_VEHICLE, EXIT_OVERRIDE_IGNORED, EXIT_FIRMWARE = 0, 2, 3, 4, 5
 EXIT_SHUTDOWN = 130             # stopped from outside before the run ended (the shell's code for SIGINT)
@@ -112,7 +112,7 @@ class MissionSettings:
 
     @classmethod
     def from_params(cls, p, firmware_choices):
-        """Read and check the settings from a :class:`~brov2_hybrid.node_params.ParamReader`."""
+        """Read and check the settings from a :class:`~brov2_hybrid.node_logic.node_params.ParamReader`."""
         return cls(mode=p.string("mode"), connect_timeout_s=p.positive("connect_timeout_s"),
                    command_timeout_s=p.positive("command_timeout_s"), end_hold_s=p.number("end_hold_s", 0.0),
                    disarm_at_end=p.boolean("disarm_at_end"), exit_at_end=p.boolean("exit_at_end"),
@@ -190,8 +190,8 @@ class Mission(object):
     Parameters
     ----------
     settings : MissionSettings
-    verifier : brov2_hybrid.override.OverrideVerifier
-    detector : brov2_hybrid.firmware_output.FirmwareDetector
+    verifier : brov2_hybrid.link.override.OverrideVerifier
+    detector : brov2_hybrid.vehicle.firmware_output.FirmwareDetector
     io : MissionIO
     """
 

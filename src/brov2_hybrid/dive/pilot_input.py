@@ -28,7 +28,7 @@ follows the measured one (so the hand-back is continuous).
 
 Headset (pose mode): the angular DOFs come from an orientation quaternion in ROS
 ENU/FLU (REP-103), converted once here to NED/FRD Euler angles
-(:func:`brov2_hybrid.kinematics.euler_ned_frd_from_enu_flu_quaternion`); roll and pitch
+(:func:`brov2_hybrid.physics.kinematics.euler_ned_frd_from_enu_flu_quaternion`); roll and pitch
 are clamped to their bounds; the joystick still gives the linear DOFs, the deadman and
 the takeover.
 """
@@ -40,7 +40,7 @@ import numpy as np
 
 from brov2_hybrid import paths
 from brov2_hybrid.errors import Brov2Error, InputDataError, ParameterError
-from brov2_hybrid.kinematics import euler_ned_frd_from_enu_flu_quaternion, wrap_angle
+from brov2_hybrid.physics.kinematics import euler_ned_frd_from_enu_flu_quaternion, wrap_angle
 from brov2_hybrid.params import load_yaml
 
 DEFAULT_JOYSTICK_FILE = "joystick.yaml"

@@ -27,7 +27,7 @@ the desired attitude away from gimbal lock, where the control law's J2 is singul
 it refuses to compute (``kinematics.GIMBAL_LOCK_COS``); a limit at or beyond that
 angle is refused. Recorded desired states (bags) go through the same checks: one
 :class:`DiveRows` validates every dive row, whatever its source
-(:mod:`brov2_hybrid.playback` builds bag dives with it).
+(:mod:`brov2_hybrid.dive.playback` builds bag dives with it).
 """
 import csv
 import math
@@ -37,7 +37,7 @@ import numpy as np
 
 from brov2_hybrid import paths
 from brov2_hybrid.errors import InputDataError, ParameterError, as_finite, open_csv
-from brov2_hybrid.kinematics import GIMBAL_LOCK_COS
+from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS
 from brov2_hybrid.params import load_yaml
 
 ANGLE_AXES = ("roll", "pitch", "yaw")

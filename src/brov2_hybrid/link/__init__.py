@@ -1,0 +1,12 @@
+"""The link to ArduSub: MAVLink, MAVROS and the RC override.
+
+Holds stock ArduSub / MAVLink facts (:mod:`~brov2_hybrid.link.ardusub`), the MAVLink bridge's
+ROS-free logic and settings (:mod:`~brov2_hybrid.link.bridge_core`,
+:mod:`~brov2_hybrid.link.bridge_link`, :mod:`~brov2_hybrid.link.bridge_settings`), MAVLink 2
+signing (:mod:`~brov2_hybrid.link.mavlink_signing`), vehicle addresses
+(:mod:`~brov2_hybrid.link.vehicle_address`), depth from MAVROS
+(:mod:`~brov2_hybrid.link.mavros_depth`) and whether the RC override reaches the vehicle
+(:mod:`~brov2_hybrid.link.override`).
+
+No re-exports: import each module by its full path (e.g. ``brov2_hybrid.link.ardusub``).
+"""
