@@ -3,9 +3,8 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.vehicle.firmware_output import (
-    OUTPUT_STAGES, FirmwareDetector, classify_outputs, output_stage, stage_for_firmware,
-)
+from brov2_hybrid.vehicle.firmware_detector import FirmwareDetector, classify_outputs
+from brov2_hybrid.vehicle.firmware_output import OUTPUT_STAGES, output_stage, stage_for_firmware
 from brov2_hybrid.vehicle.mixers import mix_stock
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.vehicle.rc import load_rc_map
@@ -211,7 +210,7 @@ def _stock_inputs(rng, n):
 def test_stock_search_gives_the_reference_rc_values(vehicle, name, n):
     """The stage every user flies gives exactly the channels of the search as first written
     (reference_stock_compensation), over a large random set that includes saturation."""
-    from brov2_hybrid.vehicle.firmware_output import reference_stock_compensation
+    from brov2_hybrid.vehicle.stock_search_reference import reference_stock_compensation
     from brov2_hybrid.vehicle.mixers import stock_normalized
     setup = load_vehicle(vehicle)
     stage = output_stage(name, setup, setup.rc_map)

@@ -14,7 +14,8 @@ import pytest
 
 from brov2_hybrid.node_logic import mission as ms
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.vehicle.firmware_output import FIRMWARE_CHOICES, FirmwareDetector
+from brov2_hybrid.vehicle.firmware_detector import FirmwareDetector
+from brov2_hybrid.vehicle.firmware_output import FIRMWARE_CHOICES
 from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
 from brov2_hybrid.node_logic.node_params import ParamReader, load_node_params
 from brov2_hybrid.link.override import OverrideVerifier

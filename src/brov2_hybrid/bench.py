@@ -3,7 +3,7 @@ statistics the benchmarks print.
 
 ``python -m brov2_hybrid.bench [--ticks N]``: the control tick's cost and each output
 stage's cost per command, the stock search against the search as first written
-(:func:`~brov2_hybrid.vehicle.firmware_output.reference_stock_compensation`) in the same run
+(:func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`) in the same run
 (goal, issue 16: <= 150 us per stock-compensated command), and each registered allocator's
 ``forces(u)`` within and beyond the thrust table (issue 15). The layers above
 time themselves (``brov2_hybrid.sim.bench``, ``brov2_hybrid.analysis.bench``);
@@ -62,7 +62,8 @@ def output_stage_times(n_commands=1000, seed=0, vehicle=None):
     search as first written, timed in turn on each command), and 'same' (how many
     commands got the same channels from both).
     """
-    from brov2_hybrid.vehicle.firmware_output import output_stage, reference_stock_compensation
+    from brov2_hybrid.vehicle.firmware_output import output_stage
+    from brov2_hybrid.vehicle.stock_search_reference import reference_stock_compensation
     setup = load_vehicle(vehicle)
     quantitative = output_stage(QUANTITATIVE, setup, setup.rc_map)
     stock = output_stage("stock", setup, setup.rc_map)

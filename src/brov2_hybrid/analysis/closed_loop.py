@@ -159,7 +159,7 @@ class ClosedLoop(object):
             Fly the tick loop as first written (:func:`_reference_ticks`), the vehicle
             model's Python stepper (not its numba-compiled twin) and, on stock firmware,
             the stock search as first written
-            (:func:`~brov2_hybrid.vehicle.firmware_output.reference_stock_compensation`): the
+            (:func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`): the
             baseline that tests and ``make bench`` compare the loop with (same rows).
         """
         wall0 = time.perf_counter()
@@ -264,7 +264,8 @@ def _reference_ticks(loop, dive, controller, rows):
     Same events and rows as :meth:`ClosedLoop._ticks`, with per-column writes and, on
     stock firmware, the stock search as first written.
     """
-    from brov2_hybrid.vehicle.firmware_output import StockCompensatedOutput, reference_stock_compensation
+    from brov2_hybrid.vehicle.firmware_output import StockCompensatedOutput
+    from brov2_hybrid.vehicle.stock_search_reference import reference_stock_compensation
     delay = _delay_module()
     telemetry = delay.DelayLine(loop.telemetry_delay_steps * loop.dt_s)
     commands = delay.DelayLine(loop.command_delay_steps * loop.dt_s)

@@ -14,7 +14,7 @@ tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy sh
    the firmware is told with ``firmware`` auto;
 3. while the dive runs: the :class:`~brov2_hybrid.link.override.OverrideVerifier` must see
    the motors follow a non-neutral override (else stop, naming SYSID_MYGCS and system id
-   255); the :class:`~brov2_hybrid.vehicle.firmware_output.FirmwareDetector` tells the firmware
+   255); the :class:`~brov2_hybrid.vehicle.firmware_detector.FirmwareDetector` tells the firmware
    from the same pairs, latched once (published), and a configured firmware the vehicle
    does not run stops the run, as does auto without a verdict within
    ``firmware_timeout_s`` armed;
@@ -191,7 +191,7 @@ class Mission(object):
     ----------
     settings : MissionSettings
     verifier : brov2_hybrid.link.override.OverrideVerifier
-    detector : brov2_hybrid.vehicle.firmware_output.FirmwareDetector
+    detector : brov2_hybrid.vehicle.firmware_detector.FirmwareDetector
     io : MissionIO
     """
 

@@ -33,8 +33,8 @@ Stages (:data:`OUTPUT_STAGES`, by name):
   of Algorithm 2's motor PWMs, so the vehicle flies as on the paper's firmware);
 * ``stock_wrench`` -- as ``stock``, aiming at the requested wrench tau_max u itself.
 
-:class:`FirmwareDetector` tells from an override and the motor outputs it produced
-(/mavros/rc/out) which mixer the vehicle runs (``auto``).
+:class:`~brov2_hybrid.vehicle.firmware_detector.FirmwareDetector` tells from an override and
+the motor outputs it produced (/mavros/rc/out) which mixer the vehicle runs (``auto``).
 """
 import collections
 import itertools
@@ -310,79 +310,6 @@ def _lstsq_function():
 _lstsq = _lstsq_function()
 
 
-def reference_stock_compensation(stage, u):
-    """The stock compensation as first written: the baseline of :class:`StockCompensatedOutput`.
-
-    The same search as :meth:`StockCompensatedOutput.u_to_send` (``stage`` gives the
-    vehicle, the target and the mixer model), written with per-command slicing,
-    ``np.clip`` and ``np.linalg.lstsq``. Kept so that tests and ``make bench`` compare the
-    fast path with it (same RC values); nothing flies it.
-
-    Parameters
-    ----------
-    stage : StockCompensatedOutput
-    u : ndarray (6,) in [-1, 1]
-
-    Returns
-    -------
-    ndarray (6,): the u to put on the channels (on the 1/400 grid)
-    """
-    if not np.any(u):
-        return u
-    setup = stage.setup
-    table = setup.table
-    m_target = stage.target_mixer.normalized(u)
-    f_target = table.force_from_pwm(np.rint(table.pwm_from_normalized(m_target)))
-    tau_req = setup.T @ f_target if stage.target == "algorithm2" else setup.tau_max * u
-    w = 1.0 / setup.tau_max
-    f_now = f_target.copy()
-    u_out = np.zeros(6)
-    T_hat_t = setup.T_hat.T
-    for dofs in (HORIZONTAL_DOFS, VERTICAL_DOFS):
-        dofs = list(dofs)
-        motors = np.nonzero(np.any(T_hat_t[:, dofs] != 0.0, axis=1))[0]
-        A = T_hat_t[np.ix_(motors, dofs)]
-        A_pinv = np.linalg.pinv(A)
-        others = np.ones(setup.T.shape[1], dtype=bool)
-        others[motors] = False
-        T_g = setup.T[:, motors]
-        tau_rest = setup.T[:, others] @ f_now[others]
-        v = A_pinv @ m_target[motors]
-        for _ in range(stage.newton_steps):
-            m = np.clip(A @ v, -1.0, 1.0)
-            pwm = table.pwm_from_normalized(m)
-            h = 0.5 * float(np.min(np.diff(table.pwm_us)))
-            side = np.where(m >= 0.0, 1.0, -1.0)
-            slope = (table.force_from_pwm(pwm + side * h) - table.force_from_pwm(pwm)) / (side * h) \
-                * table.half_range_us
-            if not np.any(slope[np.abs(m) > 0.0] > 0.0):
-                break
-            J = (T_g[dofs] * slope) @ A
-            r = tau_req[dofs] - T_g[dofs] @ table.force_from_pwm(table.pwm_from_normalized(m)) - tau_rest[dofs]
-            step = np.linalg.lstsq(J, r, rcond=None)[0]
-            v_new = v + step
-            if not np.all(np.isfinite(v_new)):
-                break
-            v = v_new
-        v = np.clip(v, -1.0, 1.0)
-        peak = float(np.max(np.abs(A @ v)))
-        if peak > 1.0:
-            v = v / peak
-        lo = np.floor(v * stage.half_range_us) / stage.half_range_us
-        cand = np.clip(np.vstack([lo + stage.corners / stage.half_range_us,
-                                  np.rint(u[dofs] * stage.half_range_us) / stage.half_range_us]), -1.0, 1.0)
-        cand_u = np.zeros((len(cand), 6))
-        cand_u[:, dofs] = cand
-        pwm = np.clip(stage.vehicle_mixer.motor_pwm(cand_u)[:, motors], stage.pwm_min_us, stage.pwm_max_us)
-        forces = table.force_from_pwm(pwm)
-        err = (forces @ T_g.T + tau_rest - tau_req) * w
-        score = np.einsum("ij,ij->i", err, err) + TIE_BREAK * np.einsum("ij,ij->i", cand, cand)
-        best = int(np.argmin(score))
-        u_out[dofs] = cand[best]
-        f_now[motors] = forces[best]
-    return u_out
-
-
 class StockRequestedWrenchOutput(StockCompensatedOutput):
     """As :class:`StockCompensatedOutput`, aiming at the requested wrench tau_max * u.
 
@@ -414,100 +341,3 @@ def stage_for_firmware(firmware, setup, rc_map):
     if firmware not in FIRMWARES:
         raise Brov2Error("firmware: expected one of %s, got %r" % (FIRMWARES, firmware))
     return output_stage(firmware, setup, rc_map)
-
-
-# --------------------------------------------------------------------------- auto-detection
-def predicted_motor_pwms(channel_pwm, setup, rc_map):
-    """{firmware: motor PWMs (n,) [us]} that each firmware outputs for these RC channels."""
-    lo, hi = setup.thrusters.pwm_min_us, setup.thrusters.pwm_max_us
-    return {fw: np.array(motor_pwm_from_rc(channel_pwm, rc_map, setup.mixer(fw), lo, hi), dtype=float)
-            for fw in FIRMWARES}
-
-
-def classify_outputs(channel_pwm, motor_pwm, setup, rc_map, tolerance_us):
-    """Which firmware explains ``motor_pwm`` for the RC input ``channel_pwm``?
-
-    Motor directions may be reversed on a vehicle (MOT_n_DIRECTION), so each motor is
-    compared by its distance from neutral |PWM - 1500|. Returns (firmware or None,
-    {firmware: largest per-motor difference [us]}): the firmware whose prediction is
-    within ``tolerance_us`` on every motor while the other's is not; None when both or
-    neither fit (e.g. a neutral command, which every firmware maps to 1500).
-    """
-    neutral = setup.table.neutral_us
-    seen = np.abs(np.asarray(motor_pwm[:setup.n_thrusters], dtype=float) - neutral)
-    dist = {fw: float(np.max(np.abs(np.abs(p - neutral) - seen)))
-            for fw, p in predicted_motor_pwms(channel_pwm, setup, rc_map).items()}
-    fits = [fw for fw in FIRMWARES if dist[fw] <= tolerance_us]
-    return (fits[0] if len(fits) == 1 else None), dist
-
-
-class FirmwareDetector(object):
-    """Tells from the overrides sent and the motor outputs seen which mixer the vehicle runs.
-
-    Feed it every override sent (:meth:`on_override`) and every motor-output sample
-    (:meth:`on_outputs`). A sample votes for a firmware when one of the overrides sent
-    in the last ``window_s`` is explained by that firmware alone (:func:`classify_outputs`).
-    ``firmware`` is set once a firmware has ``votes_needed`` votes and at least four times
-    the other's.
-
-    Parameters
-    ----------
-    setup, rc_map : as :class:`OutputStage`
-    tolerance_us : float
-        Largest per-motor difference [us] for a prediction to explain the outputs.
-    votes_needed : int
-    window_s : float
-        Overrides this recent [s] may have produced an output sample (transport delay).
-    """
-
-    def __init__(self, setup, rc_map, tolerance_us, votes_needed, window_s):
-        self.setup = setup
-        self.rc_map = rc_map
-        self.tolerance_us = float(tolerance_us)
-        self.votes_needed = int(votes_needed)
-        self.window_s = float(window_s)
-        self.votes = {fw: 0 for fw in FIRMWARES}
-        self.firmware = None
-        self.last_distances = {}
-        self._sent = collections.deque()   # (time s, channel tuple)
-
-    def on_override(self, now_s, channels):
-        """An override sent: channel PWMs indexed from channel 1 (0 / 65535 = release / no change)."""
-        channels = tuple(int(c) for c in channels)
-        if not self._sent or self._sent[-1][1] != channels:
-            self._sent.append((float(now_s), channels))
-        while len(self._sent) > 1 and now_s - self._sent[1][0] > self.window_s:
-            self._sent.popleft()
-
-    def on_outputs(self, now_s, motor_pwm):
-        """A motor-output sample [us] (at least one per thruster). Returns the firmware once decided."""
-        n = self.setup.n_thrusters
-        if self.firmware is not None or len(motor_pwm) < n:
-            return self.firmware
-        if all(float(c) == self.setup.table.neutral_us for c in motor_pwm[:n]):
-            return None      # disarmed, released or a neutral command: says nothing
-        explained = set()
-        for sent_s, channels in self._sent:
-            if now_s - sent_s > self.window_s and (sent_s, channels) != self._sent[-1]:
-                continue
-            fw, dist = classify_outputs(channels, motor_pwm, self.setup, self.rc_map, self.tolerance_us)
-            self.last_distances = dist
-            if fw is not None:
-                explained.add(fw)
-        if len(explained) == 1:
-            fw = explained.pop()
-            self.votes[fw] += 1
-            other = [f for f in FIRMWARES if f != fw][0]
-            if self.votes[fw] >= self.votes_needed and self.votes[fw] >= 4 * self.votes[other]:
-                self.firmware = fw
-        return self.firmware
-
-    def mismatch_message(self, configured, parameter="firmware"):
-        """The error for a configured firmware the vehicle does not run (None when it agrees)."""
-        if self.firmware is None or configured in ("auto", self.firmware):
-            return None
-        what = {STOCK: "stock ArduSub's linear mixer (Algorithm 1)",
-                QUANTITATIVE: "the thrust-table mixer of the paper's modified firmware (Algorithm 2)"}
-        return ("parameter '%s' is %r but the vehicle's motor outputs (%s) follow %s (votes %s): set %s:=%s "
-                "(or %s:=auto to detect it)" % (parameter, configured, "/mavros/rc/out", what[self.firmware],
-                                                self.votes, parameter, self.firmware, parameter))
