@@ -52,7 +52,6 @@ ACCEL_MAX = {"roll": "ATC_ACCEL_R_MAX", "pitch": "ATC_ACCEL_P_MAX", "yaw": "ATC_
 class ArduSubCompareSettings:
     """The ``ardusub`` section of ``params/analysis.yaml``."""
 
-    instance: int
     speedup: float
     omega_d_rad_s: tuple
     step_deg: dict
@@ -77,7 +76,7 @@ def load_compare_settings(path=None):
     if not factors or min(factors) <= 0:
         raise ParameterError("%s: expected positive factors" % s.key("tune_factors"))
     return ArduSubCompareSettings(
-        instance=s.integer("instance", 0), speedup=s.positive("speedup"),
+        speedup=s.positive("speedup"),
         omega_d_rad_s=tuple(float(w) for w in s.vector("omega_d_rad_s", len(s.raw("omega_d_rad_s") or []))),
         step_deg={k: float(v) for k, v in steps.items()}, hold_s=s.positive("hold_s"),
         after_step_s=s.positive("after_step_s"), tune_factors=factors,
@@ -125,7 +124,6 @@ def estimate_quality(t_s, estimate, truth, max_lag_s=0.2):
 def step_metrics(log, axis, step_rad, hold_s, band):
     """Per step run: IAE after the step on the axis [deg s], settling [s], overshoot [%], effort [s]."""
     t = log["time_s"]
-    k = AXES.index(axis)
     desired = log["%s_d_rad" % axis]
     actual = desired - wrap_angle(desired - log["%s_rad" % axis])
     start = float(desired[0])
@@ -136,8 +134,7 @@ def step_metrics(log, axis, step_rad, hold_s, band):
     target = math.degrees(step_rad)
     pwm = np.column_stack([log["pwm%d_us" % i] for i in range(1, ardusub.SERVO_OUTPUTS + 1)])[after]
     return {"iae_deg_s": metrics.iae(tt, error), "settling_s": metrics.settling_time(tt, y, target, 0.0, band=band),
-            "overshoot_pct": metrics.overshoot(tt, y, target, 0.0), "effort_s": motor_effort_s(tt, pwm),
-            "axis": axis, "k": k}
+            "overshoot_pct": metrics.overshoot(tt, y, target, 0.0), "effort_s": motor_effort_s(tt, pwm)}
 
 
 # ---------------------------------------------------------------------- sessions
@@ -145,13 +142,13 @@ def step_metrics(log, axis, step_rad, hold_s, band):
 def new_flight(ctx, cs):
     """A fresh ArduSub SITL on our physics (level, yaw 0, at the loop's start depth), flown from here."""
     from dataclasses import replace
-    from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl
+    from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
     from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.sim.json_physics import initial_eta
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
     options = replace(load_sim_options(), model=ctx.loop.model)
     sitl = ArduSubSitl(ctx.setup, options, initial_eta(ctx.loop.initial_depth_m, [0.0, 0.0, 0.0]),
-                       instance=cs.instance, speedup=cs.speedup)
+                       instance=free_instance(), speedup=cs.speedup)
     flight = SitlFlight(sitl)
     try:
         flight.wait_time(cs.ready_after_boot_s)
@@ -183,21 +180,19 @@ def run_on(flight, pilot, dive, relative_yaw):
         flight.arm()
     offset = 0.0
     if relative_yaw:
+        flight.drain()                   # the heading now, not one queued up unread
         offset = float(flight.recv(("ATTITUDE",), 5.0).yaw)
     return fly(flight, pilot, dive, yaw_offset_rad=offset)
 
 
 def step_runs(flight, pilot, cs, band, label, rows, logs):
-    """One step per axis with ``pilot`` on ``flight``; appends metric rows; returns the mean cost."""
-    cost = 0.0
+    """One step per axis with ``pilot`` on ``flight``; appends metric rows and the logs."""
     for axis in AXES:
         step = math.radians(cs.step_deg[axis])
         log, truth = run_on(flight, pilot, step_input(axis, step, cs.hold_s, cs.after_step_s), axis == "yaw")
         m = step_metrics(log, axis, step, cs.hold_s, band)
         rows.append([label, "%s step" % axis, m["iae_deg_s"], m["settling_s"], m["overshoot_pct"], m["effort_s"]])
         logs[(label, axis)] = log
-        cost += m["iae_deg_s"] + cs.effort_weight_deg * m["effort_s"]
-    return cost
 
 
 def tune_ardusub(flight, pilot, cs, band, progress=print):
