@@ -286,6 +286,11 @@ class HybridPilot(object):
         self.output = output_stage
         self.tau_max = tau_max
 
+    @property
+    def omega_d_rad_s(self):
+        """The controller's omega_d [rad/s] (the log's omega_d column)."""
+        return self.controller.gains.omega_d_rad_s
+
     def on_desired(self, t_s, eta2d):
         self.controller.update_desired(t_s, eta2d)
 
@@ -302,6 +307,8 @@ class ArduSubAttitudePilot(object):
     """ArduSub's own attitude controller (ALT_HOLD + SET_ATTITUDE_TARGET), translations by RC."""
 
     mode = "ALT_HOLD"
+    #: No omega_d: ArduSub's own gains fly (the log's omega_d column reads NaN).
+    omega_d_rad_s = math.nan
 
     def __init__(self, rc_map):
         self.rc_map = rc_map
@@ -374,8 +381,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
         row[[_COL["rc%d_us" % ch] for ch in range(1, 7)]] = [rc.get(ch, 0) for ch in range(1, 7)]
         servo = flight.servo_outputs or [0] * ardusub.SERVO_OUTPUTS
         row[[_COL["pwm%d_us" % i] for i in range(1, ardusub.SERVO_OUTPUTS + 1)]] = servo
-        row[_COL["omega_d_rad_s"]] = getattr(getattr(pilot, "controller", None), "gains", None).omega_d_rad_s \
-            if hasattr(pilot, "controller") else math.nan
+        row[_COL["omega_d_rad_s"]] = pilot.omega_d_rad_s
         row[_COL["depth_m"]] = model.eta[2]
         rows.append(row)
         truth.append(truth_at(flight.sitl.physics.history, t_boot))
