@@ -264,12 +264,13 @@ def ardusub_experiment(ctx, progress=print):
         step_runs(flight, ardusub_pilot(ctx), cs, band, "ardusub tuned", step_rows, logs)
     finally:
         flight.close()
-    # The bundled dive: a fresh SITL per case (same start).
+    # The bundled dive: a fresh SITL per case (same start); the hybrid at every omega_d, the
+    # middle one also on our own simulator.
     w_dive = cs.omega_d_rad_s[len(cs.omega_d_rad_s) // 2]
     dive_rows, dive_logs = [], {}
-    for label, make_pilot, params in (("hybrid w=%g" % w_dive, lambda: hybrid_pilot(ctx, w_dive), {}),
-                                      ("ardusub default", lambda: ardusub_pilot(ctx), {}),
-                                      ("ardusub tuned", lambda: ardusub_pilot(ctx), tuned)):
+    cases = [("hybrid w=%g" % w, lambda w=w: hybrid_pilot(ctx, w), {}) for w in cs.omega_d_rad_s]
+    cases += [("ardusub default", lambda: ardusub_pilot(ctx), {}), ("ardusub tuned", lambda: ardusub_pilot(ctx), tuned)]
+    for label, make_pilot, params in cases:
         flight = new_flight(ctx, cs)
         try:
             for name, value in params.items():

@@ -59,6 +59,13 @@ def report_section(summary):
                      else "not always lower",
                      ", ".join("%s %+.0f %%" % (a, _pct(hybrid["iae_%s_deg_s" % a], default["iae_%s_deg_s" % a]))
                                for a in AXES)))
+    hybrids = [r for r in summary["dive"] if r["case"].startswith("hybrid") and "simulator" not in r["case"]]
+    for axis in AXES:
+        key = "iae_%s_deg_s" % axis
+        best = min(hybrids, key=lambda r: r[key])
+        lines.append("- Dive, %s: best hybrid (%s) %.1f deg s, tuned ArduSub %.1f deg s (%s)." % (
+            axis, best["case"], best[key], tuned[key],
+            "hybrid lower" if best[key] < tuned[key] else "ArduSub lower"))
     steps = {(r["case"], r["input"]): r for r in summary["steps"]}
     for axis in AXES:
         best = min((r for r in summary["steps"] if r["case"].startswith("hybrid") and r["input"] == "%s step" % axis),
