@@ -77,7 +77,7 @@ def summary(hybrid_iae, tuned_iae):
 
 def test_verdict_follows_the_figures():
     text = "\n".join(ar.report_section(summary([100, 100, 100], [200, 200, 200])))
-    assert "lower on every axis than ArduSub's tuned controller (roll -50 %" in text
+    assert "IAE is lower on every axis (roll -50 %, pitch -50 %, yaw -50 %) against ArduSub's tuned" in text
     text = "\n".join(ar.report_section(summary([300, 100, 300], [200, 200, 200])))
     assert "lower on pitch only" in text
     text = "\n".join(ar.report_section(summary([300, 300, 300], [200, 200, 200])))

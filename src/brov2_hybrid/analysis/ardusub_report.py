@@ -1,6 +1,7 @@
 """REPORT.md section and terminal lines of the real-ArduSub comparison
 (:mod:`brov2_hybrid.analysis.ardusub_experiment`); verdicts are computed from the figures."""
 from brov2_hybrid.analysis.context import AXES
+from brov2_hybrid.analysis.report_format import fmt
 
 
 def console_lines(summary):
@@ -45,20 +46,19 @@ def report_section(summary):
     lines += ["", "### One step per axis", "",
               "| case | input | IAE [deg s] | settling [s] | overshoot [%] | effort [s] |", "|---|---|---|---|---|---|"]
     for r in summary["steps"]:
-        lines.append("| %s | %s | %.2f | %.2f | %.1f | %.2f |" % (r["case"], r["input"], r["iae_deg_s"],
-                                                                r["settling_s"], r["overshoot_pct"], r["effort_s"]))
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (
+            r["case"], r["input"], fmt(r["iae_deg_s"]), fmt(r["settling_s"]), fmt(r["overshoot_pct"], "%.1f"),
+            fmt(r["effort_s"])))
     lines += ["", "![steps](ardusub_steps.png)", "", "![dive](ardusub_dive.png)", "", "### Verdict", ""]
-    better = [a for a in AXES if hybrid["iae_%s_deg_s" % a] < tuned["iae_%s_deg_s" % a]]
-    lines.append("- Dive: the hybrid autopilot's IAE is %s than ArduSub's tuned controller (%s) and %s than its "
-                 "defaults (%s)." % (
-                     "lower on every axis" if len(better) == 3 else "lower on %s only" % ", ".join(better) if better
-                     else "not lower on any axis",
-                     ", ".join("%s %+.0f %%" % (a, _pct(hybrid["iae_%s_deg_s" % a], tuned["iae_%s_deg_s" % a]))
-                               for a in AXES),
-                     "lower" if all(hybrid["iae_%s_deg_s" % a] < default["iae_%s_deg_s" % a] for a in AXES)
-                     else "not always lower",
-                     ", ".join("%s %+.0f %%" % (a, _pct(hybrid["iae_%s_deg_s" % a], default["iae_%s_deg_s" % a]))
-                               for a in AXES)))
+    def against(other):
+        lower = [a for a in AXES if hybrid["iae_%s_deg_s" % a] < other["iae_%s_deg_s" % a]]
+        where = ("lower on every axis" if len(lower) == 3 else "lower on %s only" % ", ".join(lower) if lower
+                 else "not lower on any axis")
+        return "%s (%s)" % (where, ", ".join("%s %+.0f %%" % (a, _pct(hybrid["iae_%s_deg_s" % a],
+                                                                     other["iae_%s_deg_s" % a])) for a in AXES))
+
+    lines.append("- Dive at omega_d %g: the hybrid autopilot's IAE is %s against ArduSub's tuned controller, "
+                 "and %s against its default gains." % (w, against(tuned), against(default)))
     hybrids = [r for r in summary["dive"] if r["case"].startswith("hybrid") and "simulator" not in r["case"]]
     for axis in AXES:
         key = "iae_%s_deg_s" % axis
