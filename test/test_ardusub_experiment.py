@@ -72,7 +72,8 @@ def summary(hybrid_iae, tuned_iae):
               "effort_s": 1.0} for c in ("hybrid w=3", "ardusub tuned") for a in ("roll", "pitch", "yaw")]
     return {"dive": [row("hybrid w=3", hybrid_iae), row("ardusub default", [500, 500, 500]),
                      row("ardusub tuned", tuned_iae), row("hybrid w=3, our simulator", hybrid_iae)],
-            "steps": steps, "omega_d_dive": 3.0, "gains": {"default": {"A": 1.0}, "tuned": {"A": 2.0}}}
+            "steps": steps, "omega_d_dive": 3.0, "gains": {"default": {"A": 1.0}, "tuned": {"A": 2.0}},
+            "tune_factors": [0.5, 1.0, 2.0]}
 
 
 def test_verdict_follows_the_figures():
@@ -82,4 +83,5 @@ def test_verdict_follows_the_figures():
     assert "lower on pitch only" in text
     text = "\n".join(ar.report_section(summary([300, 300, 300], [200, 200, 200])))
     assert "not lower on any axis" in text
+    assert "each tried at x0.5, x1, x2" in text
     assert "Not run: no build" in "\n".join(ar.report_section({"skipped": "no build"}))

@@ -295,7 +295,7 @@ def ardusub_experiment(ctx, progress=print):
     return {"steps": [dict(zip(STEP_HEADER, r)) for r in step_rows],
             "dive": [dict(zip(["case"] + list(DIVE_KEYS), r)) for r in dive_rows],
             "gains": {"default": defaults, "tuned": tuned}, "files": files, "omega_d_dive": w_dive,
-            "speedup": cs.speedup}
+            "speedup": cs.speedup, "tune_factors": list(cs.tune_factors)}
 
 
 STEP_HEADER = ["case", "input", "iae_deg_s", "settling_s", "overshoot_pct", "effort_s"]

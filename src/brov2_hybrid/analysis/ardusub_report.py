@@ -33,9 +33,9 @@ def report_section(summary):
         "physics\"). The hybrid autopilot flies in MANUAL with the stock-compensated output stage; ArduSub's own "
         "attitude controller is commanded by SET_ATTITUDE_TARGET in ALT_HOLD (the one way ArduSub 4.5 takes an "
         "absolute attitude without a position fix), with its default gains and with gains tuned on this vehicle "
-        "(rate P/I/D, angle P, acceleration limit per axis, each x0.5-x4; table below). Attitudes are ArduSub's "
-        "own estimate, as a logger on the vehicle records them; effort is the time integral of "
-        "sum |PWM - 1500| / 400 over the motors [s].", "",
+        "(rate P/I/D, angle P, acceleration limit per axis, each tried at x%s; gains below). Attitudes are "
+        "ArduSub's own estimate, as a logger on the vehicle records them; effort is the time integral of "
+        "sum |PWM - 1500| / 400 over the motors [s]." % ", x".join("%g" % f for f in summary["tune_factors"]), "",
         "### The bundled dive (150 s)", "",
         "| case | IAE roll | IAE pitch | IAE yaw [deg s] | max error r / p / y [deg] | effort [s] |",
         "|---|---|---|---|---|---|"]
