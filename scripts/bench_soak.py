@@ -20,7 +20,6 @@ import glob
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -35,13 +34,6 @@ CLK_TCK = os.sysconf("SC_CLK_TCK")
 MEMORY_GOAL_MIB_PER_H = 10.0
 DRIFT_GOAL_PERCENT = 10.0
 
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def node_pids(launch_pid):
@@ -111,6 +103,7 @@ class TickRecorder(object):
 
 
 def main(argv=None):
+    from brov2_hybrid.link.vehicle_address import free_tcp_port
     from brov2_hybrid.node_logic import soak_stats
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=float(os.environ.get("BROV2_SOAK_MIN", "10")),
@@ -124,7 +117,7 @@ def main(argv=None):
     duration_s = 60.0 * args.minutes
     warmup_s = min(args.warmup_s, 0.25 * duration_s)
 
-    port, vehicle_port = free_port(), free_port()
+    port, vehicle_port = free_tcp_port(), free_tcp_port()
     os.environ["ROS_MASTER_URI"] = "http://127.0.0.1:%d" % port
     log_dir = tempfile.mkdtemp(prefix="brov2_soak_")
     launch_log = open(os.path.join(log_dir, "roslaunch.log"), "w")

@@ -14,7 +14,7 @@ import pytest
 
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.sim import json_physics as jp
-from brov2_hybrid.sim.config import load_sim_options
+from brov2_hybrid.sim.config import load_sim_options, start_eta
 from brov2_hybrid.sim.vehicle_model import VehicleModel
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
@@ -28,7 +28,7 @@ def setup():
 
 def new_physics(setup, depth_m=5.0):
     model = VehicleModel(setup, load_sim_options())
-    model.reset(eta=jp.initial_eta(depth_m, [0.0, 0.0, 0.0]))
+    model.reset(eta=start_eta(depth_m, [0.0, 0.0, 0.0]))
     return jp.JsonPhysics(model)
 
 
@@ -121,7 +121,7 @@ def test_motor_pwms_drive_the_model_as_directly(setup):
     for k in range(200):
         reply = physics.on_frame(jp.ServoFrame(400, k, pwm + [0] * 8))
     reference = VehicleModel(setup, load_sim_options())
-    reference.reset(eta=jp.initial_eta(5.0, [0, 0, 0]))
+    reference.reset(eta=start_eta(5.0, [0, 0, 0]))
     reference.set_motor_pwm(pwm)
     reference.step(200)
     fields = sitl_parse(reply)

@@ -27,6 +27,8 @@ import time
 
 import pytest
 
+from brov2_hybrid.link.vehicle_address import free_tcp_port
+
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = pytest.mark.skipif(shutil.which("roslaunch") is None or shutil.which("rosrun") is None,
                                 reason="ROS (roslaunch, rosrun) not on PATH: source scripts/env.sh")
@@ -54,13 +56,6 @@ PACKAGE_XML = """<?xml version="1.0"?>
 </package>
 """
 
-
-def _free_port():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
 
 
 def _mavros_prefix(prefix, node_text):
@@ -174,7 +169,7 @@ def _start(cmd, env, tmp_path):
 
 
 def _roslaunch(fake_pkgs, tmp_path, vehicle_port, extra):
-    master_port = _free_port()
+    master_port = free_tcp_port()
     env = _env(fake_pkgs, tmp_path, master_port)
     env["FAKE_MAVROS_PORT"] = str(vehicle_port)
     env["FAKE_MAVROS_RECORD"] = str(tmp_path / "record.json")
@@ -185,7 +180,7 @@ def _roslaunch(fake_pkgs, tmp_path, vehicle_port, extra):
 
 def test_mavros_node_starts_only_after_the_vehicle_listens(fake_mavros, installed_mavros, tmp_path):
     fake_pkgs, record = fake_mavros
-    port = _free_port()
+    port = free_tcp_port()
     delay_s = 4.0
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -216,7 +211,7 @@ def test_mavros_node_starts_only_after_the_vehicle_listens(fake_mavros, installe
 
 def test_vehicle_that_never_listens_ends_the_launch_naming_it(fake_mavros, tmp_path):
     fake_pkgs, record = fake_mavros
-    port = _free_port()
+    port = free_tcp_port()
     proc, log_path = _roslaunch(fake_pkgs, tmp_path, port, ["vehicle_wait_s:=1"])
     output = _finish(proc, log_path, 120)
     assert not record.exists(), "mavros_node started although nobody listened"
@@ -228,7 +223,7 @@ def test_vehicle_that_never_listens_ends_the_launch_naming_it(fake_mavros, tmp_p
 def test_full_launch_with_simulator_starts_mavros_after_brov2_sitl_listens(fake_mavros, tmp_path):
     """The issue's case: hybrid_autopilot.launch sim:=true use_mavros:=true (tcp://)."""
     fake_pkgs, record = fake_mavros
-    port, master_port = _free_port(), _free_port()
+    port, master_port = free_tcp_port(), free_tcp_port()
     env = _env(fake_pkgs, tmp_path, master_port)
     env["FAKE_MAVROS_PORT"] = str(port)
     env["FAKE_MAVROS_RECORD"] = str(record)

@@ -18,7 +18,6 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.mixers import STOCK, motor_pwm_from_rc
 from brov2_hybrid.sim.config import load_firmware_config, load_initial_state, load_sim_options
 from brov2_hybrid.sim.joystick import joystick_gain, manual_control_channels
-from brov2_hybrid.sim.json_physics import initial_eta
 
 
 
@@ -38,7 +37,7 @@ def armed_flight(setup):
     from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
     binary = _binary()
     start = load_initial_state()
-    f = SitlFlight(ArduSubSitl(setup, load_sim_options(), initial_eta(start.depth_m, start.attitude_deg),
+    f = SitlFlight(ArduSubSitl(setup, load_sim_options(), start.eta(),
                                instance=free_instance(), speedup=50.0, binary=binary))
     try:
         f.set_mode("MANUAL")

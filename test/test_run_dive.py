@@ -7,11 +7,11 @@ is configured, so the mission refuses the run with exit code 5.
 """
 import os
 import shutil
-import socket
 import subprocess
 
 import pytest
 
+from brov2_hybrid.link.vehicle_address import free_tcp_port
 from brov2_hybrid.node_logic import mission as ms
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -19,19 +19,12 @@ pytestmark = pytest.mark.skipif(shutil.which("roslaunch") is None,
                                 reason="ROS (roslaunch) not on PATH: source scripts/env.sh")
 
 
-def _free_port():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
-
 
 def test_refused_firmware_makes_run_dive_exit_5(tmp_path):
     env = dict(os.environ, BROV2_RUNS_DIR=str(tmp_path), ROS_HOME=str(tmp_path / "ros_home"),
                ROS_LOG_DIR=str(tmp_path / "ros_log"))
     done = subprocess.run(["bash", os.path.join(REPO, "scripts", "run_dive.sh"), "mixer:=stock",
-                           "firmware:=quantitative", "fcu_url:=tcp:127.0.0.1:%d" % _free_port()],
+                           "firmware:=quantitative", "fcu_url:=tcp:127.0.0.1:%d" % free_tcp_port()],
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                           timeout=150)
     assert done.returncode == ms.EXIT_FIRMWARE, done.stdout[-3000:]

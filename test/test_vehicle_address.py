@@ -7,6 +7,7 @@ import pytest
 
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.link.vehicle_address import (
+    free_tcp_port,
     VehicleUnreachable,
     describe_wait,
     parse_mavros_url,
@@ -66,16 +67,9 @@ def test_only_tcp_client_and_serial_have_something_to_wait_for():
         assert wait_for_vehicle(url, 0.5, 0.05, 0.1) == 0.0
 
 
-def _free_port():
-    sock = socket.socket()
-    sock.bind(("127.0.0.1", 0))
-    port = sock.getsockname()[1]
-    sock.close()
-    return port
-
 
 def test_waits_for_a_listener_that_appears_later():
-    port = _free_port()
+    port = free_tcp_port()
     delay_s = 0.6
     listener = socket.socket()
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
@@ -102,7 +96,7 @@ def test_waits_for_a_listener_that_appears_later():
 
 
 def test_never_appearing_listener_raises_naming_address_and_wait():
-    port = _free_port()
+    port = free_tcp_port()
     start = time.monotonic()
     with pytest.raises(VehicleUnreachable) as info:
         wait_for_vehicle("tcp://127.0.0.1:%d" % port, 0.5, 0.05, 0.2)
@@ -141,3 +135,13 @@ def test_fake_clock_timeout_is_exact():
     with pytest.raises(VehicleUnreachable, match="waited 2.0 s"):
         wait_for_vehicle("/nonexistent/ttyACM9", 2.0, 0.5, 0.1, clock=clock, sleep=sleep)
     assert attempts == [0.0, 0.5, 1.0, 1.5]
+
+
+def test_free_tcp_port_can_be_listened_on():
+    port = free_tcp_port()
+    server = socket.socket()
+    try:
+        server.bind(("127.0.0.1", port))      # nothing holds it
+        server.listen(1)
+    finally:
+        server.close()

@@ -143,11 +143,10 @@ def new_flight(ctx, cs):
     """A fresh ArduSub SITL on our physics (level, yaw 0, at the loop's start depth), flown from here."""
     from dataclasses import replace
     from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
-    from brov2_hybrid.sim.config import load_sim_options
-    from brov2_hybrid.sim.json_physics import initial_eta
+    from brov2_hybrid.sim.config import load_sim_options, start_eta
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
     options = replace(load_sim_options(), model=ctx.loop.model)
-    sitl = ArduSubSitl(ctx.setup, options, initial_eta(ctx.loop.initial_depth_m, [0.0, 0.0, 0.0]),
+    sitl = ArduSubSitl(ctx.setup, options, start_eta(ctx.loop.initial_depth_m, [0.0, 0.0, 0.0]),
                        instance=free_instance(), speedup=cs.speedup)
     flight = SitlFlight(sitl)
     try:

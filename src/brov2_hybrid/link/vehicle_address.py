@@ -169,3 +169,14 @@ def wait_for_vehicle(address, timeout_s, poll_period_s, connect_timeout_s,
                 "vehicle %s not reachable: waited %.1f s for %s (last error: %s)"
                 % (address.url, waited, what, error))
         sleep(poll_period_s)
+
+
+def free_tcp_port(host="127.0.0.1"):
+    """A TCP port on ``host`` that nothing listens on now (the OS picks it; tests and tools
+    start a simulator or a master there). Another process may take it before the caller does."""
+    sock = socket.socket()
+    try:
+        sock.bind((host, 0))
+        return sock.getsockname()[1]
+    finally:
+        sock.close()

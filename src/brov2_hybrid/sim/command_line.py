@@ -51,8 +51,7 @@ def physics_from_args(args):
     start = sim_config.load_initial_state(args.params)
     depth = start.depth_m if args.initial_depth_m is None else args.initial_depth_m
     attitude = start.attitude_deg if args.initial_attitude_deg is None else np.array(args.initial_attitude_deg)
-    eta = np.concatenate([[0.0, 0.0, depth], np.radians(attitude)])
-    return load_vehicle(args.vehicle), options, eta
+    return load_vehicle(args.vehicle), options, sim_config.start_eta(depth, attitude)
 
 
 def serve(args, build, log):

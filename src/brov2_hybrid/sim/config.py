@@ -382,6 +382,16 @@ class InitialState:
     depth_m: float
     attitude_deg: np.ndarray
 
+    def eta(self):
+        """The start pose as :func:`start_eta` gives it."""
+        return start_eta(self.depth_m, self.attitude_deg)
+
+
+def start_eta(depth_m, attitude_deg):
+    """Start pose (north, east, down [m], roll, pitch, yaw [rad]) at ``depth_m`` below the
+    origin with attitude (roll, pitch, yaw) ``attitude_deg`` [deg]."""
+    return np.concatenate([[0.0, 0.0, float(depth_m)], np.radians(np.asarray(attitude_deg, dtype=float))])
+
 
 def load_initial_state(path=None):
     """Read :class:`InitialState` from the ``initial_state`` section."""

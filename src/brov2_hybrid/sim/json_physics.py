@@ -32,7 +32,6 @@ import socket
 import struct
 from collections import namedtuple
 
-import numpy as np
 
 from brov2_hybrid.errors import Brov2Error
 
@@ -246,7 +245,3 @@ class JsonPhysicsServer(object):
     def close(self):
         self.sock.close()
 
-
-def initial_eta(depth_m, attitude_deg):
-    """Start pose (north, east, down [m], roll, pitch, yaw [rad]) at ``depth_m``."""
-    return np.concatenate([[0.0, 0.0, float(depth_m)], np.radians(np.asarray(attitude_deg, dtype=float))])

@@ -18,7 +18,6 @@ import math
 import sys
 import time
 
-import numpy as np
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
 from brov2_hybrid.link import mavlink_signing
@@ -83,7 +82,7 @@ class Simulator(object):
         self.clock = clock
         if initial_eta is None:
             start = sim_config.load_initial_state(params_file)
-            initial_eta = np.concatenate([[0.0, 0.0, start.depth_m], np.radians(start.attitude_deg)])
+            initial_eta = start.eta()
         self.model = VehicleModel(self.setup, self.sim_options)
         self.model.reset(eta=initial_eta)
         self.firmware = Firmware(self.setup, self.firmware_config)
