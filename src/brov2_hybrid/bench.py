@@ -89,6 +89,8 @@ def output_stage_times(n_commands=1000, seed=0, vehicle=None):
 
 
 def run_output_stages(n_commands=1000, vehicle=None):
+    """Time the quantitative and stock-compensated output stages and the stock search against the
+    reference search over ``n_commands`` commands; prints the medians [us]."""
     t = output_stage_times(n_commands, vehicle=vehicle)
     med = {k: float(np.median(v)) * 1e6 for k, v in t.items() if k != "same"}
     print("core: output stage per command (command(u): channels, motor PWMs, wrench), %d commands in [-1, 1]^6, "
@@ -124,6 +126,8 @@ def allocator_times(n_commands=1000, seed=0, vehicle=None):
 
 
 def run_allocators(n_commands=1000, vehicle=None):
+    """Time ``forces(u)`` of every registered allocator; prints the medians [us] within and beyond
+    the thrust table."""
     for name, t in allocator_times(n_commands, vehicle=vehicle).items():
         print("core: allocator %-14s forces(u) per command: median %.1f us within the table ([-0.3, 0.3]^6), "
               "%.1f us (p99 %.0f us) on commands in [-1, 1]^6" % (
@@ -131,6 +135,7 @@ def run_allocators(n_commands=1000, vehicle=None):
 
 
 def run_core(n_ticks=10000, vehicle=None):
+    """Time ``n_ticks`` control ticks; prints the median and p99 [us]."""
     times = control_tick_times(n_ticks, vehicle=vehicle) * 1e6
     print("core: control tick (control law + normalisation + Algorithm 2), %d ticks: "
           "median %.1f us, p99 %.1f us (goal: median <= 50 us)"
@@ -138,6 +143,8 @@ def run_core(n_ticks=10000, vehicle=None):
 
 
 def main(argv=None):
+    """Command line (``--ticks``, ``--vehicle``): print the control tick, output stage and allocator
+    timings."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ticks", type=int, default=10000, help="control ticks to time")
     add_vehicle_argument(parser)

@@ -184,6 +184,10 @@ def dive_figures(log, plateaus, measure_fraction, vehicle):
 
 @dataclass(frozen=True)
 class AllocatorJob:
+    """One run of the allocators sweep: the aggressive dive with one allocator, output stage and omega_d.
+
+    ``loop`` is the LoopSettings (``mixer`` = the firmware output stage, ``vehicle`` = the copy of the
+    vehicle file naming ``allocator``); ``settings`` the section the dive is built from."""
     loop: object            # LoopSettings: mixer = the firmware (output stage), vehicle = the allocator's file
     allocator: str
     omega_d_rad_s: float

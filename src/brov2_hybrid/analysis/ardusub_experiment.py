@@ -158,6 +158,8 @@ def new_flight(ctx, cs):
 
 
 def hybrid_pilot(ctx, omega_d_rad_s):
+    """The hybrid autopilot at ``omega_d_rad_s`` [rad/s] as a pilot for ArduSub SITL: the loop's
+    controller and the stock compensated output stage (the vehicle runs stock ArduSub), in MANUAL."""
     from brov2_hybrid.analysis.ardusub_flight import HybridPilot
     from brov2_hybrid.analysis.closed_loop import ClosedLoop
     from dataclasses import replace
@@ -166,6 +168,8 @@ def hybrid_pilot(ctx, omega_d_rad_s):
 
 
 def ardusub_pilot(ctx):
+    """ArduSub's own attitude controller as a pilot (ALT_HOLD + SET_ATTITUDE_TARGET; translations
+    by RC override through the context's RC map)."""
     from brov2_hybrid.analysis.ardusub_flight import ArduSubAttitudePilot
     return ArduSubAttitudePilot(ctx.rc_map)
 

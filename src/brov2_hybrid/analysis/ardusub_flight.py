@@ -158,6 +158,8 @@ class SitlFlight(object):
         return self._servo
 
     def message_interval(self, name, rate_hz):
+        """Ask for MAVLink message ``name`` (e.g. "ATTITUDE") at ``rate_hz`` [Hz] (SET_MESSAGE_INTERVAL;
+        no acknowledgement awaited)."""
         mavutil = _mavutil()
         msg_id = getattr(mavutil.mavlink, "MAVLINK_MSG_ID_" + name)
         self.link.mav.command_long_send(self.link.target_system, self.link.target_component,
@@ -190,10 +192,13 @@ class SitlFlight(object):
 
     @property
     def armed(self):
+        """True when the last vehicle HEARTBEAT has the safety-armed flag (False before any HEARTBEAT)."""
         return bool(self.heartbeat and self.heartbeat.base_mode & ardusub.MODE_FLAG_SAFETY_ARMED)
 
     @property
     def mode(self):
+        """ArduSub mode name of the last vehicle HEARTBEAT (ardusub.MODE_NAMES), None before any
+        HEARTBEAT or for an unknown mode number."""
         return ardusub.MODE_NAMES.get(self.heartbeat.custom_mode) if self.heartbeat else None
 
     def set_mode(self, name, timeout_s=10.0):
@@ -292,6 +297,8 @@ class HybridPilot(object):
         return self.controller.gains.omega_d_rad_s
 
     def on_desired(self, t_s, eta2d):
+        """A new dive row: feed the desired attitude ``eta2d`` [rad] at ``t_s`` [s] to the controller's
+        rate estimator."""
         self.controller.update_desired(t_s, eta2d)
 
     def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
@@ -314,9 +321,14 @@ class ArduSubAttitudePilot(object):
         self.rc_map = rc_map
 
     def on_desired(self, t_s, eta2d):
+        """A new dive row: nothing to do (ArduSub takes the attitude itself on every tick)."""
         pass
 
     def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
+        """One tick: SET_ATTITUDE_TARGET ``eta2d`` [rad] and RC override of the linear commands ``u_lin``.
+
+        Returns (tau (6,) all NaN: ArduSub's torque is unknown, u (6,) = (u_lin, 0, 0, 0), RC channels
+        {ch: PWM [us]})."""
         flight.attitude_target(eta2d)
         u = np.concatenate([u_lin, np.zeros(3)])
         rc = self.rc_map.pwm_from_u(u)

@@ -41,6 +41,7 @@ class Context(object):
         self._controllers = {}
 
     def path(self, name):
+        """Path of the output file ``name`` inside :attr:`out_dir`."""
         return os.path.join(self.out_dir, name)
 
     def controller(self, omega_d_rad_s):

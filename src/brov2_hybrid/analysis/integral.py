@@ -92,6 +92,11 @@ def lti_row(controller, ratio, duration_s, axis=2, dt_s=1e-3):
 
 @dataclass(frozen=True)
 class PlateauJob:
+    """One run of the integral experiment: the plateau dive (:func:`plateau_dive`) at one omega_d
+    [rad/s], with the integral action on (``integral``, k_i ratio ``ratio``) or off (PD).
+
+    ``attitude_rad``: the +-roll/pitch of the plateaus; ``plateau_s`` their length; ``rate_hz`` the
+    dive's row rate; ``measure_fraction`` the steady part of each plateau that is measured."""
     loop: object
     omega_d_rad_s: float
     integral: bool
@@ -103,6 +108,8 @@ class PlateauJob:
 
 
 def run_plateau_job(job):
+    """Fly one :class:`PlateauJob` in the in-process loop; returns omega_d, integral, the per-plateau
+    steady errors (:func:`steady_errors`, deg) and the run's simulated and wall times [s]."""
     from brov2_hybrid.analysis.jobs import closed_loop_for
     loop = closed_loop_for(job.loop)
     dive, segments = plateau_dive(job.attitude_rad, job.plateau_s, job.rate_hz)

@@ -21,6 +21,8 @@ def _monotone(values, increasing):
 
 # --------------------------------------------------------------------------- checks
 def check_kd_sign(gains, step):
+    """Row for Sec. 5.2: at omega_d = 2 the plain k_d is negative (LTI undershoot), k_d + delta k_d
+    positive (no undershoot); ``step`` (may be None) adds the simulated undershoot."""
     kd, kdt = gains["kd_at_2"], gains["kd_total_at_2"]
     und, und_d = gains["lti_plain_undershoot_at_2_pct"], gains["lti_undershoot_at_2_pct"]
     k = index_at(step, 2.0) if step else None
@@ -34,6 +36,7 @@ def check_kd_sign(gains, step):
 
 
 def check_near_critical(step):
+    """Row for Fig. 13: the step overshoot stays inside the settling band for omega_d <= 3."""
     band = 100 * step["band"]
     low = [(w, o) for w, o in zip(step["omega_d"], step["overshoot_pct"]) if w <= 3.0 + 1e-9]
     worst = max(low, key=lambda p: p[1])
@@ -46,6 +49,9 @@ def check_near_critical(step):
 
 
 def check_jump(step, latency):
+    """Row for Fig. 14: the omega_d from which the first overshoot leaves the settling band (the
+    settling-time jump, the paper's 3.5) with the default latency; ``latency`` (the latency
+    summary, may be None) adds the closest latency case and can lift a "disagrees" to "partly"."""
     jump = latency["paper_jump"] if latency else 3.5
     w = step["first_band_exit_omega_d"]
     over = step["overshoot_pct"]
@@ -72,6 +78,8 @@ def check_jump(step, latency):
 
 
 def check_sim_vs_lti(step):
+    """Row for Fig. 14: the simulated step settles faster than the LTI (plain k_d) prediction at every
+    omega_d <= 3 (agrees), at some (partly) or at none (disagrees)."""
     pairs = [(w, s, l) for w, s, l in zip(step["omega_d"], step["settling_s"], step["lti_plain_settling_s"])
              if w <= 3.0 + 1e-9]
     faster = [p for p in pairs if p[1] is not None and math.isfinite(p[1]) and p[1] < p[2]]
@@ -82,6 +90,8 @@ def check_sim_vs_lti(step):
 
 
 def check_unity_gain(bode):
+    """Row for App. C: the closed-loop gain falls through 1 within 15 % of omega_d (agrees); else
+    "partly" when the -3 dB bandwidth is still proportional to omega_d (spread <= 15 % of the mean)."""
     rows = bode["per_omega_d"]
     text = "; ".join("omega_d %g: |H(j omega_d)| = %s (LTI %s), gain falls through 1 at %s rad/s, -3 dB at %s rad/s "
                      "(%s omega_d; LTI %s rad/s)"
@@ -105,6 +115,8 @@ def _ratio(a, b):
 
 
 def check_kappa(step):
+    """Row for Sec. 5.2 / Fig. 13: without delta k_d (kappa = 0) the step overshoots beyond the band,
+    with it less at every omega_d; None when the step summary has no plain (kappa = 0) runs."""
     plain = {round(p["omega_d"], 6): p for p in step.get("plain", [])}
     pairs = []
     for k, w in enumerate(step["omega_d"]):
@@ -120,6 +132,8 @@ def check_kappa(step):
 
 
 def check_dive(dive):
+    """Two rows for the dive: IAE falls (Fig. 18) and energy (Eq. 26) rises (Fig. 19) with omega_d,
+    judged per axis (all axes monotone: agrees, some: partly)."""
     per = sorted(dive["per_omega_d"], key=lambda m: m["omega_d"])
     ws = [m["omega_d"] for m in per]
     err_rows, en_rows, err_ok, en_ok = [], [], [], []
@@ -140,6 +154,8 @@ def check_dive(dive):
 
 
 def check_stock(compare):
+    """Row for Fig. 16 / Table 1: the stock model's 90 % rise is slower than the updated model's at
+    every omega_d (a stock step that never rises counts as slower)."""
     per = compare["per_omega_d"]
     slower = []
     parts = []
@@ -155,6 +171,8 @@ def check_stock(compare):
 
 
 def check_sysid(sysid, paper):
+    """Row for Sec. 3: the fitted N_r|r| and I_zz within ``paper.sysid_tolerance`` (relative) of the
+    model, and N_r's share of the drag at the largest steady rate within it too."""
     fit, truth = sysid["fit"], sysid["truth"]
     tol = paper.sysid_tolerance
     q_err = abs(fit["quadratic"] / truth["quadratic"] - 1.0)
@@ -172,6 +190,9 @@ def check_sysid(sysid, paper):
 
 
 def checks(summaries, settings):
+    """The rows (statement, our figure, verdict) for the experiments present in ``summaries``
+    ({experiment name: summary dict}); ``settings`` gives the paper's numbers. Experiments absent
+    (or, for the dive, a single omega_d; for sysid, user logs) give no row."""
     rows = []
     s = summaries
     step = s.get("step")

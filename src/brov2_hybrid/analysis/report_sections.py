@@ -8,6 +8,8 @@ from brov2_hybrid.analysis.report_format import fmt, image, index_at
 
 
 def step_section(step):
+    """Step-response section: settling, overshoot and undershoot per omega_d beside the LTI
+    predictions, the kappa = 0 runs if any, and the figures."""
     out = ["## Step response (Sec. 5.2, Fig. 13-14)", "",
            "Loop latency: %s. Settling time: time after the step at t = 1 s from which yaw stays "
            "within +-%g %% of 90 deg." % (step["latency"], 100 * step["band"]), "",
@@ -26,6 +28,8 @@ def step_section(step):
 
 
 def bode_section(bode):
+    """Frequency-response section: gain at omega_d, unity crossing, -3 dB bandwidth and peak gain per
+    omega_d beside the LTI figures, and the Bode plot."""
     out = ["## Frequency response (App. C, Fig. A1)", "", "Loop latency: %s. +-30 deg yaw sines, %g..%g Hz (%d "
            "frequencies); gain = half peak-to-peak ratio, phase from peak times." % (
                bode["latency"], bode["freqs_hz"][0], bode["freqs_hz"][1], bode["freqs_hz"][2]), "",
@@ -40,6 +44,8 @@ def bode_section(bode):
 
 
 def dive_section(dive):
+    """Dive section: IAE [deg s], RMS error [deg] and energy (Eq. 26) per axis and omega_d, the log
+    path of each run, and the figures."""
     out = ["## Full dive (Sec. 5.3, Fig. 17-19)", "", "Loop latency: %s. Dive: `%s`." % (dive["latency"], dive["dive"]),
            "", "| omega_d | IAE roll | IAE pitch | IAE yaw [deg s] | RMS error r/p/y [deg] | energy roll | pitch | yaw | log |",
            "|---|---|---|---|---|---|---|---|---|"]
@@ -53,6 +59,8 @@ def dive_section(dive):
 
 
 def latency_section(lat, band):
+    """Loop-latency section: per latency case the first band exit, the agreement with the paper's
+    jump and the overshoot at omega_d 3 / 3.5 / 4; ``band`` is the settling band (fraction)."""
     out = ["## Loop latency (docs/DESIGN.md section 8)", "",
            "The paper does not report its loop latency. The step sweep repeated per latency case; "
            "agreement = number of omega_d at which 'first overshoot leaves the +-%g %% band' matches the "
@@ -71,6 +79,8 @@ def latency_section(lat, band):
 
 
 def compare_section(cm, paper):
+    """Stock vs updated model section: rise and settling times and the Eq. 25 error per omega_d,
+    beside the paper's Table 1 (``paper``: the settings' paper numbers)."""
     table = dict(zip(paper.table1_omega_d_rad_s, zip(paper.table1_error_old_model_pct,
                                                      paper.table1_error_new_model_pct)))
     out = ["## Stock vs updated model (Fig. 16, Table 1, Eq. 25)", "",
@@ -89,6 +99,8 @@ def compare_section(cm, paper):
 
 
 def sysid_section(sy):
+    """System-identification section: fitted N_r, N_r|r| and I_zz beside the model's and the
+    paper's, the fit's RMSE, and the figures."""
     fit, truth = sy["fit"], sy["truth"]
     src = "simulated runs of the %s model" % sy["model"] if sy["simulated"] else "user logs"
     return ["## System identification (Sec. 3)", "",
@@ -102,6 +114,8 @@ def sysid_section(sy):
 
 
 def gains_section(gains, trim):
+    """Gains section: the trim's B-check and the yaw rows of the k_p / k_d / delta k_d table (all
+    axes in gains.csv); ``trim`` is the trim experiment's summary."""
     out = ["## Gains and trim (App. B, Sec. 5.1)", "",
            "B-check (roll, pitch, yaw) = %s N m s/rad from the least-squares line through the origin over "
            "0..%s rad/s (%d samples); the paper's yaw value is 5.97." % (
@@ -130,6 +144,8 @@ def _firmware_rows(fw):
 
 
 def firmware_section(fw):
+    """Firmware section (issue 8): torque fidelity of each output stage and the closed-loop step
+    and dive per case against the quantitative firmware."""
     out = ["## Stock ArduSub vs the paper's firmware (issue 8)", "",
            "Real BlueROV2 Heavies run stock ArduSub (Algorithm 1, linear PWM), not the paper's modified "
            "firmware (Algorithm 2, thrust table). The output stage `stock` (brov2_hybrid.vehicle.firmware_output) "

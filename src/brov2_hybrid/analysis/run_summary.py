@@ -37,6 +37,8 @@ def summarize(log_path, out_dir):
 
 
 def format_summary(figures):
+    """The figures of :func:`summarize` as console lines: duration, IAE, RMS error and energy per
+    axis, and a warning when ticks inside the dive were not ACTIVE."""
     axes = ("roll", "pitch", "yaw")
     dofs = ("surge", "sway", "heave", "roll", "pitch", "yaw")
     lines = ["dive: %.1f s, %d control ticks, omega_d %.2f rad/s"
@@ -51,6 +53,8 @@ def format_summary(figures):
 
 
 def main(argv=None):
+    """Command line: summarize one log; returns 0, or 1 (message on stderr) when the log cannot be
+    summarized (unreadable, or no ACTIVE tick)."""
     parser = argparse.ArgumentParser(prog="python -m brov2_hybrid.analysis.run_summary", description=__doc__.splitlines()[0])
     parser.add_argument("log_csv")
     parser.add_argument("--out", default=None, help="output folder (default: the log's folder)")

@@ -42,6 +42,7 @@ class Runner(object):
         self._client = None
 
     def describe(self):
+        """Where the jobs run, for the console: "dask cluster at ADDRESS" or "N local processes"."""
         if self.dask_address:
             return "dask cluster at %s" % self.dask_address
         return "%d local process%s" % (self.jobs, "" if self.jobs == 1 else "es")
@@ -52,6 +53,10 @@ class Runner(object):
             self.stream.flush()
 
     def map(self, fn, items, label="jobs"):
+        """``[fn(item) for item in items]`` in order, run in this process (jobs = 1 or a single item),
+        over a process pool or on the Dask cluster; one progress line per finished job.
+
+        The first exception of a job is raised here; without dask installed, --dask raises Brov2Error."""
         items = list(items)
         start = time.perf_counter()
         if not items:
@@ -94,6 +99,7 @@ class Runner(object):
         return results
 
     def close(self):
+        """Close the Dask client, if one was opened (no-op for local processes)."""
         if self._client is not None:
             self._client.close()
             self._client = None

@@ -202,6 +202,8 @@ def dive_statistics(dive):
 
 
 def main(argv=None):
+    """Command line: synthesize the dive from the recipe (``--params``) and write it (``--out``, default
+    the bundled dive CSV); prints the ranges and peak rates per DOF and returns 0."""
     parser = argparse.ArgumentParser(description="Synthesize the bundled AR pilot dive CSV.")
     parser.add_argument("--out", default=os.path.join(paths.package_root(), DEFAULT_OUTPUT),
                         help="output CSV (default: %(default)s)")

@@ -40,18 +40,23 @@ class YawRun:
 
 @dataclass
 class DragFit:
+    """Result of :func:`fit_drag` (Eq. 11): N_r [N m s/rad], N_r|r| [N m s^2/rad^2], and the runs'
+    torques [N m] and steady yaw rates [rad/s]."""
     linear_nm_s: float        # N_r
     quadratic_nm_s2: float    # N_r|r|
     torques_nm: np.ndarray
     steady_rates_rad_s: np.ndarray
 
     def torque(self, r):
+        """Drag moment N_r r + N_r|r| r|r| [N m] at yaw rate(s) ``r`` [rad/s]."""
         r = np.asarray(r, dtype=float)
         return self.linear_nm_s * r + self.quadratic_nm_s2 * r * np.abs(r)
 
 
 @dataclass
 class InertiaFit:
+    """Result of the inertia fit (Eq. 12-14): I_zz [kg m^2] and its RMSE [rad/s], the (t0, tf, r0)
+    window of each run [s, s, rad/s], and the grid searched with its RMSE."""
     inertia_kg_m2: float      # I_zz
     rmse_rad_s: float
     windows: list             # (t0, tf, r0) per run
