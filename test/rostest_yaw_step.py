@@ -31,7 +31,7 @@ import rostest_common as rc
 from brov2_hybrid import paths
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.settings import load_analysis_settings
-from brov2_hybrid.analysis.closed_loop import compare_with_log
+from brov2_hybrid.analysis.log_replay import compare_with_log
 from brov2_hybrid.control.law import HybridController
 from brov2_hybrid.control.gains import lti_closed_loop
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle

@@ -6,7 +6,9 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.analysis import metrics
-from brov2_hybrid.analysis.closed_loop import ClosedLoop, compare_with_log, step_dive, write_log
+from brov2_hybrid.analysis.closed_loop import ClosedLoop, write_log
+from brov2_hybrid.analysis.log_replay import compare_with_log
+from brov2_hybrid.dive.shapes import step_dive
 from brov2_hybrid.analysis.settings import LoopSettings
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, read_log

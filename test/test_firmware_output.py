@@ -168,7 +168,8 @@ def test_closed_loop_yaw_step_on_stock_firmware_compensated_like_quantitative():
     """Issue 8 goal: stock compensated within 5 % of the quantitative firmware's settling time."""
     import math
     from brov2_hybrid.analysis import metrics
-    from brov2_hybrid.analysis.closed_loop import ClosedLoop, step_dive
+    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.dive.shapes import step_dive
     from brov2_hybrid.analysis.settings import LoopSettings
     step = math.radians(90.0)
     settle = {}

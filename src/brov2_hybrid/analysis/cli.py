@@ -180,7 +180,7 @@ def _run(args):
         print("wrote %s" % ", ".join(m["files"]))
         return 0
     if args.command == "compare-log":
-        from brov2_hybrid.analysis.closed_loop import compare_with_log
+        from brov2_hybrid.analysis.log_replay import compare_with_log
         r = compare_with_log(args.log_csv, _loop_from_args(settings, args), settings.step.settle_band, args.tolerance,
                              dive_csv_path=args.dive)
         print("%s: omega_d %.2f, step %.1f deg at %.2f s: settling %.3f s logged vs %.3f s in-process "

@@ -11,7 +11,8 @@ from dataclasses import dataclass, replace
 from brov2_hybrid.dive.dive_csv import load_dive_csv
 from brov2_hybrid.params import DEFAULT_VEHICLE
 from brov2_hybrid.analysis import metrics, sysid
-from brov2_hybrid.analysis.closed_loop import ClosedLoop, sine_dive, step_dive
+from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.dive.shapes import sine_dive, step_dive
 
 _LOOPS = {}
 
