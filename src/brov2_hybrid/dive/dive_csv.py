@@ -62,6 +62,7 @@ class Dive:
 
     @property
     def duration_s(self):
+        """Time from the first to the last row [s]."""
         return float(self.t_s[-1] - self.t_s[0])
 
     def sample(self, t_s):

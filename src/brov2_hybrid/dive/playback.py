@@ -156,11 +156,13 @@ class DivePlayback(object):
         self._next = 0          # index of the next row across loops (i + k * n)
 
     def due_time(self, k):
+        """Due time [s, the clock of ``start_s``] of row ``k`` counted across loops (row k % n of loop k // n)."""
         n = len(self.dive)
         return self.start_s + self._offsets[k % n] + (k // n) * self.period_s
 
     @property
     def finished(self):
+        """True once the last row was released (never when looping)."""
         return not self.loop and self._next >= len(self.dive)
 
     def next_due_s(self):

@@ -56,6 +56,10 @@ class DepthSelector(object):
         self.current = ""
 
     def offer(self, source, value, t_s):
+        """Depth [m, positive down] to publish from ``value`` of ``source`` heard at ``t_s`` [s], or None.
+
+        None when the depth is not finite (the source then does not count as heard) or a better
+        source was heard within ``stale_after_s``. Raises KeyError for a source without an equation."""
         depth = self.depth_from[source](value)
         if not math.isfinite(depth):
             return None

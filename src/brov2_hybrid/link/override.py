@@ -61,11 +61,15 @@ class OverrideVerifier(object):
             self.state = VERIFY_OK
 
     def update(self, now_s):
+        """Fail the check if no motor output moved within ``timeout_s`` of the first non-neutral armed
+        override; returns the state (VERIFY_PENDING, VERIFY_OK or VERIFY_FAILED; final once decided)."""
         if self.state == VERIFY_PENDING and self._since is not None and now_s - self._since > self.timeout_s:
             self.state = VERIFY_FAILED
         return self.state
 
     def failure_message(self):
+        """The error to report when the check failed: the likely cause (the system id is not ArduSub's
+        SYSID_MYGCS) and the fix."""
         return ("RC override is not reaching the vehicle: motors stayed at neutral for %.1f s "
                 "while a non-neutral override was sent armed. ArduSub accepts RC_CHANNELS_OVERRIDE "
                 "only from its ground-station system id: set the ArduSub parameter SYSID_MYGCS = 255 "

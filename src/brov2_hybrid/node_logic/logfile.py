@@ -126,6 +126,7 @@ class LogWriter(object):
             self._handle.close()
 
     def close(self):
+        """Flush the file to disk (fsync) and close it; a second call does nothing."""
         if not self._handle.closed:
             try:
                 os.fsync(self._handle.fileno())
@@ -198,6 +199,10 @@ class TickJoin(object):
         self._max_commands = int(max_commands)
 
     def row(self, row):
+        """Take a tick's log row (keyed by its ``time_s``); returns the rows now complete, in tick order.
+
+        The row is complete at once if its command came first; otherwise the oldest rows beyond
+        ``max_pending`` waiting ones go out with u NaN."""
         u = self._commands.pop(row["time_s"], None)
         self._pending.append([row, u])
         if u is not None:
@@ -205,6 +210,10 @@ class TickJoin(object):
         return self._ready(max(0, len(self._pending) - self.max_pending))
 
     def command(self, stamp_s, u):
+        """Take thruster_allocation's ``u`` (6,) for the tick stamped ``stamp_s`` [s]; returns the rows now
+        complete, in tick order: the matching row with its u, and the older rows before it with u NaN.
+
+        A command whose row has not come yet is kept (at most ``max_commands``, oldest dropped)."""
         for k, entry in enumerate(self._pending):
             if entry[0]["time_s"] == stamp_s:
                 if entry[1] is None:
@@ -217,6 +226,7 @@ class TickJoin(object):
         return []
 
     def flush(self):
+        """Every row still waiting, in tick order (u NaN where its command never came)."""
         return self._ready(len(self._pending))
 
     def pending_times(self):

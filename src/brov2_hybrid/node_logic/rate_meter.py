@@ -24,6 +24,10 @@ class RateMeter(object):
         self._stamps = collections.deque()
 
     def add(self, stamp_s):
+        """Count a message stamped ``stamp_s`` [s].
+
+        A stamp not newer than the last is ignored (duplicate or reordered), unless it is more than
+        one window older: the clock went back (vehicle restarted) and the count starts again."""
         if self._stamps and stamp_s <= self._stamps[-1]:
             if stamp_s < self._stamps[-1] - self.window_s:
                 self._stamps.clear()      # clock went backwards (vehicle restarted)
@@ -37,6 +41,8 @@ class RateMeter(object):
             self._stamps.popleft()
 
     def rate_hz(self, now_s=None):
+        """Rate [Hz] over the window; with ``now_s`` [s] the stamps older than one window before it are
+        dropped first (a stopped stream reads 0). 0 with fewer than two stamps."""
         if now_s is not None:
             self._trim(now_s)
         if len(self._stamps) < 2:

@@ -28,6 +28,9 @@ class StatusHistory(object):
         return len(self._items)
 
     def append(self, stamp_s, item):
+        """Add ``item`` stamped ``stamp_s`` [s], dropping the oldest when full (``dropped_until_s``
+        follows). A stamp older than the newest is a new timeline (the clock went back): the
+        history is cleared first. Raises ValueError for a NaN stamp."""
         stamp_s = float(stamp_s)
         if math.isnan(stamp_s):
             raise ValueError("status history: stamp is NaN")
@@ -38,6 +41,7 @@ class StatusHistory(object):
         self._items.append((stamp_s, item))
 
     def clear(self):
+        """Forget every item; ``dropped_until_s`` back to -inf."""
         self._items.clear()
         self.dropped_until_s = -math.inf
 

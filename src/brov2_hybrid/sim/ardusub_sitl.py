@@ -262,6 +262,8 @@ class ArduSubSitl(object):
 
 
 def build_arg_parser():
+    """The ``ardusub_sitl`` command line: the physics options (vehicle, model, start pose, ...),
+    ``--instance`` (ports +10 N), ``--ardusub`` (binary or build folder) and ``--speedup``."""
     parser = argparse.ArgumentParser(
         prog="ardusub_sitl",
         description="Real ArduSub SITL (scripts/build_ardusub.sh) flying brov2_hybrid's vehicle model "

@@ -68,6 +68,7 @@ class DelayLine(object):
 
     @delay_s.setter
     def delay_s(self, value):
+        """Set the delay [s]; raises Brov2Error unless finite and >= 0. Applies to the next ``get``."""
         self._delay_s = _as_delay(value)
 
     def __len__(self):

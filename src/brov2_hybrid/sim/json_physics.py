@@ -243,5 +243,6 @@ class JsonPhysicsServer(object):
                          "for a MAVLink client on its TCP port before it boots)")
 
     def close(self):
+        """Close the UDP socket, freeing the port (after :meth:`run` has returned)."""
         self.sock.close()
 

@@ -43,6 +43,7 @@ class LinkSigning(object):
 
     @property
     def enabled(self):
+        """True while a signing key is set (everything sent is signed, unsigned frames are refused)."""
         return self.signing.secret_key is not None
 
     def setup_parser(self, parser):

@@ -49,11 +49,15 @@ class CommandHandler(object):
                                                                               target_component), t_s)
 
     def on_command_long(self, connection, message, t_s):
+        """COMMAND_LONG from ``connection`` at simulated time ``t_s`` [s]: run it (param1..param7) and
+        send the COMMAND_ACK."""
         params = [message.param1, message.param2, message.param3, message.param4,
                   message.param5, message.param6, message.param7]
         self._run_command(connection, message, message.command, params, t_s)
 
     def on_command_int(self, connection, message, t_s):
+        """COMMAND_INT from ``connection`` at simulated time ``t_s`` [s]: run it (param1..param4, x, y, z
+        as param5..param7) and send the COMMAND_ACK."""
         params = [message.param1, message.param2, message.param3, message.param4,
                   message.x, message.y, message.z]
         self._run_command(connection, message, message.command, params, t_s)
@@ -89,6 +93,8 @@ class CommandHandler(object):
         return self._change_mode(params[0], params[1], t_s)
 
     def on_set_mode(self, connection, message, t_s):
+        """SET_MODE: change to its custom mode (DENIED without the custom-mode flag or when the firmware
+        refuses the mode); acknowledged with SET_MODE's message id as the command number."""
         result = self._change_mode(message.base_mode, message.custom_mode, t_s)
         # ArduPilot acknowledges SET_MODE with the message id as the command number.
         self._ack(connection, mavlink.MAVLINK_MSG_ID_SET_MODE, result, t_s, message)

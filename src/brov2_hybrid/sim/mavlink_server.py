@@ -93,6 +93,7 @@ class MavlinkServer(object):
         return connection
 
     def close(self):
+        """Close every link (TCP clients and the UDP copy) and the listening socket."""
         for connection in list(self.connections.values()):
             self._close(connection)
         self.listener.close()
@@ -111,6 +112,7 @@ class MavlinkServer(object):
             LOG.info("client %s disconnected", connection.peer)
 
     def links(self):
+        """The open links (TCP clients and the UDP copy), as a list."""
         return list(self.connections.values())
 
     # ------------------------------------------------------------------ sending

@@ -89,14 +89,18 @@ class MavlinkVehicle(object):
 
     @property
     def telemetry_delay_s(self):
+        """Transport delay [s] of everything the vehicle sends (a :class:`~brov2_hybrid.sim.delay.DelayLine`)."""
         return self._outgoing.delay_s
 
     @telemetry_delay_s.setter
     def telemetry_delay_s(self, value):
+        """Set the outgoing delay [s]; raises Brov2Error unless finite and >= 0."""
         self._outgoing.delay_s = value
 
     # ------------------------------------------------------------------ links
     def on_connect(self, connection, t_s):
+        """A new link at simulated time ``t_s`` [s]: check its signatures with the shared signing state
+        and give it the default stream rates plus the interval changes made on its channel."""
         self.link_signing.setup_parser(connection.parser)
         connection.scheduler = telemetry.StreamScheduler(self.config.stream_rates_hz, t_s)
         for name, interval in self._channel_intervals[connection.kind].items():
@@ -105,6 +109,7 @@ class MavlinkVehicle(object):
     # ------------------------------------------------------------------ signing
     @property
     def signing_enabled(self):
+        """True while MAVLink signing is on: a key is set, every link signs and checks signatures."""
         return self.link_signing.enabled
 
     def set_signing_key(self, key, initial_timestamp, unix_s=None):
@@ -135,6 +140,7 @@ class MavlinkVehicle(object):
                 link.scheduler.set_interval(name, interval_s, t_s)
 
     def on_close(self, connection):
+        """A link closed: nothing to do (its streams went with it; channel intervals persist)."""
         pass
 
     def emit(self, connection, message, t_s):
@@ -153,6 +159,8 @@ class MavlinkVehicle(object):
             self.server.send(connection, data)
 
     def statustext(self, severity, text, t_s, connection=None):
+        """Send STATUSTEXT ``text`` (ASCII, cut to 50 characters) with MAV_SEVERITY ``severity`` to
+        ``connection`` (None: every link), after the telemetry delay."""
         self.emit(connection, self.encoder.statustext_encode(severity, text.encode("ascii", "replace")[:50]), t_s)
 
     # ------------------------------------------------------------------ time

@@ -37,6 +37,7 @@ class ParamTable(object):
         self._callbacks = {}
 
     def add(self, definition, on_change=None):
+        """Append a :class:`ParamDef`; ``on_change(value)`` is called when a set value is accepted."""
         self._index[definition.name] = len(self._defs)
         self._defs.append(definition)
         if on_change is not None:
@@ -49,12 +50,15 @@ class ParamTable(object):
         return name in self._index
 
     def names(self):
+        """Parameter names in table order."""
         return [d.name for d in self._defs]
 
     def get(self, name):
+        """Current value of ``name``; KeyError if unknown."""
         return self._defs[self._index[name]].value
 
     def definition(self, name):
+        """The :class:`ParamDef` of ``name``; KeyError if unknown."""
         return self._defs[self._index[name]]
 
     def by_index(self, index):
@@ -64,6 +68,7 @@ class ParamTable(object):
         return None
 
     def index(self, name):
+        """Position of ``name`` in the table (PARAM_VALUE.param_index); KeyError if unknown."""
         return self._index[name]
 
     def set(self, name, value):

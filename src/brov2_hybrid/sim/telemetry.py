@@ -65,9 +65,11 @@ class StreamScheduler(object):
         self.next_due[name] = t_s
 
     def interval_s(self, name):
+        """Interval [s] of message ``name``, None when it is not streamed."""
         return self.intervals.get(name)
 
     def next_due_s(self):
+        """Earliest next due time [s] over the streamed messages (inf when none is)."""
         return min(self.next_due.values()) if self.next_due else math.inf
 
     def pop_due(self, t_s, tolerance_s=1e-9):
@@ -92,6 +94,7 @@ class Sample(object):
 
     @property
     def eta(self):
+        """True pose (x, y, z [m] NED, roll, pitch, yaw [rad]) of the model at this tick."""
         if self._eta is None:
             self._eta = self.model.eta
         return self._eta
@@ -105,6 +108,7 @@ class Sample(object):
 
     @property
     def specific_force(self):
+        """Accelerometer reading [m/s^2], body FRD (the model's specific force)."""
         if self._specific_force is None:
             self._specific_force = self.model.specific_force_body()
         return self._specific_force
