@@ -53,7 +53,7 @@ STATUS=${PIPESTATUS[0]}
 set -e
 
 # The mission's outcome (empty when it left none).
-MISSION_CODE=$(python -c 'import sys; from brov2_hybrid.node_logic.mission import read_exit_code as r; c = r(sys.argv[1]); print("" if c is None else c)' "$CODE_FILE")
+MISSION_CODE=$(python -c 'import sys; from brov2_hybrid.node_logic.exit_codes import read_exit_code as r; c = r(sys.argv[1]); print("" if c is None else c)' "$CODE_FILE")
 
 LOG=$(ls -t "$RUN"/*.csv 2>/dev/null | head -n 1 || true)
 if [ -n "$LOG" ]; then
@@ -66,7 +66,7 @@ if [ -n "$FATAL" ]; then
     echo "$FATAL" >&2
 fi
 if [ -n "$MISSION_CODE" ] && [ "$MISSION_CODE" != 0 ]; then
-    MEANING=$(python -c 'import sys; from brov2_hybrid.node_logic.mission import EXIT_MEANINGS as m; print(m.get(int(sys.argv[1]), "?"))' "$MISSION_CODE")
+    MEANING=$(python -c 'import sys; from brov2_hybrid.node_logic.exit_codes import EXIT_MEANINGS as m; print(m.get(int(sys.argv[1]), "?"))' "$MISSION_CODE")
     echo "make run: exit $MISSION_CODE: the mission ended with code $MISSION_CODE ($MEANING); see $RUN/roslaunch.log" >&2
     exit "$MISSION_CODE"
 fi

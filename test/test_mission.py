@@ -12,7 +12,9 @@ import re
 import numpy as np
 import pytest
 
+from brov2_hybrid.node_logic import exit_codes as ec
 from brov2_hybrid.node_logic import mission as ms
+from brov2_hybrid.node_logic import mission_io as mio
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.vehicle.firmware_detector import FirmwareDetector
 from brov2_hybrid.vehicle.firmware_output import FIRMWARE_CHOICES
@@ -34,10 +36,10 @@ def _settings(**changes):
                   disarm_at_end=True, exit_at_end=True, mode_attempts=3, arm_timeout_s=20.0, arm_retry_wait_s=1.0,
                   release_wait_s=0.3, firmware="auto", firmware_timeout_s=6.0)
     values.update(changes)
-    return ms.MissionSettings(**values)
+    return mio.MissionSettings(**values)
 
 
-class ScriptedVehicle(ms.MissionIO):
+class ScriptedVehicle(mio.MissionIO):
     """A vehicle and autopilot on a simulated clock, advanced by the mission's sleeps.
 
     It connects at ``connect_at_s``, enters a requested mode ``mode_delay_s`` later
@@ -95,8 +97,8 @@ class ScriptedVehicle(ms.MissionIO):
             self.mission.on_statustext(6, "Arming motors")              # said, but not a reason (no prefix, INFO)
             self.mission.on_statustext(6, "an unrelated INFO text")
             self.mission.on_statustext(2, self.prearm_text)             # MAV_SEVERITY_CRITICAL, as check_failed
-            return ms.CommandReply(False, 4)
-        reply = self.arm_replies.pop(0) if self.arm_replies else ms.CommandReply(True, 0)
+            return mio.CommandReply(False, 4)
+        reply = self.arm_replies.pop(0) if self.arm_replies else mio.CommandReply(True, 0)
         if reply is not None and reply.success and self.arm_takes_effect:
             self._pending.append((self.t + 0.1, "armed", armed))
         return reply
@@ -167,7 +169,7 @@ def _mission(setup, rc_map, settings=None, **vehicle):
 # ---------------------------------------------------------------- a dive flown to its end
 def test_auto_firmware_engages_once_told_then_ends_the_dive(setup, rc_map):
     mission, io = _mission(setup, rc_map)
-    assert mission.run() == ms.EXIT_OK
+    assert mission.run() == ec.EXIT_OK
     assert io.published("firmware", "engaged", "release") == [
         ("firmware", "quantitative"), ("engaged", True), ("release", True), ("engaged", False)]
     assert [(w, v) for _, w, v in io.events if w in ("set_mode", "arm")] == [
@@ -179,24 +181,24 @@ def test_auto_firmware_engages_once_told_then_ends_the_dive(setup, rc_map):
     done_s = io.time_of("engaged", True) + io.dive_s
     assert io.time_of("release", True) == pytest.approx(done_s + 1.0, abs=2 * ms.POLL_S)
     assert io.time_of("arm", False) - io.time_of("release", True) == pytest.approx(0.3, abs=1e-9)
-    assert "RC override reaches the vehicle (motor outputs follow it)" in io.texts(ms.INFO)
-    assert any(t.startswith("the vehicle runs quantitative firmware") for t in io.texts(ms.INFO))
-    assert "disarmed" in io.texts(ms.INFO) and not io.texts(ms.FATAL) and not io.texts(ms.ERROR)
+    assert "RC override reaches the vehicle (motor outputs follow it)" in io.texts(mio.INFO)
+    assert any(t.startswith("the vehicle runs quantitative firmware") for t in io.texts(mio.INFO))
+    assert "disarmed" in io.texts(mio.INFO) and not io.texts(mio.FATAL) and not io.texts(mio.ERROR)
 
 
 def test_configured_firmware_engages_at_arming_and_is_confirmed(setup, rc_map):
     mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock")
-    assert mission.run() == ms.EXIT_OK
+    assert mission.run() == ec.EXIT_OK
     assert io.time_of("engaged", True) == pytest.approx(io.time_of("arm", True) + 0.1, abs=2 * ms.POLL_S)
     assert io.published("firmware") == [("firmware", "stock")]
-    assert any(t.startswith("motor outputs confirm firmware stock") for t in io.texts(ms.INFO))
+    assert any(t.startswith("motor outputs confirm firmware stock") for t in io.texts(mio.INFO))
 
 
 def test_without_exit_at_end_it_flies_the_next_dive_until_shutdown(setup, rc_map):
     mission, io = _mission(setup, rc_map, _settings(firmware="stock", exit_at_end=False, disarm_at_end=False),
                            firmware="stock", dive_s=2.0)
     io.shutdown_at_s = 20.0
-    assert mission.run() == ms.EXIT_OK
+    assert mission.run() == ec.EXIT_OK
     assert io.t == pytest.approx(20.0, abs=ms.POLL_S)
     assert io.published("release").count(("release", True)) == 1     # the one dive, then idle until shutdown
     assert ("arm", False) not in [(w, v) for _, w, v in io.events]      # disarm_at_end false
@@ -204,33 +206,33 @@ def test_without_exit_at_end_it_flies_the_next_dive_until_shutdown(setup, rc_map
 
 # ---------------------------------------------------------------- stops, with the reason
 @pytest.mark.parametrize("value, level, text", [
-    (1.0, ms.INFO, "the vehicle's RC_OVERRIDE_TIME is 1 s"),
-    (0.5, ms.INFO, "the vehicle's RC_OVERRIDE_TIME is 0.5 s"),
-    (3.0, ms.WARN, "the vehicle's RC_OVERRIDE_TIME is 3 s: if this autopilot's link dies (e.g. kill -9 of the "
+    (1.0, mio.INFO, "the vehicle's RC_OVERRIDE_TIME is 1 s"),
+    (0.5, mio.INFO, "the vehicle's RC_OVERRIDE_TIME is 0.5 s"),
+    (3.0, mio.WARN, "the vehicle's RC_OVERRIDE_TIME is 3 s: if this autopilot's link dies (e.g. kill -9 of the "
                    "bridge or mavros_node) the motors keep the last override for 3 s; set RC_OVERRIDE_TIME <= 1 s"),
-    (-1.0, ms.WARN, "the vehicle's RC_OVERRIDE_TIME is -1: overrides never expire, so if this autopilot's link dies "
+    (-1.0, mio.WARN, "the vehicle's RC_OVERRIDE_TIME is -1: overrides never expire, so if this autopilot's link dies "
                     "(e.g. kill -9 of the bridge or mavros_node) the motors keep the last override until the "
                     "pilot-input failsafe; set RC_OVERRIDE_TIME <= 1 s"),
-    (None, ms.WARN, "could not read the vehicle's RC_OVERRIDE_TIME: if this autopilot's link dies, the motors keep "
+    (None, mio.WARN, "could not read the vehicle's RC_OVERRIDE_TIME: if this autopilot's link dies, the motors keep "
                     "the last override for that long (set it to <= 1 s)"),
 ])
 def test_rc_override_time_is_read_and_a_long_one_warned(setup, rc_map, value, level, text):
     """kill -9 of the link process releases nothing: the vehicle holds our last override
     for RC_OVERRIDE_TIME (ArduSub's default 3 s). Read once connected, before arming."""
     mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", override_time_s=value)
-    assert mission.run() == ms.EXIT_OK
+    assert mission.run() == ec.EXIT_OK
     assert text in io.texts(level)
     (t_read, name), = io.params_read
     assert name == "RC_OVERRIDE_TIME" and io.connect_at_s <= t_read <= io.time_of("arm", True)
-    if level == ms.INFO:
-        assert not io.texts(ms.WARN)
+    if level == mio.INFO:
+        assert not io.texts(mio.WARN)
 
 
 def test_no_vehicle(setup, rc_map):
     mission, io = _mission(setup, rc_map, connect_at_s=math.inf)
-    assert mission.run() == ms.EXIT_NO_VEHICLE
+    assert mission.run() == ec.EXIT_NO_VEHICLE
     assert io.t == pytest.approx(30.0, abs=ms.POLL_S)
-    assert io.texts(ms.FATAL) == ["no vehicle connected within 30 s (check fcu_url and that the simulator / "
+    assert io.texts(mio.FATAL) == ["no vehicle connected within 30 s (check fcu_url and that the simulator / "
                                   "vehicle is running)"]
     assert io.events == []                                  # no request, nothing engaged
 
@@ -239,50 +241,50 @@ def test_shutdown_while_waiting_for_the_vehicle_says_so_not_the_timeout(setup, r
     """Ctrl-C 6 s into the 30 s wait: 'shut down after 6.0 s', never 'within 30 s'."""
     mission, io = _mission(setup, rc_map, connect_at_s=math.inf)
     io.shutdown_at_s = 6.0
-    assert mission.run() == ms.EXIT_SHUTDOWN
+    assert mission.run() == ec.EXIT_SHUTDOWN
     assert io.t == pytest.approx(6.0, abs=ms.POLL_S)
-    assert io.texts(ms.WARN) == ["shut down after 6.0 s while waiting for the vehicle (none connected yet)"]
-    assert io.texts(ms.FATAL) == [] and io.events == []
+    assert io.texts(mio.WARN) == ["shut down after 6.0 s while waiting for the vehicle (none connected yet)"]
+    assert io.texts(mio.FATAL) == [] and io.events == []
 
 
 def test_shutdown_while_setting_the_mode_or_arming_says_so(setup, rc_map):
     mission, io = _mission(setup, rc_map, accepts_mode=False)
     io.shutdown_at_s = 7.0
-    assert mission.run() == ms.EXIT_SHUTDOWN
-    assert io.texts(ms.WARN) == ["shut down after 7.0 s while setting mode MANUAL"] and not io.texts(ms.FATAL)
+    assert mission.run() == ec.EXIT_SHUTDOWN
+    assert io.texts(mio.WARN) == ["shut down after 7.0 s while setting mode MANUAL"] and not io.texts(mio.FATAL)
     mission, io = _mission(setup, rc_map, prearm_until_s=math.inf)
     io.shutdown_at_s = 3.0
-    assert mission.run() == ms.EXIT_SHUTDOWN
+    assert mission.run() == ec.EXIT_SHUTDOWN
     # told at the end of the retry pause it was in (arm_retry_wait_s 1 s), no request after
-    assert re.match(r"shut down after (3\.\d) s while arming \(3 attempts in", io.texts(ms.WARN)[-1]), io.texts(ms.WARN)
+    assert re.match(r"shut down after (3\.\d) s while arming \(3 attempts in", io.texts(mio.WARN)[-1]), io.texts(mio.WARN)
     assert len([e for e in io.events if e[1] == "arm"]) == 3
-    assert not io.texts(ms.FATAL)
+    assert not io.texts(mio.FATAL)
 
 
 def test_shutdown_during_the_dive_says_the_dive_did_not_finish(setup, rc_map):
     mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=30.0)
     io.shutdown_at_s = 10.0
-    assert mission.run() == ms.EXIT_SHUTDOWN
-    assert io.texts(ms.WARN)[-1] == "shut down after 10.0 s while the dive was running (not finished)"
-    assert not any("dive finished" in t for t in io.texts(ms.INFO))
+    assert mission.run() == ec.EXIT_SHUTDOWN
+    assert io.texts(mio.WARN)[-1] == "shut down after 10.0 s while the dive was running (not finished)"
+    assert not any("dive finished" in t for t in io.texts(mio.INFO))
 
 
 def test_mode_never_entered(setup, rc_map):
     mission, io = _mission(setup, rc_map, accepts_mode=False)
-    assert mission.run() == ms.EXIT_NO_VEHICLE
+    assert mission.run() == ec.EXIT_NO_VEHICLE
     assert [w for _, w, _ in io.events] == ["set_mode"] * 3
     times = [t for t, _, _ in io.events]
     assert np.diff(times) == pytest.approx([5.0, 5.0], abs=ms.POLL_S)   # one command timeout each
-    assert io.texts(ms.FATAL) == ["the vehicle did not enter mode MANUAL after 3 requests (it reports 'STABILIZE')"]
+    assert io.texts(mio.FATAL) == ["the vehicle did not enter mode MANUAL after 3 requests (it reports 'STABILIZE')"]
 
 
 def test_arming_retries_name_each_failure_then_succeed(setup, rc_map):
-    mission, io = _mission(setup, rc_map, arm_replies=[None, ms.CommandReply(False, 4)])
-    assert mission.run() == ms.EXIT_OK
+    mission, io = _mission(setup, rc_map, arm_replies=[None, mio.CommandReply(False, 4)])
+    assert mission.run() == ec.EXIT_OK
     arms = [t for t, w, v in io.events if w == "arm" and v]
     assert np.diff(arms) == pytest.approx([1.0, 1.0], abs=1e-9)        # arm_retry_wait_s apart
     left = 20.0 - (arms[1] - arms[0])
-    assert io.texts(ms.WARN) == [
+    assert io.texts(mio.WARN) == [
         "arming attempt 1 failed (no reply from /mavros/cmd/arming), retrying (%.1f s left)" % left,
         "arming attempt 2 failed (refused by the vehicle, result 4), retrying (%.1f s left)" % (left - 1.0)]
 
@@ -291,28 +293,28 @@ def test_arming_refused_after_boot_is_retried_and_the_prearm_reason_told(setup, 
     """ArduSub refuses arming for 1-2 s after boot ("PreArm: Battery 1 unhealthy"): the
     mission keeps asking (1 s apart) and each warning quotes the vehicle's reason."""
     mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", prearm_until_s=2.5)
-    assert mission.run() == ms.EXIT_OK
+    assert mission.run() == ec.EXIT_OK
     arms = [t for t, w, v in io.events if w == "arm" and v]
     assert len(arms) == 3 and arms[1] < 2.5 <= arms[2]                 # refused twice, armed on the third
-    warnings = io.texts(ms.WARN)
+    warnings = io.texts(mio.WARN)
     assert len(warnings) == 2
     for k, text in enumerate(warnings, 1):
         assert text.startswith("arming attempt %d failed (refused by the vehicle, result 4; the vehicle says: "
                                "PreArm: Battery 1 unhealthy)" % k), text
         assert "INFO" not in text and "Arming motors" not in text
-    assert not io.texts(ms.FATAL)
+    assert not io.texts(mio.FATAL)
 
 
 def test_arming_gives_up_after_arm_timeout_s_with_the_last_reason(setup, rc_map):
     mission, io = _mission(setup, rc_map, _settings(arm_timeout_s=4.0), prearm_until_s=math.inf,
                            prearm_text="PreArm: Compass not calibrated")
-    assert mission.run() == ms.EXIT_NO_VEHICLE
+    assert mission.run() == ec.EXIT_NO_VEHICLE
     arms = [t for t, w, v in io.events if w == "arm" and v]
     assert arms[-1] - arms[0] == pytest.approx(4.0, abs=1e-9)          # asked until the timeout, 1 s apart
     assert len(arms) == 5
-    assert io.texts(ms.WARN)[-1] == ("arming attempt 5 failed (refused by the vehicle, result 4; the vehicle says: "
+    assert io.texts(mio.WARN)[-1] == ("arming attempt 5 failed (refused by the vehicle, result 4; the vehicle says: "
                                      "PreArm: Compass not calibrated)")
-    assert io.texts(ms.FATAL) == ["the vehicle did not arm within 4 s (5 attempts); last reason from the vehicle: "
+    assert io.texts(mio.FATAL) == ["the vehicle did not arm within 4 s (5 attempts); last reason from the vehicle: "
                                   "PreArm: Compass not calibrated"]
     assert io.published("engaged", "release") == []
 
@@ -331,18 +333,18 @@ def test_vehicle_reasons_are_recent_severe_or_arming_texts_without_repeats(setup
 
 def test_arming_that_never_takes_effect_stops_the_run(setup, rc_map):
     mission, io = _mission(setup, rc_map, _settings(arm_timeout_s=8.0), arm_takes_effect=False)
-    assert mission.run() == ms.EXIT_NO_VEHICLE
+    assert mission.run() == ec.EXIT_NO_VEHICLE
     # each attempt waits command_timeout_s (5 s) for the armed state: two fit in 8 s
-    assert io.texts(ms.WARN)[-1] == ("arming attempt 2 failed (accepted, but /mavros/state did not report "
+    assert io.texts(mio.WARN)[-1] == ("arming attempt 2 failed (accepted, but /mavros/state did not report "
                                      "armed within 5.0 s)")
-    assert io.texts(ms.FATAL) == ["the vehicle did not arm within 8 s (2 attempts)"]
+    assert io.texts(mio.FATAL) == ["the vehicle did not arm within 8 s (2 attempts)"]
     assert io.published("engaged", "release") == []
 
 
 def test_override_ignored_names_the_system_id_and_disarms(setup, rc_map):
     mission, io = _mission(setup, rc_map, firmware="ignores")
-    assert mission.run() == ms.EXIT_OVERRIDE_IGNORED
-    fatal, = io.texts(ms.FATAL)
+    assert mission.run() == ec.EXIT_OVERRIDE_IGNORED
+    fatal, = io.texts(mio.FATAL)
     assert "SYSID_MYGCS = 255" in fatal and "system_id 255" in fatal
     # the 3 s verification runs from the first override, before the 6 s firmware timeout
     assert io.time_of("release", True) - io.time_of("arm", True) == pytest.approx(0.1 + 3.0, abs=3 * ms.POLL_S)
@@ -352,8 +354,8 @@ def test_override_ignored_names_the_system_id_and_disarms(setup, rc_map):
 
 def test_configured_firmware_the_vehicle_does_not_run(setup, rc_map):
     mission, io = _mission(setup, rc_map, _settings(firmware="quantitative"), firmware="stock")
-    assert mission.run() == ms.EXIT_FIRMWARE
-    fatal, = io.texts(ms.FATAL)
+    assert mission.run() == ec.EXIT_FIRMWARE
+    fatal, = io.texts(mio.FATAL)
     assert "parameter 'firmware' is 'quantitative'" in fatal and "firmware:=stock" in fatal
     assert io.published("firmware") == []                    # a wrong firmware is never latched
     assert io.published("engaged", "release")[-2:] == [("release", True), ("engaged", False)]
@@ -361,12 +363,12 @@ def test_configured_firmware_the_vehicle_does_not_run(setup, rc_map):
 
 def test_auto_without_a_verdict_times_out(setup, rc_map):
     mission, io = _mission(setup, rc_map, firmware="unknown")
-    assert mission.run() == ms.EXIT_FIRMWARE
-    fatal, = io.texts(ms.FATAL)
+    assert mission.run() == ec.EXIT_FIRMWARE
+    fatal, = io.texts(mio.FATAL)
     assert fatal.startswith("parameter 'firmware' is auto but the vehicle's motor outputs (/mavros/rc/out) "
                             "matched neither") and "set firmware:=stock or firmware:=quantitative" in fatal
     assert io.time_of("release", True) - io.time_of("arm", True) == pytest.approx(0.1 + 6.0, abs=3 * ms.POLL_S)
-    assert "RC override reaches the vehicle (motor outputs follow it)" in io.texts(ms.INFO)
+    assert "RC override reaches the vehicle (motor outputs follow it)" in io.texts(mio.INFO)
     assert ("engaged", True) not in io.published("engaged")
 
 
@@ -374,46 +376,46 @@ def test_a_disarmed_vehicle_is_reported_every_5_s(setup, rc_map):
     mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=30.0,
                            disarm_at_s=5.0)
     io.shutdown_at_s = 17.0
-    assert mission.run() == ms.EXIT_SHUTDOWN                            # stopped before the dive ended
-    assert io.texts(ms.WARN)[:3] == ["the vehicle is not armed"] * 3    # at 5, 10 and 15 s
+    assert mission.run() == ec.EXIT_SHUTDOWN                            # stopped before the dive ended
+    assert io.texts(mio.WARN)[:3] == ["the vehicle is not armed"] * 3    # at 5, 10 and 15 s
 
 
 def test_failed_disarm_at_the_end_says_to_disarm_by_hand(setup, rc_map):
     mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=1.0)
-    io.arm_replies = [ms.CommandReply(True, 0), ms.CommandReply(False, 4)]
-    assert mission.run() == ms.EXIT_OK
-    assert io.texts(ms.ERROR) == ["disarm failed; disarm the vehicle by hand"]
+    io.arm_replies = [mio.CommandReply(True, 0), mio.CommandReply(False, 4)]
+    assert mission.run() == ec.EXIT_OK
+    assert io.texts(mio.ERROR) == ["disarm failed; disarm the vehicle by hand"]
 
 
 # ---------------------------------------------------------------- settings
 def test_settings_from_autopilot_yaml():
     p = ParamReader(load_node_params("mission"), "mission")
-    s = ms.MissionSettings.from_params(p, FIRMWARE_CHOICES)
+    s = mio.MissionSettings.from_params(p, FIRMWARE_CHOICES)
     assert (s.mode, s.connect_timeout_s, s.arm_timeout_s, s.firmware) == (
         p.values["mode"], p.values["connect_timeout_s"], p.values["arm_timeout_s"], p.values["firmware"])
     with pytest.raises(ParameterError, match=r"mission ~firmware: expected one of \['auto', 'quantitative', 'stock'\]"):
-        ms.MissionSettings.from_params(ParamReader(load_node_params("mission", {"firmware": "px4"}), "mission"),
+        mio.MissionSettings.from_params(ParamReader(load_node_params("mission", {"firmware": "px4"}), "mission"),
                                        FIRMWARE_CHOICES)
     with pytest.raises(ParameterError, match=r"mission ~arm_timeout_s: expected"):
-        ms.MissionSettings.from_params(ParamReader(load_node_params("mission", {"arm_timeout_s": 0}), "mission"),
+        mio.MissionSettings.from_params(ParamReader(load_node_params("mission", {"arm_timeout_s": 0}), "mission"),
                                        FIRMWARE_CHOICES)
 
 
 # ---------------------------------------------------------------- the exit code for make run
 def test_exit_code_file_round_trip(tmp_path):
     path = str(tmp_path / "mission_exit_code")
-    assert ms.read_exit_code(path) is None                  # no file: no code
-    ms.write_exit_code(path, ms.EXIT_FIRMWARE)
-    assert open(path).read() == "5\n" and ms.read_exit_code(path) == 5
-    ms.write_exit_code(path, ms.EXIT_OK)                     # replaced, not appended
-    assert ms.read_exit_code(path) == 0
+    assert ec.read_exit_code(path) is None                  # no file: no code
+    ec.write_exit_code(path, ec.EXIT_FIRMWARE)
+    assert open(path).read() == "5\n" and ec.read_exit_code(path) == 5
+    ec.write_exit_code(path, ec.EXIT_OK)                     # replaced, not appended
+    assert ec.read_exit_code(path) == 0
     assert [p.name for p in tmp_path.iterdir()] == ["mission_exit_code"]   # no temporary left
-    ms.write_exit_code("", 3)                                # "" = nowhere
+    ec.write_exit_code("", 3)                                # "" = nowhere
     (tmp_path / "junk").write_text("five")
-    assert ms.read_exit_code(str(tmp_path / "junk")) is None
+    assert ec.read_exit_code(str(tmp_path / "junk")) is None
 
 
 def test_every_exit_code_has_a_meaning():
-    codes = {ms.EXIT_OK, ms.EXIT_CONFIG, ms.EXIT_NO_VEHICLE, ms.EXIT_OVERRIDE_IGNORED, ms.EXIT_FIRMWARE,
-             ms.EXIT_SHUTDOWN}
-    assert set(ms.EXIT_MEANINGS) == codes and len(codes) == 6
+    codes = {ec.EXIT_OK, ec.EXIT_CONFIG, ec.EXIT_NO_VEHICLE, ec.EXIT_OVERRIDE_IGNORED, ec.EXIT_FIRMWARE,
+             ec.EXIT_SHUTDOWN}
+    assert set(ec.EXIT_MEANINGS) == codes and len(codes) == 6

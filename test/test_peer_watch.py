@@ -1,5 +1,5 @@
 """PeerWatch: restarts and absences of the watched nodes, each told once."""
-from brov2_hybrid.node_logic.mission import INFO, WARN
+from brov2_hybrid.node_logic.mission_io import INFO, WARN
 from brov2_hybrid.node_logic.peer_watch import PeerWatch
 
 

@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from brov2_hybrid.link.vehicle_address import free_tcp_port
-from brov2_hybrid.node_logic import mission as ms
+from brov2_hybrid.node_logic import exit_codes as ec
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = pytest.mark.skipif(shutil.which("roslaunch") is None,
@@ -27,10 +27,10 @@ def test_refused_firmware_makes_run_dive_exit_5(tmp_path):
                            "firmware:=quantitative", "fcu_url:=tcp:127.0.0.1:%d" % free_tcp_port()],
                           env=env, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True,
                           timeout=150)
-    assert done.returncode == ms.EXIT_FIRMWARE, done.stdout[-3000:]
+    assert done.returncode == ec.EXIT_FIRMWARE, done.stdout[-3000:]
     run, = [p for p in tmp_path.iterdir() if p.name.startswith("dive_")]
-    assert ms.read_exit_code(str(run / "mission_exit_code")) == ms.EXIT_FIRMWARE
-    assert "make run: exit 5: the mission ended with code 5 (%s)" % ms.EXIT_MEANINGS[5] in done.stdout
+    assert ec.read_exit_code(str(run / "mission_exit_code")) == ec.EXIT_FIRMWARE
+    assert "make run: exit 5: the mission ended with code 5 (%s)" % ec.EXIT_MEANINGS[5] in done.stdout
     log = (run / "roslaunch.log").read_text()
     assert "parameter 'firmware' is 'quantitative'" in log
     assert "dive finished" not in log                     # stopped mid-dive is not "finished"

@@ -1,7 +1,9 @@
 """The ROS nodes' own logic, kept free of rospy so that pytest covers it.
 
 Holds the autopilot's safety modes (:mod:`~brov2_hybrid.node_logic.autopilot_safety`), the
-mission sequence (:mod:`~brov2_hybrid.node_logic.mission`), node parameters
+mission sequence (:mod:`~brov2_hybrid.node_logic.mission`; what it exchanges with ROS in
+:mod:`~brov2_hybrid.node_logic.mission_io`, its exit codes in
+:mod:`~brov2_hybrid.node_logic.exit_codes`), node parameters
 (:mod:`~brov2_hybrid.node_logic.node_params`), respawn watch
 (:mod:`~brov2_hybrid.node_logic.peer_watch`), message rates
 (:mod:`~brov2_hybrid.node_logic.rate_meter`), the recent ticks for a restarted logger

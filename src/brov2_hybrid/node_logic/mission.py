@@ -23,34 +23,25 @@ tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy sh
    (``exit_at_end``) or wait for the next dive.
 
 Everything outside -- the clock, sleeping, the vehicle's services, the publications and
-the log -- comes through a :class:`MissionIO`; the vehicle state, the overrides sent,
-the motor outputs, the vehicle's STATUSTEXTs and the end of the dive come in through
-:meth:`Mission.on_state`, :meth:`Mission.on_override`, :meth:`Mission.on_outputs`,
-:meth:`Mission.on_statustext` and :meth:`Mission.on_dive_done`
+the log -- comes through a :class:`~brov2_hybrid.node_logic.mission_io.MissionIO` (with the
+settings and the vehicle's state and replies, in :mod:`~brov2_hybrid.node_logic.mission_io`);
+the vehicle state, the overrides sent, the motor outputs, the vehicle's STATUSTEXTs and the
+end of the dive come in through :meth:`Mission.on_state`, :meth:`Mission.on_override`,
+:meth:`Mission.on_outputs`, :meth:`Mission.on_statustext` and :meth:`Mission.on_dive_done`
 (callable from other threads). Times are wall seconds (the vehicle clock may stop while
-the link is down). The outcome is a process exit code (``EXIT_*``). A run stopped from
-outside (Ctrl-C, roslaunch shutting down: ``io.is_shutdown()``) before it ended says so --
-what it was doing and after how long -- instead of claiming a timeout, and ends with
-:data:`EXIT_SHUTDOWN` (or :data:`EXIT_OK` when ``exit_at_end`` is false, where shutdown is
-the normal end).
+the link is down). The outcome is a process exit code (``EXIT_*`` of
+:mod:`~brov2_hybrid.node_logic.exit_codes`). A run stopped from outside (Ctrl-C, roslaunch
+shutting down: ``io.is_shutdown()``) before it ended says so -- what it was doing and after
+how long -- instead of claiming a timeout, and ends with ``EXIT_SHUTDOWN`` (or ``EXIT_OK``
+when ``exit_at_end`` is false, where shutdown is the normal end).
 """
-import os
 import threading
-from dataclasses import dataclass
 
 from brov2_hybrid.link.override import VERIFY_FAILED, VERIFY_OK
+from brov2_hybrid.node_logic.exit_codes import (EXIT_FIRMWARE, EXIT_NO_VEHICLE, EXIT_OK, EXIT_OVERRIDE_IGNORED,
+                                                EXIT_SHUTDOWN)
+from brov2_hybrid.node_logic.mission_io import ERROR, FATAL, INFO, WARN, VehicleState
 
-EXIT_OK, EXIT_CONFIG, EXIT_NO_VEHICLE, EXIT_OVERRIDE_IGNORED, EXIT_FIRMWARE = 0, 2, 3, 4, 5
-EXIT_SHUTDOWN = 130             # stopped from outside before the run ended (the shell's code for SIGINT)
-#: What each exit code means (``make run`` prints it).
-EXIT_MEANINGS = {
-    EXIT_OK: "the dive was flown to its end",
-    EXIT_CONFIG: "bad parameters",
-    EXIT_NO_VEHICLE: "no vehicle connected, or it did not enter the mode or arm",
-    EXIT_OVERRIDE_IGNORED: "the vehicle ignores our RC override (SYSID_MYGCS)",
-    EXIT_FIRMWARE: "the vehicle's firmware is not the one configured, or could not be told",
-    EXIT_SHUTDOWN: "shut down before the run ended",
-}
 POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
 NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
 RC_OUT_NAME = "/mavros/rc/out"  # how the motor outputs are named in messages
@@ -60,139 +51,16 @@ MAX_REASONS = 3                 # vehicle texts quoted in one message
 REASON_WAIT_S = 0.3             # after a last failed request, wait this long for the vehicle's reason
                                 # (its STATUSTEXT and the reply travel different ways) [wall s]
 
-INFO, WARN, ERROR, FATAL = "info", "warn", "error", "fatal"
-
-
-def write_exit_code(path, code):
-    """Leave the process exit code ``code`` in the file ``path`` (one line; "" = nowhere).
-
-    roslaunch exits 0 whatever its required nodes return, so ``make run``
-    (scripts/run_dive.sh) reads the mission's outcome from here. Written to a temporary
-    file and renamed, so a reader never sees half a line.
-    """
-    if not path:
-        return
-    tmp = "%s.tmp%d" % (path, os.getpid())
-    with open(tmp, "w") as out:
-        out.write("%d\n" % int(code))
-    os.replace(tmp, path)
-
-
-def read_exit_code(path):
-    """The exit code :func:`write_exit_code` left in ``path``, or None (no file, not a number)."""
-    try:
-        with open(path) as handle:
-            return int(handle.read().strip())
-    except (OSError, ValueError):
-        return None
-
-
-@dataclass
-class MissionSettings:
-    """The sequence's settings (``params/autopilot.yaml`` section ``mission``).
-
-    ``state_topic`` and ``arming_service`` only name things in messages.
-    """
-
-    mode: str
-    connect_timeout_s: float
-    command_timeout_s: float
-    end_hold_s: float
-    disarm_at_end: bool
-    exit_at_end: bool
-    mode_attempts: int
-    arm_timeout_s: float
-    arm_retry_wait_s: float
-    release_wait_s: float
-    firmware: str
-    firmware_timeout_s: float
-    max_override_time_s: float = 1.0
-    state_topic: str = "/mavros/state"
-    arming_service: str = "/mavros/cmd/arming"
-
-    @classmethod
-    def from_params(cls, p, firmware_choices):
-        """Read and check the settings from a :class:`~brov2_hybrid.node_logic.node_params.ParamReader`."""
-        return cls(mode=p.string("mode"), connect_timeout_s=p.positive("connect_timeout_s"),
-                   command_timeout_s=p.positive("command_timeout_s"), end_hold_s=p.number("end_hold_s", 0.0),
-                   disarm_at_end=p.boolean("disarm_at_end"), exit_at_end=p.boolean("exit_at_end"),
-                   mode_attempts=p.integer("mode_attempts", 1, 100), arm_timeout_s=p.positive("arm_timeout_s"),
-                   arm_retry_wait_s=p.number("arm_retry_wait_s", 0.0),
-                   release_wait_s=p.number("release_wait_s", 0.0),
-                   firmware=p.string("firmware", choices=firmware_choices),
-                   firmware_timeout_s=p.positive("firmware_timeout_s"),
-                   max_override_time_s=p.positive("max_override_time_s"),
-                   state_topic=p.string("state_topic"), arming_service=p.string("arming_service"))
-
-
-@dataclass
-class VehicleState:
-    """What the vehicle reports (MAVROS State): link up, armed, flight mode name."""
-
-    connected: bool = False
-    armed: bool = False
-    mode: str = ""
-
-
-@dataclass
-class CommandReply:
-    """The vehicle's answer to an arming request (MAVROS CommandBool)."""
-
-    success: bool
-    result: int = 0
-
-
-class MissionIO(object):
-    """What the sequence needs from outside; ``nodes/mission`` implements it on ROS."""
-
-    def now_s(self):
-        """Monotonic wall time [s]."""
-        raise NotImplementedError
-
-    def sleep(self, seconds):
-        raise NotImplementedError
-
-    def is_shutdown(self):
-        """True once the process is asked to stop."""
-        raise NotImplementedError
-
-    def set_mode(self, mode):
-        """Request flight mode ``mode`` (the answer is read from the vehicle state)."""
-        raise NotImplementedError
-
-    def arm(self, armed):
-        """Request arming (True) or disarming (False): a :class:`CommandReply`, or None
-        when the request got no answer (the implementation logs why)."""
-        raise NotImplementedError
-
-    def get_param(self, name):
-        """The vehicle's parameter ``name`` (a float), or None when it could not be read
-        (the implementation logs why)."""
-        raise NotImplementedError
-
-    def publish_engaged(self, engaged):
-        raise NotImplementedError
-
-    def publish_release(self, release):
-        raise NotImplementedError
-
-    def publish_firmware(self, firmware):
-        raise NotImplementedError
-
-    def log(self, level, text):
-        """``level``: one of INFO, WARN, ERROR, FATAL."""
-        raise NotImplementedError
-
 
 class Mission(object):
     """The sequence of the module docstring.
 
     Parameters
     ----------
-    settings : MissionSettings
+    settings : brov2_hybrid.node_logic.mission_io.MissionSettings
     verifier : brov2_hybrid.link.override.OverrideVerifier
     detector : brov2_hybrid.vehicle.firmware_detector.FirmwareDetector
-    io : MissionIO
+    io : brov2_hybrid.node_logic.mission_io.MissionIO
     """
 
     def __init__(self, settings, verifier, detector, io):
@@ -249,6 +117,7 @@ class Mission(object):
         return list(reversed(reasons[:MAX_REASONS]))
 
     def on_dive_done(self, done):
+        """The dive input has played to its end (``done`` True; latched until the sequence ends it)."""
         with self._lock:
             self._dive_done = self._dive_done or bool(done)
 
