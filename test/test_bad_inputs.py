@@ -11,7 +11,8 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.dive.dive_csv import GIMBAL_LOCK_PITCH_DEG, default_max_abs_pitch_deg, load_dive_csv
-from brov2_hybrid.errors import MAX_CSV_LINE_BYTES, InputDataError, ParameterError
+from brov2_hybrid.errors import InputDataError, ParameterError
+from brov2_hybrid.csv_input import MAX_CSV_LINE_BYTES
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS
 from brov2_hybrid.node_logic.logfile import read_log
 from brov2_hybrid.dive.playback import dive_from_samples

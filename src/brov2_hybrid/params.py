@@ -13,7 +13,7 @@ import numpy as np
 import yaml
 
 from brov2_hybrid.errors import Brov2Error, ParameterError
-from brov2_hybrid import errors, paths
+from brov2_hybrid import paths, validate
 
 #: The vehicle every tool flies unless told otherwise (``params/vehicles/<name>.yaml``).
 DEFAULT_VEHICLE = "bluerov2_heavy"
@@ -85,25 +85,25 @@ class Section(object):
             raise ParameterError("%s: missing key" % self.key(key))
         return self.data[key]
 
-    def _wrap(self, fn, key, *args):
+    def _wrap(self, fn, key, *args, **kwargs):
         try:
-            return fn(self.raw(key), *args)
+            return fn(self.raw(key), *args, **kwargs)
         except ParameterError:
             raise
         except Brov2Error as exc:
             raise ParameterError("%s: %s" % (self.key(key), str(exc).split(": ", 1)[-1]))
 
     def positive(self, key):
-        return self._wrap(errors.as_positive, key, key)
+        return self._wrap(validate.as_positive, key, key)
 
     def finite(self, key):
-        return self._wrap(errors.as_finite, key, key)
+        return self._wrap(validate.as_finite, key, key)
 
     def vector(self, key, n):
-        return self._wrap(errors.as_vector, key, n, key)
+        return self._wrap(validate.as_vector, key, n, key)
 
     def nonnegative_vector(self, key, n):
-        return self._wrap(errors.as_nonnegative_vector, key, n, key)
+        return self._wrap(validate.as_vector, key, n, key, minimum=0.0)
 
     def positive_vector(self, key, n):
         arr = self.vector(key, n)
@@ -112,7 +112,7 @@ class Section(object):
         return arr
 
     def matrix(self, key, shape):
-        return self._wrap(errors.as_matrix, key, shape, key)
+        return self._wrap(validate.as_matrix, key, shape, key)
 
     def boolean(self, key):
         value = self.raw(key)

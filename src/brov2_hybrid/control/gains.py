@@ -13,7 +13,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_finite, as_positive, as_vector
 
 
 @dataclass(frozen=True)

@@ -9,7 +9,8 @@ import math
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_vector
 from brov2_hybrid.physics.kinematics import J2_from_roll_pitch, wrap_angle, wrap_angle_float
 
 

@@ -40,7 +40,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_finite, as_positive, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_finite, as_positive, as_vector
 from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
 from brov2_hybrid.physics.hydrostatics import restoring_wrench_from_lever
 from brov2_hybrid.control.integral_action import IntegralAction

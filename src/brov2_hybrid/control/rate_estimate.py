@@ -8,7 +8,8 @@ import collections
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_finite, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_finite, as_vector
 from brov2_hybrid.physics.kinematics import wrap_angle
 
 

@@ -36,7 +36,9 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid import paths
-from brov2_hybrid.errors import InputDataError, ParameterError, as_finite, open_csv
+from brov2_hybrid.errors import InputDataError, ParameterError
+from brov2_hybrid.csv_input import open_csv
+from brov2_hybrid.validate import as_finite
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS
 from brov2_hybrid.params import load_yaml
 

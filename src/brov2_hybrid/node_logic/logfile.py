@@ -17,7 +17,8 @@ import os
 import numpy as np
 
 from brov2_hybrid.link.ardusub import SERVO_OUTPUTS
-from brov2_hybrid.errors import Brov2Error, InputDataError, open_csv
+from brov2_hybrid.errors import Brov2Error, InputDataError
+from brov2_hybrid.csv_input import open_csv
 
 ANGULAR_AXES = ("roll", "pitch", "yaw")
 DOFS = ("surge", "sway", "heave", "roll", "pitch", "yaw")

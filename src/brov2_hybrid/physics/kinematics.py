@@ -17,7 +17,8 @@ import math
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_finite, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_finite, as_vector
 
 #: |cos(theta)| below this is treated as gimbal lock (theta within ~0.06 deg of +-90).
 GIMBAL_LOCK_COS = 1e-3

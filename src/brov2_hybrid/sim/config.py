@@ -13,7 +13,8 @@ from typing import Optional
 import numpy as np
 
 from brov2_hybrid import paths
-from brov2_hybrid.errors import Brov2Error, ParameterError, as_vector
+from brov2_hybrid.errors import Brov2Error, ParameterError
+from brov2_hybrid.validate import as_vector
 from brov2_hybrid.vehicle.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.params import Section, load_yaml
 

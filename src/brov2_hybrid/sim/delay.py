@@ -13,7 +13,8 @@ sample is stored once and dropped once (O(1) amortised per push/get).
 import collections
 import math
 
-from brov2_hybrid.errors import Brov2Error, as_finite
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_finite
 
 __all__ = ["DelayLine"]
 

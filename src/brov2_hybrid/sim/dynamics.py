@@ -38,7 +38,7 @@ from typing import Optional
 
 import numpy as np
 
-from brov2_hybrid.errors import as_vector
+from brov2_hybrid.validate import as_vector
 from brov2_hybrid.physics.kinematics import J1, J2
 from brov2_hybrid.sim.config import StockModelParams, load_stock_model_params
 

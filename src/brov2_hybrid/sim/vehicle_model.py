@@ -18,7 +18,8 @@ import types
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_vector
 from brov2_hybrid.physics.kinematics import J1, euler_from_quaternion, quaternion_from_euler
 from brov2_hybrid.sim.config import load_sim_options, third_order_coefficients
 from brov2_hybrid.sim.dynamics import (N_CONSTANTS, UPDATED_KIND, accelerations, body_acceleration, model_constants,

@@ -26,7 +26,8 @@ geometry, so it carries 0.189.
 """
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_matrix, as_positive, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_matrix, as_positive, as_vector
 
 # Which thrusters produce which DOF (ArduSub's two mixing groups, Algorithm 1):
 # horizontal thrusters give surge, sway and yaw; vertical ones heave, roll and pitch.

@@ -44,7 +44,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
-from brov2_hybrid.errors import Brov2Error, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_vector
 from brov2_hybrid.vehicle.mixers import KINDS, QUANTITATIVE, STOCK, motor_pwm_from_rc
 
 #: Firmware names a vehicle can run (the mixer kinds of :mod:`brov2_hybrid.vehicle.mixers`).

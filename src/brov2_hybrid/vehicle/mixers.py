@@ -34,7 +34,8 @@ import numpy as np
 
 from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS, matrix_6xn
 from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
-from brov2_hybrid.errors import Brov2Error, as_finite, as_matrix, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_finite, as_matrix, as_vector
 
 
 #: Mixer kinds, in the order of the simulated firmware's MOT_MIXER values (0, 1):

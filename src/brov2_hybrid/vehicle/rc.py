@@ -15,7 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid.link.ardusub import CHAN_NOCHANGE, CHAN_RELEASE, PWM_HALF_RANGE_US, PWM_NEUTRAL_US
-from brov2_hybrid.errors import ParameterError, as_vector
+from brov2_hybrid.errors import ParameterError
+from brov2_hybrid.validate import as_vector
 from brov2_hybrid.params import Section, load_yaml, vehicle_file
 
 

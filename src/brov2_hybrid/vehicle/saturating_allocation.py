@@ -38,7 +38,8 @@ Units: forces N, torques N m, body FRD; 6-DOF order (surge, sway, heave, roll, p
 """
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error, as_matrix, as_vector
+from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.validate import as_matrix, as_vector
 
 #: Angular DOF indices (roll, pitch, yaw) of tau: kept first.
 ANGULAR_DOFS = (3, 4, 5)

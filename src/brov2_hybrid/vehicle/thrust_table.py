@@ -21,7 +21,9 @@ import math
 import numpy as np
 
 from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
-from brov2_hybrid.errors import Brov2Error, InputDataError, as_positive, open_csv
+from brov2_hybrid.errors import Brov2Error, InputDataError
+from brov2_hybrid.csv_input import open_csv
+from brov2_hybrid.validate import as_positive
 
 KGF_TO_N = 9.80665  # standard gravity, the definition of the kilogram-force
 #: Requested forces smaller than this [N] are zero: T-dagger leaves ~1e-15 N of
