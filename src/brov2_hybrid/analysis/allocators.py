@@ -188,6 +188,7 @@ class AllocatorJob:
 
     ``loop`` is the LoopSettings (``mixer`` = the firmware output stage, ``vehicle`` = the copy of the
     vehicle file naming ``allocator``); ``settings`` the section the dive is built from."""
+
     loop: object            # LoopSettings: mixer = the firmware (output stage), vehicle = the allocator's file
     allocator: str
     omega_d_rad_s: float

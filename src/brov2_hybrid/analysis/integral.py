@@ -97,6 +97,7 @@ class PlateauJob:
 
     ``attitude_rad``: the +-roll/pitch of the plateaus; ``plateau_s`` their length; ``rate_hz`` the
     dive's row rate; ``measure_fraction`` the steady part of each plateau that is measured."""
+
     loop: object
     omega_d_rad_s: float
     integral: bool

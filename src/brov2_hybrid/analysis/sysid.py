@@ -42,6 +42,7 @@ class YawRun:
 class DragFit:
     """Result of :func:`fit_drag` (Eq. 11): N_r [N m s/rad], N_r|r| [N m s^2/rad^2], and the runs'
     torques [N m] and steady yaw rates [rad/s]."""
+
     linear_nm_s: float        # N_r
     quadratic_nm_s2: float    # N_r|r|
     torques_nm: np.ndarray
@@ -57,6 +58,7 @@ class DragFit:
 class InertiaFit:
     """Result of the inertia fit (Eq. 12-14): I_zz [kg m^2] and its RMSE [rad/s], the (t0, tf, r0)
     window of each run [s, s, rad/s], and the grid searched with its RMSE."""
+
     inertia_kg_m2: float      # I_zz
     rmse_rad_s: float
     windows: list             # (t0, tf, r0) per run
