@@ -33,6 +33,9 @@ from sensor_msgs.msg import Imu
 
 
 class Collector(object):
+    """Collects the ticks' statuses (/brov2/status) and the first arrival of each tick's ThrusterCommand
+    (/brov2/thruster_command), keyed by the tick's stamp."""
+
     def __init__(self):
         self.lock = threading.Lock()
         self.status = {}          # tick stamp -> (attitude stamp, tick wall time)
@@ -51,11 +54,14 @@ class Collector(object):
             self.commands.setdefault(cmd.header.stamp.to_nsec(), now)
 
     def reset(self):
+        """Forget everything collected (after the warm-up)."""
         with self.lock:
             self.status.clear()
             self.commands.clear()
 
     def results(self, rate_hz):
+        """(latency, jitter, ticks): percentile summaries [ms] of attitude publication -> ThrusterCommand
+        arrival over the ACTIVE ticks, and of |tick interval - 1 / ``rate_hz``|, and the number of ticks."""
         with self.lock:
             ticks = sorted(self.status.items())
             commands = dict(self.commands)
@@ -66,6 +72,8 @@ class Collector(object):
 
 
 def start_nodes(trigger):
+    """Start control_law (``_trigger:=trigger``) and thruster_allocation (firmware quantitative) with
+    rosrun, each in a session of its own, output discarded; returns the processes."""
     procs = [subprocess.Popen(["rosrun", "brov2_hybrid", "control_law", "_trigger:=%s" % trigger],
                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, start_new_session=True),
              # firmware told (no mission here to detect it; `auto` would send its probe forever)
@@ -75,6 +83,7 @@ def start_nodes(trigger):
 
 
 def stop_nodes(procs):
+    """SIGINT each node's process group, wait up to 10 s each, SIGKILL what is still running."""
     for p in procs:
         if p.poll() is None:
             os.killpg(p.pid, 2)
@@ -113,6 +122,8 @@ def feed(duration_s, imu_pub, desired_pub, imu_hz=50.0, desired_hz=20.0):
 
 
 def main():
+    """Per trigger (--triggers): start the nodes, feed 6 s of warm-up, measure --duration-s, stop
+    them; print the latency and jitter table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--duration-s", type=float, default=20.0, help="measured seconds per trigger mode")
     parser.add_argument("--triggers", default="timer,attitude")

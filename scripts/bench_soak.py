@@ -96,6 +96,7 @@ class TickRecorder(object):
             self.rows.append((st.tick, st.header.stamp.to_sec(), time.monotonic(), st.mode))
 
     def arrays(self):
+        """The ticks so far as (counter (int64), stamp [s], arrival [monotonic s], modes list)."""
         with self._lock:
             rows = list(self.rows)
         return (np.array([r[0] for r in rows], dtype=np.int64), np.array([r[1] for r in rows]),
@@ -103,6 +104,9 @@ class TickRecorder(object):
 
 
 def main(argv=None):
+    """Run the soak (see the module docstring) and print its figures; returns 0 whatever they are
+    (also with --minutes 0: skipped), 1 when the run itself failed (roslaunch ended, nodes missing
+    after 60 s, any other error; the message names the log folder where there is one)."""
     from brov2_hybrid.link.vehicle_address import free_tcp_port
     from brov2_hybrid.node_logic import soak_stats
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])

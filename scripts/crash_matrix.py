@@ -57,12 +57,15 @@ def write_dive(path, duration_s=300.0, step_s=0.1):
 
 
 def free_port():
+    """A TCP port free on 127.0.0.1 now (bound and released; another process may take it)."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         sock.bind(("127.0.0.1", 0))
         return sock.getsockname()[1]
 
 
 def stop(proc, timeout_s=15.0):
+    """SIGINT ``proc``'s process group and wait ``timeout_s``; SIGKILL it if still running (None or
+    an ended process: nothing to do)."""
     if proc is None or proc.poll() is not None:
         return
     try:
@@ -108,9 +111,11 @@ class VehicleWatch(object):
                 self.samples.append((time.monotonic(), [getattr(msg, "servo%d_raw" % i) for i in range(1, SERVO_OUTPUTS + 1)]))
 
     def moving(self):
+        """True when the last SERVO_OUTPUT_RAW has a motor away from neutral (1500 us)."""
         return bool(self.samples) and any(c != NEUTRAL_US for c in self.samples[-1][1])
 
     def close(self):
+        """Stop the reader thread (waits up to 2 s) and close the link."""
         self._stop = True
         self._thread.join(2.0)
         self.link.close()
@@ -129,6 +134,7 @@ def node_pid(master_uri, name):
 
 
 def wait(predicate, timeout_s):
+    """Poll ``predicate`` every 50 ms for up to ``timeout_s``; True as soon as it holds, else False."""
     deadline = time.monotonic() + timeout_s
     while time.monotonic() < deadline:
         if predicate():
@@ -155,6 +161,12 @@ def rosout_after(ros_log_dir, t_wall):
 
 
 def run_case(node, out_dir, observe_s, python):
+    """One case: simulator + launch in a folder of their own under ``out_dir``, SIGKILL ``node`` mid-dive,
+    watch the vehicle for ``observe_s``, then read the tick logs back.
+
+    Returns the case's figures (neutral_s, moving_at_end, armed, respawned, launch_ended, told,
+    log_files, log_rows, log_gap_s, ...); RuntimeError when the vehicle never armed and moved, the
+    node is missing, or the motors were neutral before the kill."""
     case_dir = os.path.join(out_dir, node)
     log_dir = os.path.join(case_dir, "logs")
     ros_log = os.path.join(case_dir, "ros")
@@ -244,6 +256,7 @@ def goal(result, goal_s, override_time_s, max_log_gap_s):
 
 
 def table(results, goal_s, override_time_s, max_log_gap_s):
+    """The Markdown table of ``results`` and the number of goals missed (:func:`goal` per case)."""
     lines = ["| node killed (SIGKILL) | motors neutral after | control back | armed after | launch | "
              "operator told | log files / rows / largest gap | goal |",
              "|---|---|---|---|---|---|---|---|"]
@@ -272,6 +285,7 @@ def table(results, goal_s, override_time_s, max_log_gap_s):
 
 
 def main(argv=None):
+    """Run the cases of --nodes, print the table; returns 1 when a goal was missed, else 0."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--nodes", nargs="+", choices=NODES, default=list(NODES))
     parser.add_argument("--observe-s", type=float, default=6.0, help="watch the vehicle this long after the kill")

@@ -42,10 +42,12 @@ class Tally(object):
         self.notes = []
 
     def fail(self, note):
+        """Count one failure and note why."""
         self.failed += 1
         self.notes.append(note)
 
     def line(self, seconds):
+        """The stage's summary line (counts and ``seconds``), followed by its notes."""
         # Not in the "N passed, N failed" form: that is the closing line's alone.
         text = "{:<12} passed {}, failed {}, skipped {} ({:.1f} s)".format(
             self.name, self.passed, self.failed, self.skipped, seconds)
@@ -55,6 +57,7 @@ class Tally(object):
 
 
 def say(text):
+    """Print ``text`` prefixed "run_tests: " (flushed)."""
     print("run_tests: " + text, flush=True)
 
 
@@ -105,6 +108,8 @@ def tool(name):
 
 
 def stage_pytest(tally):
+    """Run pytest on test/ (JUnit XML into out/test-results) and count its cases; an exit code other
+    than 0 / 1, or 1 without a failing case, counts as a failure."""
     xml_path = os.path.join(OUT, "pytest.xml")
     if os.path.exists(xml_path):
         os.remove(xml_path)
@@ -122,6 +127,8 @@ def stage_pytest(tally):
 
 
 def stage_rostest(tally):
+    """Run ``catkin_make run_tests`` in .ws and count the cases of its results; a failing build, no
+    results, or a failing case fails the stage (the log's tail is printed)."""
     tests = sorted(glob.glob(os.path.join(REPO, "test", "*.test")))
     if not tests:
         tally.notes.append("no test/*.test files yet")
@@ -152,6 +159,8 @@ def stage_rostest(tally):
 
 
 def stage_catkin_lint(tally):
+    """catkin_lint -W2 --strict on the package (through a link named brov2_hybrid) and the mavros_msgs
+    stand-in: one check."""
     # Lint through a link named like the package (catkin_lint notes a folder
     # name that differs from the package name, e.g. the clone's folder).
     scratch = tempfile.mkdtemp(prefix="brov2-lint-")
@@ -172,6 +181,7 @@ def stage_catkin_lint(tally):
 
 
 def stage_vermin(tally):
+    """vermin: src/ and nodes/ must run on Python 3.8: one check."""
     targets = [d for d in ("src", "nodes") if os.path.isdir(os.path.join(REPO, d))]
     cmd = [tool("vermin"), "-t=3.8-", "--no-tips", "--violations"] + targets
     say("$ " + " ".join(cmd))
@@ -197,6 +207,8 @@ STAGES = (
 
 
 def main(argv=None):
+    """Run the stages (every one, or those of --only), print each stage's line and the closing
+    "N passed, N failed"; returns 1 when anything failed, else 0."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--only", action="append", choices=[name for name, _ in STAGES],
                         help="run only this stage (repeatable)")
