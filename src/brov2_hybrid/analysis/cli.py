@@ -53,6 +53,9 @@ def _floats(text):
 
 
 def build_parser():
+    """The ``brov2-analyze`` argument parser: one subcommand per entry of :data:`COMMANDS`, with the
+    common options (--out, --params, --jobs, --dask, --quiet) and, where a loop runs, the loop
+    options (--mixer, --model, latency, --omega-d, --vehicle)."""
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--out", default=None, help="output folder (default: out/<command>)")
     common.add_argument("--params", default=None, help="analysis settings YAML (default: params/analysis.yaml)")
@@ -157,6 +160,11 @@ def _print_summary(name, summary, out_dir):
 
 
 def main(argv=None):
+    """Run ``brov2-analyze`` with ``argv`` (default: sys.argv[1:]); returns the exit code.
+
+    0 on success, 1 when ``compare-log`` finds the settling times differ, 2 on a
+    :class:`~brov2_hybrid.errors.Brov2Error` (bad settings or input; the message goes to stderr).
+    argparse exits with 2 itself on bad arguments."""
     args = build_parser().parse_args(argv)
     try:
         return _run(args)
@@ -214,6 +222,10 @@ def _run(args):
 
 
 def run_one(ctx, args, omegas):
+    """Run the experiment of ``args.command`` (any command but reproduce, summarize and compare-log)
+    over ``omegas`` [rad/s] (None: the settings' grid); returns its summary dict.
+
+    Raises Brov2Error for an unknown command."""
     c = args.command
     if c == "step":
         return step_experiment(ctx, omegas)
