@@ -26,9 +26,33 @@ def closed_loop_for(loop_settings):
 
 
 @dataclass(frozen=True)
-class StepJob:
+class LoopJob:
+    """A run of the in-process loop: ``loop`` (its :class:`~brov2_hybrid.analysis.settings.LoopSettings`)
+    at ``omega_d_rad_s`` [rad/s]. The experiments' jobs add what they fly and measure."""
+
     loop: object
     omega_d_rad_s: float
+
+    def fly(self, dive, duration_s=None, **options):
+        """Fly ``dive`` in this process's loop of ``self.loop`` at ``omega_d_rad_s``: the
+        :class:`~brov2_hybrid.analysis.closed_loop.LoopResult`. ``options``: more
+        :meth:`ClosedLoop.run` keywords."""
+        return closed_loop_for(self.loop).run(dive, duration_s, omega_d_rad_s=self.omega_d_rad_s, **options)
+
+    def figures(self, result, **figures):
+        """The job's result dict: its omega_d, ``figures`` (in order), then the run's
+        simulated (``sim_s``) and computing (``wall_s``) time [s]."""
+        out = {"omega_d": self.omega_d_rad_s}
+        out.update(figures)
+        out.update(sim_s=result.duration_s, wall_s=result.wall_s)
+        return out
+
+
+@dataclass(frozen=True)
+class StepJob(LoopJob):
+    """A yaw step of ``step_rad`` at ``step_time_s`` [s], ``duration_s`` [s] long, settling
+    measured in the +-``band`` (fraction of the step)."""
+
     kappa: object  # None: params/controller.yaml
     step_rad: float
     step_time_s: float
@@ -39,25 +63,22 @@ class StepJob:
 
 def run_step_job(job):
     """Yaw step at one omega_d: settling time, overshoot, undershoot, rise time, the curve."""
-    loop = closed_loop_for(job.loop)
     dive = step_dive(job.step_rad, job.step_time_s, job.duration_s, job.loop.desired_rate_hz)
-    res = loop.run(dive, job.duration_s, omega_d_rad_s=job.omega_d_rad_s, kappa=job.kappa,
-                   controller_options=dict(job.controller_options))
+    res = job.fly(dive, job.duration_s, kappa=job.kappa, controller_options=dict(job.controller_options))
     t, yaw = res.t_s, res.log["yaw_rad"]
-    return {
-        "omega_d": job.omega_d_rad_s, "kappa": job.kappa,
-        "settling_s": metrics.settling_time(t, yaw, job.step_rad, job.step_time_s, band=job.band),
-        "overshoot_pct": metrics.overshoot(t, yaw, job.step_rad, job.step_time_s),
-        "undershoot_pct": metrics.undershoot(t, yaw, job.step_rad, job.step_time_s),
-        "rise_s": metrics.rise_time(t, yaw, job.step_rad, job.step_time_s),
-        "t_s": t, "yaw_rad": yaw, "sim_s": res.duration_s, "wall_s": res.wall_s,
-    }
+    return job.figures(
+        res, kappa=job.kappa,
+        settling_s=metrics.settling_time(t, yaw, job.step_rad, job.step_time_s, band=job.band),
+        overshoot_pct=metrics.overshoot(t, yaw, job.step_rad, job.step_time_s),
+        undershoot_pct=metrics.undershoot(t, yaw, job.step_rad, job.step_time_s),
+        rise_s=metrics.rise_time(t, yaw, job.step_rad, job.step_time_s),
+        t_s=t, yaw_rad=yaw)
 
 
 @dataclass(frozen=True)
-class BodeJob:
-    loop: object
-    omega_d_rad_s: float
+class BodeJob(LoopJob):
+    """A +-``amplitude_rad`` yaw sine of ``freq_hz``, ``duration_s`` [s] long, analysed from ``t_from_s`` [s]."""
+
     freq_hz: float
     amplitude_rad: float
     t_from_s: float
@@ -66,34 +87,31 @@ class BodeJob:
 
 def run_bode_job(job):
     """One +-amplitude yaw sine: gain (half peak-to-peak ratio) and phase (peak times)."""
-    loop = closed_loop_for(job.loop)
     dive = sine_dive(job.amplitude_rad, job.freq_hz, job.duration_s, job.loop.desired_rate_hz)
-    res = loop.run(dive, job.duration_s, omega_d_rad_s=job.omega_d_rad_s)
+    res = job.fly(dive, job.duration_s)
     gain, phase = metrics.gain_phase(res.t_s, res.log["yaw_d_rad"], res.log["yaw_rad"],
                                      job.freq_hz, job.t_from_s)
-    return {"omega_d": job.omega_d_rad_s, "freq_hz": job.freq_hz, "gain": gain, "phase_rad": phase,
-            "sim_s": res.duration_s, "wall_s": res.wall_s}
+    return job.figures(res, freq_hz=job.freq_hz, gain=gain, phase_rad=phase)
 
 
 @dataclass(frozen=True)
-class DiveJob:
-    loop: object
-    omega_d_rad_s: float
+class DiveJob(LoopJob):
+    """The dive CSV ``dive_path`` flown to its end, the log written to ``log_path``."""
+
     dive_path: str
     log_path: str
 
 
 def run_dive_job(job):
     """The full dive at one omega_d; the log is written to ``log_path`` and returned."""
-    loop = closed_loop_for(job.loop)
-    dive = load_dive_csv(job.dive_path)
-    res = loop.run(dive, omega_d_rad_s=job.omega_d_rad_s, log_path=job.log_path)
-    return {"omega_d": job.omega_d_rad_s, "log": res.log, "log_path": res.log_path,
-            "sim_s": res.duration_s, "wall_s": res.wall_s}
+    res = job.fly(load_dive_csv(job.dive_path), log_path=job.log_path)
+    return job.figures(res, log=res.log, log_path=res.log_path)
 
 
 @dataclass(frozen=True)
 class SysidJob:
+    """An open-loop run at constant yaw torque ``torque_nm`` [N m] in the vehicle model (no controller)."""
+
     torque_nm: float
     duration_s: float
     sample_period_s: float
