@@ -26,6 +26,21 @@ def save_figure(fig, path):
     return path
 
 
+def _label(ax, xlabel=None, ylabel=None, title=None, legend=None, grid=None, **legend_options):
+    """Finish one axes as the figures do: axis labels, a title (font size 9), a legend of font
+    size ``legend`` (None: none; ``legend_options`` such as ncol, loc go to it) and a light
+    grid (``grid``: more ``Axes.grid`` keywords, e.g. which="both"). None leaves a label out."""
+    if xlabel is not None:
+        ax.set_xlabel(xlabel)
+    if ylabel is not None:
+        ax.set_ylabel(ylabel)
+    if title is not None:
+        ax.set_title(title, fontsize=9)
+    if legend is not None:
+        ax.legend(fontsize=legend, **legend_options)
+    ax.grid(alpha=0.3, **(grid or {}))
+
+
 def _colors(n):
     cmap = plt.get_cmap("viridis")
     return [cmap(x) for x in np.linspace(0.0, 0.85, max(n, 1))]
@@ -44,11 +59,8 @@ def step_responses(path, curves, step_deg, band, latency_label):
                         label="w_d = %.1f: %s" % (c["omega_d"], label))
     ax.axhspan(step_deg * (1 - band), step_deg * (1 + band), color="0.85", zorder=0,
                label="+-%g %% band" % (100 * band))
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("yaw [deg]")
-    ax.set_title("Yaw step 0 -> %g deg (Fig. 13)\nloop latency: %s" % (step_deg, latency_label), fontsize=9)
-    ax.legend(fontsize=6, ncol=2, loc="lower right")
-    ax.grid(alpha=0.3)
+    _label(ax, "time [s]", "yaw [deg]", "Yaw step 0 -> %g deg (Fig. 13)\nloop latency: %s" % (step_deg, latency_label),
+           legend=6, ncol=2, loc="lower right")
     return save_figure(fig, path)
 
 
@@ -58,16 +70,11 @@ def settling_times(path, omega_d, sim_s, lti_s, lti_plain_s, overshoot_pct, band
     ax.plot(omega_d, sim_s, "o-", label="simulation (k_d + dk_d)")
     ax.plot(omega_d, lti_s, "s--", ms=4, label="LTI Eq. 22 (k_d + dk_d)")
     ax.plot(omega_d, lti_plain_s, "^:", ms=4, label="LTI Eq. 22 (k_d)")
-    ax.set_ylabel("settling time +-%g %% [s]" % (100 * band))
-    ax.set_title("Settling time (Fig. 14)\nloop latency: %s" % latency_label, fontsize=9)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    _label(ax, None, "settling time +-%g %% [s]" % (100 * band), "Settling time (Fig. 14)\nloop latency: %s"
+           % latency_label, legend=8)
     ax2.plot(omega_d, overshoot_pct, "o-", color="C3")
     ax2.axhline(100 * band, color="k", lw=0.8, ls="--", label="band edge")
-    ax2.set_xlabel("omega_d [rad/s]")
-    ax2.set_ylabel("overshoot [%]")
-    ax2.legend(fontsize=8)
-    ax2.grid(alpha=0.3)
+    _label(ax2, "omega_d [rad/s]", "overshoot [%]", legend=8)
     return save_figure(fig, path)
 
 
@@ -83,13 +90,9 @@ def bode(path, series, latency_label):
     ax.axhline(HALF_POWER_GAIN, color="k", lw=1.2, label="-3 dB (0.71)")
     ax.axhline(1.0, color="0.5", lw=0.6, ls="--")
     ax.set_xscale("log")
-    ax.set_ylabel("gain |H|")
-    ax.set_title("Yaw frequency response, +-30 deg sines (Fig. A1)\nloop latency: %s" % latency_label, fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
-    ax.grid(alpha=0.3, which="both")
-    ax2.set_xlabel("omega [rad/s] (dotted: omega = omega_d)")
-    ax2.set_ylabel("phase [deg]")
-    ax2.grid(alpha=0.3, which="both")
+    _label(ax, None, "gain |H|", "Yaw frequency response, +-30 deg sines (Fig. A1)\nloop latency: %s" % latency_label,
+           legend=7, grid={"which": "both"}, ncol=2)
+    _label(ax2, "omega [rad/s] (dotted: omega = omega_d)", "phase [deg]", grid={"which": "both"})
     return save_figure(fig, path)
 
 
@@ -179,16 +182,10 @@ def compare_models(path, responses, errors, step_deg, latency_label):
         ax.plot(r["t_s"], r["updated_deg"], "-", color=color, label="updated w_d = %.1f" % r["omega_d"])
         ax.plot(r["t_s"], r["stock_deg"], "--", color=color, label="stock w_d = %.1f" % r["omega_d"])
     ax.axhline(step_deg, color="0.5", lw=0.6)
-    ax.set_xlabel("time [s]")
-    ax.set_ylabel("yaw [deg]")
-    ax.set_title("Stock vs updated model (Fig. 16)\nloop latency: %s" % latency_label, fontsize=9)
-    ax.legend(fontsize=7, ncol=2)
-    ax.grid(alpha=0.3)
+    _label(ax, "time [s]", "yaw [deg]", "Stock vs updated model (Fig. 16)\nloop latency: %s" % latency_label,
+           legend=7, ncol=2)
     ax2.bar([str(w) for w in errors[0]], errors[1], color="C1")
-    ax2.set_xlabel("omega_d [rad/s]")
-    ax2.set_ylabel("Eq. 25 mean normalized error [%]")
-    ax2.set_title("stock relative to updated", fontsize=9)
-    ax2.grid(alpha=0.3, axis="y")
+    _label(ax2, "omega_d [rad/s]", "Eq. 25 mean normalized error [%]", "stock relative to updated", grid={"axis": "y"})
     return save_figure(fig, path)
 
 
@@ -199,11 +196,7 @@ def sysid_drag(path, torques, rates, fit_curve, model_curve):
     ax.plot(rates, torques, "o", label="steady state (mean of window)")
     ax.plot(fit_curve[0], fit_curve[1], "-", label="least-squares fit")
     ax.plot(model_curve[0], model_curve[1], "--", label="model")
-    ax.set_xlabel("yaw rate r [rad/s]")
-    ax.set_ylabel("yaw torque N [N m]")
-    ax.set_title("Drag from open-loop yaw-torque runs (Fig. 8)", fontsize=9)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    _label(ax, "yaw rate r [rad/s]", "yaw torque N [N m]", "Drag from open-loop yaw-torque runs (Fig. 8)", legend=8)
     return save_figure(fig, path)
 
 
@@ -214,16 +207,11 @@ def sysid_inertia(path, runs, fitted, windows, grid, rmse, inertia):
         ax.plot(run.t_s, run.r_rad_s, color=color, lw=1, label="N = %.1f N m" % run.torque_nm)
         ax.plot(fit[0], fit[1], "k--", lw=0.8)
         ax.axvline(win[1], color=color, lw=0.5, ls=":")
-    ax.set_xlabel("time from torque onset [s]")
-    ax.set_ylabel("r [rad/s]")
-    ax.set_title("Unsteady window and Eq. 12 fit (dashed), I_zz = %.3f kg m^2 (Fig. 10)" % inertia, fontsize=9)
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+    _label(ax, "time from torque onset [s]", "r [rad/s]",
+           "Unsteady window and Eq. 12 fit (dashed), I_zz = %.3f kg m^2 (Fig. 10)" % inertia, legend=7)
     ax2.plot(grid, rmse, "-")
     ax2.axvline(inertia, color="k", ls="--", lw=0.8)
-    ax2.set_xlabel("I_zz [kg m^2]")
-    ax2.set_ylabel("RMSE [rad/s]")
-    ax2.grid(alpha=0.3)
+    _label(ax2, "I_zz [kg m^2]", "RMSE [rad/s]")
     return save_figure(fig, path)
 
 
@@ -233,11 +221,8 @@ def trim(path, rate, drag, slope, rate_max):
     ax.plot(rate, drag, label="B_L r + B_NL r|r|")
     ax.plot(rate, slope * rate, "--", label="trimmed line, slope %.2f N m s/rad" % slope)
     ax.axvline(rate_max, color="0.5", lw=0.6, ls=":")
-    ax.set_xlabel("yaw rate [rad/s]")
-    ax.set_ylabel("drag torque [N m]")
-    ax.set_title("Trim (Fig. 12), fitted over 0..%.2f rad/s" % rate_max, fontsize=9)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    _label(ax, "yaw rate [rad/s]", "drag torque [N m]", "Trim (Fig. 12), fitted over 0..%.2f rad/s" % rate_max,
+           legend=8)
     return save_figure(fig, path)
 
 
@@ -248,10 +233,7 @@ def gains(path, omega_d, kp, kd, kd_total):
     ax.plot(omega_d, kd, "s--", label="k_d [N m s/rad]")
     ax.plot(omega_d, kd_total, "^-", label="k_d + dk_d [N m s/rad]")
     ax.axhline(0.0, color="k", lw=0.6)
-    ax.set_xlabel("omega_d [rad/s]")
-    ax.set_title("Yaw gains (Eq. A17, A18, 23)", fontsize=9)
-    ax.legend(fontsize=8)
-    ax.grid(alpha=0.3)
+    _label(ax, "omega_d [rad/s]", None, "Yaw gains (Eq. A17, A18, 23)", legend=8)
     return save_figure(fig, path)
 
 
@@ -276,6 +258,7 @@ def log_summary(path, t_s, desired_deg, actual_deg, iae_deg_s, energy, title):
 
 
 def finite_or_nan(values):
+    """``values`` with None and non-finite entries replaced by NaN (a gap in a plotted line)."""
     return [v if (v is not None and math.isfinite(v)) else float("nan") for v in values]
 
 
@@ -297,17 +280,11 @@ def torque_fidelity(path, rows, small_u):
     ax.axhline(1.0, color="0.5", lw=0.8, ls="--")
     ax.set_xscale("log")
     ax.set_yscale("log")
-    ax.set_xlabel("|u| level a (random u ~ U(-a, a)^6)")
-    ax.set_ylabel("max per-DOF wrench error [% of tau_max]")
-    ax.legend(fontsize=7)
-    ax.grid(alpha=0.3)
+    _label(ax, "|u| level a (random u ~ U(-a, a)^6)", "max per-DOF wrench error [% of tau_max]", legend=7)
     ax2.axhspan(0.9, 1.1, color="0.9", zorder=0)
     ax2.axvline(small_u, color="0.5", lw=0.8, ls="--")
     ax2.set_xscale("log")
-    ax2.set_xlabel("single-DOF command |u_j|")
-    ax2.set_ylabel("delivered / requested (range over DOFs, signs)")
-    ax2.legend(fontsize=7)
-    ax2.grid(alpha=0.3)
+    _label(ax2, "single-DOF command |u_j|", "delivered / requested (range over DOFs, signs)", legend=7)
     fig.suptitle("Requested vs delivered wrench through the thrust table: quantitative firmware, "
                  "stock ArduSub naive and compensated", fontsize=9)
     return save_figure(fig, path)
