@@ -148,6 +148,18 @@ def test_command_delay_holds_input_back(setup):
     assert fw.rc_channels(4.2499)[3] == 1700 and fw.rc_channels(4.25)[3] == 1500
 
 
+def test_sim_cmd_delay_parameter_sets_the_command_delay(setup):
+    fw = firmware(setup, command_delay_s=0.25, fs_pilot_input=0)
+    assert fw.params.get("SIM_CMD_DELAY") == 0.25 and fw.command_delay_s == 0.25
+    assert fw.params.set("SIM_CMD_DELAY", 0.5) == (True, "")
+    assert fw.command_delay_s == 0.5 and fw.params.get("SIM_CMD_DELAY") == 0.5
+    assert fw.params.set("SIM_CMD_DELAY", 6.0) == (False, "SIM_CMD_DELAY: 6 outside 0..5")
+    assert fw.command_delay_s == 0.5                         # a refused value changes nothing
+    fw.set_armed(0.0, True)
+    fw.handle_rc_override(1.0, GCS, channels(ch4=1700))
+    assert fw.update(1.4999) == NEUTRAL and fw.update(1.5) != NEUTRAL
+
+
 def test_parameters_are_validated(setup):
     p = firmware(setup).params
     assert p.set("FS_PILOT_INPUT", 3) == (False, "FS_PILOT_INPUT: 3 outside 0..2")

@@ -85,6 +85,18 @@ SEVERITY_CRITICAL = 2
 SEVERITY_WARNING = 4
 SEVERITY_INFO = 6
 
+#: Range [s] of the simulated transport delays (parameters SIM_CMD_DELAY, SIM_TLM_DELAY).
+SIM_DELAY_RANGE_S = (0.0, 5.0)
+
+
+def add_delay_param(params, name, owner, attribute):
+    """Add the simulated transport delay ``name`` [s] (REAL32, :data:`SIM_DELAY_RANGE_S`) to
+    ``params``: its value is ``owner.<attribute>`` now, and a value set is written there."""
+    def apply(value_s):
+        setattr(owner, attribute, value_s)
+        return None              # accepted
+    params.add(ParamDef(name, float(getattr(owner, attribute)), PARAM_REAL32, *SIM_DELAY_RANGE_S), on_change=apply)
+
 
 class Firmware(object):
     """State machine of the simulated ArduSub.
@@ -109,6 +121,7 @@ class Firmware(object):
         self.pwm_min_us = int(thrusters.pwm_min_us)
         self.pwm_max_us = int(thrusters.pwm_max_us)
         self.neutral_us = int(thrusters.pwm_neutral_us)
+        self._command_line = DelayLine(config.command_delay_s)
         self.params = ParamTable()
         self.params.add(ParamDef("SYSID_MYGCS", float(config.sysid_mygcs), PARAM_INT16, 1, 255, integer=True))
         self.params.add(ParamDef("RC_OVERRIDE_TIME", float(config.rc_override_time_s), PARAM_REAL32, -1, 120),
@@ -121,8 +134,7 @@ class Firmware(object):
         self.params.add(ParamDef("JS_GAIN_DEFAULT", float(config.js_gain_default), PARAM_REAL32,
                                  *joystick.JS_GAIN_LIMITS))
         self.params.add(ParamDef("JS_THR_GAIN", float(config.js_thr_gain), PARAM_REAL32, 0.5, 4.0))
-        self.params.add(ParamDef("SIM_CMD_DELAY", float(config.command_delay_s), PARAM_REAL32, 0.0, 5.0),
-                        on_change=self._on_command_delay)
+        add_delay_param(self.params, "SIM_CMD_DELAY", self._command_line, "delay_s")
         self.mixer_kind = config.mixer
         self.armed = False
         self.mode = MANUAL
@@ -136,7 +148,6 @@ class Firmware(object):
         self._pending_pilot_input_s = []         # arrivals not yet seen (command delay)
         self._live_values = [0] * N_RC_CHANNELS   # override PWMs as received (0 = none)
         self._live_stamps = [None] * N_RC_CHANNELS
-        self._command_line = DelayLine(config.command_delay_s)
         self._no_input = (tuple(self._live_values), tuple(self._live_stamps))
         self._messages = []                      # (severity, text) to broadcast
         self._cache_key = None
@@ -156,10 +167,6 @@ class Firmware(object):
         self.mixer_kind = MIXER_KINDS[int(value)]
         self._cache_key = None
         LOG.info("mixer: %s", self.mixer_kind)
-        return None
-
-    def _on_command_delay(self, value):
-        self._command_line.delay_s = value
         return None
 
     @property

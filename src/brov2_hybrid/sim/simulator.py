@@ -27,7 +27,7 @@ from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args, serve
 from brov2_hybrid.sim.config import MODELS, load_sim_options
-from brov2_hybrid.sim.firmware import Firmware
+from brov2_hybrid.sim.firmware import Firmware, add_delay_param
 from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef
 from brov2_hybrid.sim.mavlink_server import MavlinkServer
 from brov2_hybrid.sim.mavlink_vehicle import MavlinkVehicle
@@ -117,8 +117,7 @@ class Simulator(object):
         params = self.firmware.params
         params.add(ParamDef("SIM_MODEL", float(MODELS.index(self.model.kind)), PARAM_INT8, 0, 1, integer=True),
                    on_change=self._on_model)
-        params.add(ParamDef("SIM_TLM_DELAY", float(self.vehicle.telemetry_delay_s), PARAM_REAL32, 0.0, 5.0),
-                   on_change=self._on_telemetry_delay)
+        add_delay_param(params, "SIM_TLM_DELAY", self.vehicle, "telemetry_delay_s")
         params.add(ParamDef("SIM_SPEEDUP", self.speedup, PARAM_REAL32, self.speedup, self.speedup,
                             read_only=True))
         params.add(ParamDef("SYSID_THISMAV", float(self.link_config.system_id), PARAM_INT16, 1, 255,
@@ -136,10 +135,6 @@ class Simulator(object):
         self.model = self.vehicle.model = model
         self.sim_options = options
         LOG.info("vehicle model: %s", kind)
-        return None
-
-    def _on_telemetry_delay(self, value):
-        self.vehicle.telemetry_delay_s = value
         return None
 
     # ------------------------------------------------------------------ clock
