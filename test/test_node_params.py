@@ -29,7 +29,7 @@ def test_param_reader_names_the_parameter():
         p.positive("a")
     with pytest.raises(ParameterError, match=r"node ~b: expected one of \['timer', 'attitude'\]"):
         p.string("b", choices=("timer", "attitude"))
-    with pytest.raises(ParameterError, match="node ~d: expected a finite number"):
+    with pytest.raises(ParameterError, match="node ~d: expected a number, got True"):
         p.number("d")                       # a bool is not a number
     with pytest.raises(ParameterError, match="node ~zz: missing parameter"):
         p.integer("zz")

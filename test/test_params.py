@@ -39,13 +39,13 @@ _DELETE = object()
 
 
 @pytest.mark.parametrize("key, value, match", [
-    ("mass_kg", -1.0, r"body.mass_kg: expected a value > 0"),
+    ("mass_kg", -1.0, r"body.mass_kg: expected a number > 0"),
     ("mass_kg", _DELETE, r"body.mass_kg: missing key"),
     ("quadratic_drag", [1, 2, 3], r"body.quadratic_drag: expected shape \(6,\)"),
     ("linear_drag", [1, 2, 3, -4, 5, 6], r"body.linear_drag: expected every entry >= 0"),
     ("inertia_kg_m2", [0.86, 0.0, 1.0], r"body.inertia_kg_m2: expected every entry > 0"),
     ("buoyancy_n", "lots", r"body.buoyancy_n: expected a number"),
-    ("height_m", 0.0, r"body.height_m: expected a value > 0"),
+    ("height_m", 0.0, r"body.height_m: expected a number > 0"),
 ])
 def test_vehicle_rejects_bad_values(tmp_path, key, value, match):
     path = _write_modified(tmp_path, HEAVY, "body", key, value)
@@ -64,8 +64,8 @@ def test_zero_thrust_direction_named(tmp_path):
 
 
 @pytest.mark.parametrize("key, value, match", [
-    ("omega_d_rad_s", 0.0, "omega_d_rad_s: expected a value > 0"),
-    ("kappa", -2.0, "kappa: expected a value >= 0"),
+    ("omega_d_rad_s", 0.0, "omega_d_rad_s: expected a number > 0"),
+    ("kappa", -2.0, "kappa: expected a number >= 0"),
     ("closed_loop_enabled", [True, False], "closed_loop_enabled: expected 3 booleans"),
     ("rate_window", 0, "rate_window: expected an integer >= 1"),
 ])

@@ -60,11 +60,20 @@ def load_yaml(path):
 
 
 class Section(object):
-    """Typed access to one mapping of a parameter file, with key-naming errors.
+    """Typed access to one mapping of parameters, with errors naming the source and key.
 
-    ``section`` None means the top level of the file. :meth:`key` gives the
-    ``file:section.key`` name errors use.
+    The one reader of parameter mappings: a parameter-file section (this class), a
+    node's parameters (:class:`~brov2_hybrid.node_logic.node_params.ParamReader`, which
+    names ``node ~key``). Every accessor reads a key with a check of
+    :mod:`brov2_hybrid.validate` and raises :class:`ParameterError` naming the key
+    (:meth:`key`) and what was expected; a missing key says so.
+
+    ``section`` None means the top level of ``data``; a dotted name (``axes.roll``)
+    is a nested mapping (also :meth:`sub`). ``path`` is the file (or another source name).
     """
+
+    #: What a missing key is called in errors.
+    MISSING = "missing key"
 
     def __init__(self, data, path, section):
         self.path = path
@@ -72,66 +81,110 @@ class Section(object):
         if section is None:
             self.data = data
         else:
-            if section not in data or not isinstance(data[section], dict):
-                raise ParameterError("%s: missing section '%s'" % (path, section))
-            self.data = data[section]
+            node = data
+            for part in section.split("."):
+                if not isinstance(node, dict) or not isinstance(node.get(part), dict):
+                    raise ParameterError("%s: missing section '%s'" % (path, section))
+                node = node[part]
+            self.data = node
 
     def key(self, key):
         """``file:section.key`` of ``key``, as errors name it."""
         return "%s:%s" % (self.path, key if self.section is None else self.section + "." + key)
 
+    def sub(self, key):
+        """The nested mapping ``key`` of this one as a :class:`Section` (ParameterError if it is no mapping)."""
+        dotted = key if self.section is None else self.section + "." + key
+        if not isinstance(self.data.get(key), dict):
+            raise ParameterError("%s: missing section '%s'" % (self.path, dotted))
+        nested = Section(self.data[key], self.path, None)
+        nested.section = dotted
+        return nested
+
+    def __contains__(self, key):
+        """True if the mapping has ``key``."""
+        return key in self.data
+
     def raw(self, key):
+        """The value of ``key`` unchecked; ParameterError if it is missing."""
         if key not in self.data:
-            raise ParameterError("%s: missing key" % self.key(key))
+            raise ParameterError("%s: %s" % (self.key(key), self.MISSING))
         return self.data[key]
 
-    def _wrap(self, fn, key, *args, **kwargs):
+    def read(self, key, check, *args, **kwargs):
+        """``check(value, *args, name, **kwargs)`` on the value of ``key``, ``name`` = :meth:`key`.
+
+        ``check`` is a check of :mod:`brov2_hybrid.validate` (or a :func:`~brov2_hybrid.validate.rule`
+        with ``args`` empty); its Brov2Error becomes a ParameterError.
+        """
         try:
-            return fn(self.raw(key), *args, **kwargs)
+            return check(self.raw(key), *args, self.key(key), **kwargs)
         except ParameterError:
             raise
         except Brov2Error as exc:
-            raise ParameterError("%s: %s" % (self.key(key), str(exc).split(": ", 1)[-1]))
+            raise ParameterError(str(exc))
 
-    def positive(self, key):
-        return self._wrap(validate.as_positive, key, key)
+    def number(self, key, minimum=None, maximum=None, strict_min=False):
+        """A finite number within inclusive bounds (``strict_min``: > minimum), as float."""
+        return self.read(key, validate.as_number, minimum=minimum, maximum=maximum, strict_min=strict_min)
 
     def finite(self, key):
-        return self._wrap(validate.as_finite, key, key)
+        """A finite number, as float."""
+        return self.read(key, validate.as_number)
 
-    def vector(self, key, n):
-        return self._wrap(validate.as_vector, key, n, key)
+    def positive(self, key):
+        """A finite number > 0, as float."""
+        return self.read(key, validate.as_positive)
 
-    def nonnegative_vector(self, key, n):
-        return self._wrap(validate.as_vector, key, n, key, minimum=0.0)
-
-    def positive_vector(self, key, n):
-        arr = self.vector(key, n)
-        if np.any(arr <= 0.0):
-            raise ParameterError("%s: expected every entry > 0, got %s" % (self.key(key), arr.tolist()))
-        return arr
-
-    def matrix(self, key, shape):
-        return self._wrap(validate.as_matrix, key, shape, key)
+    def integer(self, key, minimum=None, maximum=None):
+        """An integer within inclusive bounds."""
+        return self.read(key, validate.as_integer, minimum=minimum, maximum=maximum)
 
     def boolean(self, key):
-        value = self.raw(key)
-        if not isinstance(value, bool):
-            raise ParameterError("%s: expected true or false, got %r" % (self.key(key), value))
-        return value
+        """true or false."""
+        return self.read(key, validate.as_bool)
 
-    def integer(self, key, minimum=None):
-        value = self.raw(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise ParameterError("%s: expected an integer, got %r" % (self.key(key), value))
-        if minimum is not None and value < minimum:
-            raise ParameterError("%s: expected an integer >= %d, got %d" % (self.key(key), minimum, value))
-        return value
+    def choice(self, key, choices):
+        """One of ``choices`` (a tuple, or the keys of a mapping)."""
+        return self.read(key, validate.as_choice, choices)
+
+    def string(self, key, allow_empty=False, choices=None):
+        """A string (non-empty unless ``allow_empty``), one of ``choices`` if given."""
+        return self.read(key, validate.as_string, allow_empty=allow_empty, choices=choices)
+
+    def string_list(self, key):
+        """A list of non-empty strings (may be empty)."""
+        return self.read(key, validate.as_string_list)
+
+    def flags(self, key, n):
+        """``n`` booleans, as a bool array (n,)."""
+        return self.read(key, validate.as_flags, n)
+
+    def vector(self, key, n, minimum=None, strict_min=False):
+        """``n`` finite numbers (each >= ``minimum``, or > with ``strict_min``), as float array (n,)."""
+        return self.read(key, validate.as_vector, n, minimum=minimum, strict_min=strict_min)
+
+    def nonnegative_vector(self, key, n):
+        """``n`` finite numbers >= 0, as float array (n,)."""
+        return self.vector(key, n, minimum=0.0)
+
+    def positive_vector(self, key, n):
+        """``n`` finite numbers > 0, as float array (n,)."""
+        return self.vector(key, n, minimum=0.0, strict_min=True)
+
+    def matrix(self, key, shape):
+        """A finite float array of the 2-D ``shape``."""
+        return self.read(key, validate.as_matrix, shape)
 
 
 @dataclass(frozen=True)
 class ControllerParams:
-    """Settings of the hybrid control law (see ``params/controller.yaml``)."""
+    """Settings of the hybrid control law (see ``params/controller.yaml``).
+
+    Built by :func:`load_controller_params`, which checks every value
+    (:data:`CONTROLLER_RULES`); :class:`~brov2_hybrid.control.law.HybridController` takes
+    them as checked. ``closed_loop_enabled``: (roll, pitch, yaw) bools.
+    """
 
     omega_d_rad_s: float
     kappa: float
@@ -149,36 +202,32 @@ class ControllerParams:
     drag_feedforward_enabled: bool = False
 
 
+#: The rule of every controller setting, stated once: :func:`load_controller_params` reads
+#: ``controller.yaml`` with it and :meth:`brov2_hybrid.control.law.HybridController.configure`
+#: checks live changes with it. Keys are :class:`ControllerParams` fields (the file has
+#: ``integral_band_deg``, checked with the rule of ``integral_band_rad``).
+CONTROLLER_RULES = {
+    "omega_d_rad_s": validate.rule(validate.as_positive),
+    "kappa": validate.rule(validate.as_number, minimum=0.0),
+    "trim_rate_max_rad_s": validate.rule(validate.as_vector, 3, minimum=0.0, strict_min=True),
+    "trim_samples": validate.rule(validate.as_integer, minimum=2),
+    "rate_window": validate.rule(validate.as_integer, minimum=1),
+    "feedforward_enabled": validate.rule(validate.as_bool),
+    "closed_loop_enabled": validate.rule(validate.as_flags, 3),
+    "linear_scale": validate.rule(validate.as_number, minimum=0.0, maximum=1.0),
+    "integral_enabled": validate.rule(validate.as_bool),
+    "integral_ratio": validate.rule(validate.as_number, minimum=0.0),
+    "integral_band_rad": validate.rule(validate.as_positive),
+    "drag_feedforward_enabled": validate.rule(validate.as_bool),
+}
+
+
 def load_controller_params(path=None):
-    """Load :class:`ControllerParams` (default ``params/controller.yaml``)."""
+    """Load :class:`ControllerParams` (default ``params/controller.yaml``), every key checked
+    with :data:`CONTROLLER_RULES`; errors name ``file:controller.key``."""
     path = path or paths.params_path(DEFAULT_CONTROLLER_FILE)
-    data = load_yaml(path)
-    c = Section(data, path, "controller")
-    enabled = c.raw("closed_loop_enabled")
-    if not (isinstance(enabled, list) and len(enabled) == 3 and all(isinstance(e, bool) for e in enabled)):
-        raise ParameterError("%s:controller.closed_loop_enabled: expected 3 booleans (roll, pitch, yaw)" % path)
-    kappa = c.finite("kappa")
-    if kappa < 0:
-        raise ParameterError("%s:controller.kappa: expected a value >= 0, got %r" % (path, kappa))
-    scale = c.finite("linear_scale")
-    if not 0.0 <= scale <= 1.0:
-        raise ParameterError("%s:controller.linear_scale: expected a value in [0, 1], got %r" % (path, scale))
-    ratio = c.finite("integral_ratio")
-    if ratio < 0:
-        raise ParameterError("%s:controller.integral_ratio: expected a value >= 0, got %r" % (path, ratio))
-    band_deg = c.positive("integral_band_deg")
-    return ControllerParams(
-        omega_d_rad_s=c.positive("omega_d_rad_s"),
-        kappa=kappa,
-        trim_rate_max_rad_s=c.positive_vector("trim_rate_max_rad_s", 3),
-        trim_samples=c.integer("trim_samples", 2),
-        rate_window=c.integer("rate_window", 1),
-        feedforward_enabled=c.boolean("feedforward_enabled"),
-        closed_loop_enabled=tuple(enabled),
-        linear_scale=scale,
-        source=path,
-        integral_enabled=c.boolean("integral_enabled"),
-        integral_ratio=ratio,
-        integral_band_rad=math.radians(band_deg),
-        drag_feedforward_enabled=c.boolean("drag_feedforward_enabled"),
-    )
+    c = Section(load_yaml(path), path, "controller")
+    values = {key: c.read(key, check) for key, check in CONTROLLER_RULES.items() if key != "integral_band_rad"}
+    values["closed_loop_enabled"] = tuple(bool(b) for b in values["closed_loop_enabled"])
+    band_deg = c.read("integral_band_deg", CONTROLLER_RULES["integral_band_rad"])
+    return ControllerParams(source=path, integral_band_rad=math.radians(band_deg), **values)

@@ -221,13 +221,6 @@ def _nonnegative(s, key):
     return value
 
 
-def _choice(s, key, choices):
-    value = s.raw(key)
-    if value not in choices:
-        raise ParameterError("%s: expected one of %s, got %r" % (s.key(key), list(choices), value))
-    return value
-
-
 def _latency_case(entry, path, index):
     where = "%s:latency.cases[%d]" % (path, index)
     if not isinstance(entry, dict):
@@ -278,8 +271,8 @@ def load_analysis_settings(path=None):
     lp = Section(data, path, "loop")
     loop = LoopSettings(
         control_rate_hz=lp.positive("control_rate_hz"), desired_rate_hz=lp.positive("desired_rate_hz"),
-        mixer=_choice(lp, "mixer", MIXER_KINDS), model=_choice(lp, "model", MODELS),
-        output_stage=_choice(lp, "output_stage", ("auto",) + tuple(OUTPUT_STAGES)),
+        mixer=lp.choice("mixer", MIXER_KINDS), model=lp.choice("model", MODELS),
+        output_stage=lp.choice("output_stage", ("auto",) + tuple(OUTPUT_STAGES)),
         telemetry_rate_hz=lp.positive("telemetry_rate_hz"),
         telemetry_delay_s=_nonnegative(lp, "telemetry_delay_s"),
         command_delay_s=_nonnegative(lp, "command_delay_s"),

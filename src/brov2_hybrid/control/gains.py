@@ -14,7 +14,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.validate import as_finite, as_positive, as_vector
+from brov2_hybrid.validate import as_number, as_positive, as_vector
 
 
 @dataclass(frozen=True)
@@ -60,9 +60,7 @@ def pd_gains(omega_d_rad_s, total_inertia, b_check, kappa):
     if np.any(inertia <= 0):
         raise Brov2Error("total_inertia: expected every entry > 0, got %s" % inertia.tolist())
     b = as_vector(b_check, 3, "b_check")
-    k = as_finite(kappa, "kappa")
-    if k < 0:
-        raise Brov2Error("kappa: expected a value >= 0, got %r" % kappa)
+    k = as_number(kappa, "kappa", minimum=0.0)
     return PDGains(
         omega_d_rad_s=w,
         kappa=k,

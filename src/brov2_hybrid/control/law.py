@@ -41,12 +41,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.validate import as_finite, as_positive, as_vector
+from brov2_hybrid.validate import as_finite, as_vector
 from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
 from brov2_hybrid.physics.hydrostatics import restoring_wrench_from_lever
 from brov2_hybrid.control.integral_action import IntegralAction
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, J2_inv_from_roll_pitch, wrap_angle
 from brov2_hybrid.control.rate_estimate import DesiredRateEstimator
+from brov2_hybrid.params import CONTROLLER_RULES
 
 
 def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
@@ -119,6 +120,7 @@ class HybridController(object):
     ----------
     vehicle : brov2_hybrid.vehicle.vehicle_file.BodyParams
     settings : brov2_hybrid.params.ControllerParams
+        As :func:`~brov2_hybrid.params.load_controller_params` checked them (not checked again).
     tau_max : array_like (6,)
         Normalisation of the command (Sec. 2.2.2) [N, N m].
     passive_dofs : sequence of int
@@ -139,12 +141,10 @@ class HybridController(object):
         self.linear_scale = float(settings.linear_scale)
         self.rate_estimator = DesiredRateEstimator(settings.rate_window)
         self.integral_enabled = bool(settings.integral_enabled)
-        self.integral_ratio = as_finite(settings.integral_ratio, "integral_ratio")
-        if self.integral_ratio < 0:
-            raise Brov2Error("integral_ratio: expected a value >= 0, got %r" % settings.integral_ratio)
+        self.integral_ratio = float(settings.integral_ratio)
         self.drag_feedforward_enabled = bool(settings.drag_feedforward_enabled)
         self.integral = IntegralAction(self.tau_max[3:])
-        self.integral.band_rad = as_positive(settings.integral_band_rad, "integral_band_rad")
+        self.integral.band_rad = float(settings.integral_band_rad)
         # W r_G - B r_B, the lever of the hydrostatic moment (see hydrostatics).
         self._net_weight_n = vehicle.weight_n - vehicle.buoyancy_n
         self._lever = (vehicle.weight_n * vehicle.r_cg_m - vehicle.buoyancy_n * vehicle.r_cb_m).tolist()
@@ -155,32 +155,32 @@ class HybridController(object):
                   integral_band_rad=None):
         """Change settings (None keeps a value); validated before anything changes.
 
+        Each value is checked with its rule in :data:`brov2_hybrid.params.CONTROLLER_RULES`
+        (the rules controller.yaml is read with); Brov2Error naming the keyword otherwise.
+
         Returns
         -------
         changes : list of str
             One human-readable line per setting that changed, for the log.
         """
-        omega = self.gains.omega_d_rad_s if omega_d_rad_s is None else as_positive(omega_d_rad_s, "omega_d_rad_s")
-        kap = self.gains.kappa if kappa is None else as_finite(kappa, "kappa")
+        given = {"omega_d_rad_s": omega_d_rad_s, "kappa": kappa, "closed_loop_enabled": closed_loop_enabled,
+                 "feedforward_enabled": feedforward_enabled, "linear_scale": linear_scale,
+                 "rate_window": rate_window, "integral_enabled": integral_enabled,
+                 "integral_ratio": integral_ratio, "drag_feedforward_enabled": drag_feedforward_enabled,
+                 "integral_band_rad": integral_band_rad}
+        new = {key: CONTROLLER_RULES[key](value, key) for key, value in given.items() if value is not None}
+        omega = new.get("omega_d_rad_s", self.gains.omega_d_rad_s)
+        kap = new.get("kappa", self.gains.kappa)
         new_gains = pd_gains(omega, self.total_inertia, self.b_check, kap)
-        enabled = self.closed_loop_enabled if closed_loop_enabled is None else np.array(closed_loop_enabled, dtype=bool)
-        if enabled.shape != (3,):
-            raise Brov2Error("closed_loop_enabled: expected 3 booleans (roll, pitch, yaw)")
-        enabled = enabled & self._actuated_attitude     # a passive DOF stays open loop
-        scale = self.linear_scale if linear_scale is None else as_finite(linear_scale, "linear_scale")
-        if not 0.0 <= scale <= 1.0:
-            raise Brov2Error("linear_scale: expected a value in [0, 1], got %r" % scale)
-        window = self.rate_estimator.window if rate_window is None else int(rate_window)
-        if window < 1:
-            raise Brov2Error("rate_window: expected an integer >= 1, got %r" % rate_window)
-        ff = self.feedforward_enabled if feedforward_enabled is None else bool(feedforward_enabled)
-        integ = self.integral_enabled if integral_enabled is None else bool(integral_enabled)
-        ratio = self.integral_ratio if integral_ratio is None else as_finite(integral_ratio, "integral_ratio")
-        if ratio < 0:
-            raise Brov2Error("integral_ratio: expected a value >= 0, got %r" % integral_ratio)
-        drag_ff = self.drag_feedforward_enabled if drag_feedforward_enabled is None else bool(drag_feedforward_enabled)
-        band = self.integral.band_rad if integral_band_rad is None else as_positive(integral_band_rad,
-                                                                                     "integral_band_rad")
+        # a passive DOF stays open loop
+        enabled = new.get("closed_loop_enabled", self.closed_loop_enabled) & self._actuated_attitude
+        scale = new.get("linear_scale", self.linear_scale)
+        window = new.get("rate_window", self.rate_estimator.window)
+        ff = new.get("feedforward_enabled", self.feedforward_enabled)
+        integ = new.get("integral_enabled", self.integral_enabled)
+        ratio = new.get("integral_ratio", self.integral_ratio)
+        drag_ff = new.get("drag_feedforward_enabled", self.drag_feedforward_enabled)
+        band = new.get("integral_band_rad", self.integral.band_rad)
 
         changes = []
         old = self.gains

@@ -8,8 +8,7 @@ import collections
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.validate import as_finite, as_vector
+from brov2_hybrid.validate import as_finite, as_integer, as_vector
 from brov2_hybrid.physics.kinematics import wrap_angle
 
 
@@ -30,11 +29,7 @@ class DesiredRateEstimator(object):
 
     def set_window(self, window):
         """Set the number of finite differences averaged (an integer >= 1)."""
-        value = as_finite(window, "rate_window")
-        if value < 1 or value != int(value):
-            raise Brov2Error("rate_window: expected an integer >= 1, got %r" % (window,))
-        window = int(value)
-        self.window = window
+        self.window = as_integer(window, "rate_window", minimum=1)
         self._trim()
 
     def _trim(self):

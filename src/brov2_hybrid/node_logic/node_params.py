@@ -6,11 +6,9 @@ Every node in ``nodes/`` starts with
 unknown or ill-typed parameter raises :class:`~brov2_hybrid.errors.ParameterError`
 naming the node and the parameter. Plain Python, no ROS.
 """
-import math
-
 from brov2_hybrid import paths
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.params import load_yaml
+from brov2_hybrid.params import Section, load_yaml
 
 DEFAULT_AUTOPILOT_FILE = "autopilot.yaml"
 
@@ -47,59 +45,21 @@ def load_node_params(node, overrides=None, path=None, other_keys=()):
     return merged
 
 
-class ParamReader(object):
-    """Typed, validated access to a node's parameter dict; errors name the parameter."""
+class ParamReader(Section):
+    """Typed, validated access to a node's parameter dict: a :class:`~brov2_hybrid.params.Section`
+    whose errors name the node's parameter (``control_law ~rate_hz: expected ...``).
+
+    Accessors (number, positive, integer, boolean, string, string_list, choice, vector, ...)
+    are Section's, with its checks from :mod:`brov2_hybrid.validate`.
+    """
+
+    MISSING = "missing parameter"
 
     def __init__(self, values, node):
+        super().__init__(values, node, None)
         self.values = values
         self.node = node
 
-    def _raw(self, key):
-        if key not in self.values:
-            raise ParameterError("%s ~%s: missing parameter" % (self.node, key))
-        return self.values[key]
-
-    def _fail(self, key, expected, value):
-        raise ParameterError("%s ~%s: expected %s, got %r" % (self.node, key, expected, value))
-
-    def number(self, key, minimum=None, maximum=None, strict_min=False):
-        value = self._raw(key)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
-            self._fail(key, "a finite number", value)
-        if minimum is not None and (value < minimum or (strict_min and value == minimum)):
-            self._fail(key, "a number %s %g" % (">" if strict_min else ">=", minimum), value)
-        if maximum is not None and value > maximum:
-            self._fail(key, "a number <= %g" % maximum, value)
-        return float(value)
-
-    def positive(self, key):
-        return self.number(key, minimum=0.0, strict_min=True)
-
-    def integer(self, key, minimum=None, maximum=None):
-        value = self._raw(key)
-        if isinstance(value, bool) or not isinstance(value, int):
-            self._fail(key, "an integer", value)
-        if (minimum is not None and value < minimum) or (maximum is not None and value > maximum):
-            self._fail(key, "an integer in [%s, %s]" % (minimum, maximum), value)
-        return value
-
-    def boolean(self, key):
-        value = self._raw(key)
-        if not isinstance(value, bool):
-            self._fail(key, "true or false", value)
-        return value
-
-    def string_list(self, key):
-        """A list of non-empty strings (may be empty)."""
-        value = self._raw(key)
-        if not (isinstance(value, list) and all(isinstance(v, str) and v for v in value)):
-            self._fail(key, "a list of names", value)
-        return list(value)
-
-    def string(self, key, allow_empty=False, choices=None):
-        value = self._raw(key)
-        if not isinstance(value, str) or (not allow_empty and not value):
-            self._fail(key, "a non-empty string" if not allow_empty else "a string", value)
-        if choices is not None and value not in choices:
-            self._fail(key, "one of %s" % (list(choices),), value)
-        return value
+    def key(self, key):
+        """``node ~key``: how errors name the parameter ``key``."""
+        return "%s ~%s" % (self.node, key)

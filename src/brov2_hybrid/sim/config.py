@@ -139,13 +139,13 @@ def load_sim_options(path=None):
                  "third_order_numerator", "third_order_denominator", "surface_buoyancy"}
         _reject_unknown(physics, known)
         if "model" in physics.data:
-            kwargs["model"] = _choice(physics, "model", MODELS)
+            kwargs["model"] = physics.choice("model", MODELS)
         if "rate_hz" in physics.data:
             kwargs["dt_s"] = 1.0 / physics.positive("rate_hz")
         if "current_ned_m_s" in physics.data:
             kwargs["current_ned_m_s"] = physics.vector("current_ned_m_s", 3)
         if "thruster_lag" in physics.data:
-            kwargs["thruster_lag"] = _choice(physics, "thruster_lag", THRUSTER_LAGS)
+            kwargs["thruster_lag"] = physics.choice("thruster_lag", THRUSTER_LAGS)
         if "thruster_time_constant_s" in physics.data:
             kwargs["thruster_time_constant_s"] = physics.positive("thruster_time_constant_s")
         for key in ("third_order_numerator", "third_order_denominator"):
@@ -178,13 +178,6 @@ def _reject_unknown(section, known):
     if unknown:
         raise ParameterError("%s:%s: unknown key(s) %s (expected some of %s)"
                              % (section.path, section.section, unknown, sorted(known)))
-
-
-def _choice(section, key, choices):
-    value = section.raw(key)
-    if value not in choices:
-        raise ParameterError("%s: expected one of %s, got %r" % (section.key(key), choices, value))
-    return value
 
 
 def _coefficients(section, key):

@@ -27,7 +27,7 @@ geometry, so it carries 0.189.
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.validate import as_matrix, as_positive, as_vector
+from brov2_hybrid.validate import as_choice, as_matrix, as_positive, as_vector
 
 # Which thrusters produce which DOF (ArduSub's two mixing groups, Algorithm 1):
 # horizontal thrusters give surge, sway and yaw; vertical ones heave, roll and pitch.
@@ -124,10 +124,11 @@ class PseudoInverseAllocator(object):
 
 
 def make_allocator(name, vehicle):
-    """The allocator ``name`` (a key of :data:`ALLOCATORS`) built for ``vehicle`` (a Vehicle)."""
-    if name not in ALLOCATORS:
-        raise Brov2Error("allocator: expected one of %s, got %r" % (sorted(ALLOCATORS), name))
-    return ALLOCATORS[name](vehicle)
+    """The allocator ``name`` (a key of :data:`ALLOCATORS`) built for ``vehicle`` (a Vehicle).
+
+    (A vehicle file's ``allocator`` is checked by its loader, which names file and key.)
+    """
+    return ALLOCATORS[as_choice(name, ALLOCATORS, "allocator")](vehicle)
 
 
 def thruster_groups(directions, tol=1e-6):

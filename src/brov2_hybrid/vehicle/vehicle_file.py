@@ -228,9 +228,7 @@ def load_thruster_params(path, data):
     if limit is not None:
         limit = t.positive("force_limit_n")
     s = params.Section(data, path, "thrust_table")
-    csv_file = s.raw("csv_file")
-    if not isinstance(csv_file, str) or not csv_file:
-        raise ParameterError("%s: expected a file name" % s.key("csv_file"))
+    csv_file = s.string("csv_file")
     if not os.path.isabs(csv_file):
         csv_file = os.path.normpath(os.path.join(os.path.dirname(os.path.abspath(path)), csv_file))
     lo, hi = s.integer("pwm_min_us", 0), s.integer("pwm_max_us", 0)
@@ -246,13 +244,8 @@ def load_thruster_params(path, data):
 def load_frame(path, data, n_thrusters):
     """:class:`ArduSubFrame` from the ``ardusub`` section (one factor row per thruster)."""
     a = params.Section(data, path, "ardusub")
-    config = a.integer("frame_config", 0)
-    if config not in ARDUSUB_FRAMES:
-        raise ParameterError("%s: expected one of %s (FRAME_CONFIG), got %d"
-                             % (a.key("frame_config"), sorted(ARDUSUB_FRAMES), config))
-    k = a.finite("fv_coupling_k")
-    if not 0.0 <= k <= 1.5:
-        raise ParameterError("%s: expected MOT_FV_CPLNG_K in 0..1.5, got %r" % (a.key("fv_coupling_k"), k))
+    config = a.choice("frame_config", ARDUSUB_FRAMES)        # FRAME_CONFIG
+    k = a.number("fv_coupling_k", 0.0, 1.5)                  # MOT_FV_CPLNG_K
     return ArduSubFrame(frame_config=config, motor_factors=a.matrix("motor_factors", (n_thrusters, 6)),
                         fv_coupling_k=k)
 
@@ -294,15 +287,12 @@ def load_vehicle(name_or_path=None):
         tau_max = allocation.tau_max_from_limit(T, thrusters.directions, limit, passive)
     except Brov2Error as exc:
         raise ParameterError("%s:thrusters: %s" % (path, exc))
-    allocator_name = data.get("allocator")
-    if allocator_name not in allocation.ALLOCATORS:
-        raise ParameterError("%s:allocator: expected one of %s, got %r"
-                             % (path, sorted(allocation.ALLOCATORS), allocator_name))
+    allocator_name = params.Section(data, path, None).choice("allocator", allocation.ALLOCATORS)
     vehicle = Vehicle(
         name=name, source=path, body=body, thrusters=thrusters, frame=frame, passive_dofs=passive,
         rc_map=load_rc_map(path), T=T, T_pinv=T_pinv, allocator=None, T_hat=allocation.heuristic_matrix(frame.motor_factors),
         table=table, force_limit_n=float(limit), tau_max=tau_max)
-    vehicle.allocator = allocation.make_allocator(allocator_name, vehicle)   # an allocator sees the whole vehicle
+    vehicle.allocator = allocation.ALLOCATORS[allocator_name](vehicle)   # an allocator sees the whole vehicle
     return vehicle
 
 
