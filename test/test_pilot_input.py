@@ -1,5 +1,6 @@
-"""brov2_hybrid.dive.pilot_input: stick shaping, rate integration, deadman, buttons, takeover,
-headset frames, the control law's takeover and the /dev/input/js event parser."""
+"""Live pilot input (brov2_hybrid.dive: pilot_settings, stick_shaping, pilot_input, pilot_takeover, js_event):
+stick shaping, rate integration, deadman, buttons, takeover, headset frames, the control law's takeover
+and the /dev/input/js event parser."""
 import math
 import struct
 from dataclasses import replace
@@ -9,10 +10,11 @@ import pytest
 
 from brov2_hybrid.errors import Brov2Error, InputDataError, ParameterError
 from brov2_hybrid.physics.kinematics import quaternion_from_euler
-from brov2_hybrid.dive.pilot_input import (
-    JS_EVENT_AXIS, JS_EVENT_BUTTON, JS_EVENT_INIT, JsState, PilotInput, PilotTakeover,
-    load_joystick_settings, shape,
-)
+from brov2_hybrid.dive.pilot_settings import load_joystick_settings
+from brov2_hybrid.dive.stick_shaping import shape
+from brov2_hybrid.dive.pilot_input import PilotInput
+from brov2_hybrid.dive.pilot_takeover import PilotTakeover
+from brov2_hybrid.dive.js_event import JS_EVENT_AXIS, JS_EVENT_BUTTON, JS_EVENT_INIT, JsState
 from brov2_hybrid.node_logic.autopilot_safety import MODE_ACTIVE, MODE_NO_INPUT, TickResult
 
 S = load_joystick_settings()
@@ -65,7 +67,13 @@ def test_yaml_errors_name_the_key(tmp_path):
     with pytest.raises(ParameterError, match="release_threshold"):
         load_joystick_settings(str(bad))
     bad.write_text(text.replace("roll:  {index: 3, invert: true}", "roll:  {index: -1, invert: true}"))
-    with pytest.raises(ParameterError, match="axes.roll"):
+    with pytest.raises(ParameterError, match=r"j.yaml:axes.roll.index: expected an integer >= 0, got -1"):
+        load_joystick_settings(str(bad))
+    bad.write_text(text.replace("roll:  {index: 3, invert: true}", "roll:  {index: 3, invert: 1}"))
+    with pytest.raises(ParameterError, match=r"j.yaml:axes.roll.invert: expected true or false, got 1"):
+        load_joystick_settings(str(bad))
+    bad.write_text(text.replace("expo: ", "expo: 2.0  # was "))
+    with pytest.raises(ParameterError, match=r"j.yaml:expo: expected a number in \[0, 1\], got 2.0"):
         load_joystick_settings(str(bad))
 
 
