@@ -6,7 +6,7 @@ independent copy of the numbers we write down once in link/ardusub.py.
 import pytest
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
 
-from brov2_hybrid.link import ardusub, bridge_core
+from brov2_hybrid.link import ardusub, mavros_conversions, stream_requests
 from brov2_hybrid.sim import firmware, telemetry
 
 
@@ -46,21 +46,21 @@ def test_stream_groups_are_mavlink_streams_of_known_messages():
 
 def test_bridge_and_simulator_share_the_facts():
     """One table: the bridge's and the simulator's names are the facts module's objects."""
-    assert bridge_core.MODES is ardusub.MODES
+    assert mavros_conversions.MODES is ardusub.MODES
     assert firmware.MODE_NAMES is ardusub.MODE_NAMES
     assert telemetry.STREAM_GROUPS[mavlink.MAV_DATA_STREAM_EXTRA3] is ardusub.STREAM_GROUPS["EXTRA3"]
 
 
 def test_bridge_data_stream_requests_take_the_highest_rate_per_group():
-    streams = bridge_core.stream_requests("ATTITUDE_QUATERNION", 50, 10, 20, 2)
-    assert bridge_core.data_stream_requests(streams) == [("RC_CHANNELS", 10.0), ("POSITION", 20.0), ("EXTRA3", 2.0)]
-    assert bridge_core.data_stream_requests([("ATTITUDE", 5), ("SIM_STATE", 30)]) == [("EXTRA1", 30.0)]
+    streams = stream_requests.stream_requests("ATTITUDE_QUATERNION", 50, 10, 20, 2)
+    assert stream_requests.data_stream_requests(streams) == [("RC_CHANNELS", 10.0), ("POSITION", 20.0), ("EXTRA3", 2.0)]
+    assert stream_requests.data_stream_requests([("ATTITUDE", 5), ("SIM_STATE", 30)]) == [("EXTRA1", 30.0)]
 
 
 def test_attitude_quaternion_comes_only_by_message_interval():
     # ArduSub/GCS_Mavlink.cpp STREAM_EXTRA1_msgs: ATTITUDE, SIMSTATE, AHRS2, PID_TUNING
     with pytest.raises(KeyError):
         ardusub.stream_group_of("ATTITUDE_QUATERNION")
-    streams = bridge_core.stream_requests("ATTITUDE_QUATERNION", 50, 10, 20, 2)
-    assert bridge_core.interval_only(streams) == ["ATTITUDE_QUATERNION"]
-    assert bridge_core.interval_only(bridge_core.stream_requests("ATTITUDE", 50, 10, 20, 2)) == []
+    streams = stream_requests.stream_requests("ATTITUDE_QUATERNION", 50, 10, 20, 2)
+    assert stream_requests.interval_only(streams) == ["ATTITUDE_QUATERNION"]
+    assert stream_requests.interval_only(stream_requests.stream_requests("ATTITUDE", 50, 10, 20, 2)) == []

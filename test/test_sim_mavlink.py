@@ -21,7 +21,7 @@ import pytest
 os.environ["MAVLINK20"] = "1"
 from pymavlink import mavutil  # noqa: E402
 
-from brov2_hybrid.link import bridge_core as bc  # noqa: E402
+from brov2_hybrid.link.mavros_conversions import depth_from_relative_alt  # noqa: E402
 from brov2_hybrid.vehicle.rc import load_rc_map  # noqa: E402
 from brov2_hybrid.sim.config import load_link_config  # noqa: E402
 from brov2_hybrid.sim.simulator import Simulator  # noqa: E402
@@ -194,7 +194,7 @@ def test_depth_is_reported_consistently(sim, gcs):
     pressure = gcs.wait_type("SCALED_PRESSURE2")
     assert (pressure.press_abs * 100 - 101325.0) / (1000.0 * 9.80665) == pytest.approx(depth, abs=0.1)
     position = gcs.wait_type("GLOBAL_POSITION_INT")
-    assert bc.depth_from_relative_alt(position.relative_alt) == pytest.approx(depth, abs=0.1)
+    assert depth_from_relative_alt(position.relative_alt) == pytest.approx(depth, abs=0.1)
     assert position.alt / 1000.0 == pytest.approx(home - depth, abs=0.1)
     assert gcs.wait_type("VFR_HUD").alt == pytest.approx(home - depth, abs=0.1)
 

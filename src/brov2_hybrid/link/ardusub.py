@@ -1,7 +1,8 @@
 """Stock ArduSub and MAVLink facts, each written once (docs/DESIGN.md sections 9 and 11).
 
-Imported by the MAVLink bridge (:mod:`brov2_hybrid.link.bridge_core`), the simulated
-firmware and its telemetry (:mod:`brov2_hybrid.sim`) and the RC map
+Imported by the MAVLink bridge's logic (:mod:`brov2_hybrid.link.mavros_conversions`,
+:mod:`~brov2_hybrid.link.stream_requests`, :mod:`~brov2_hybrid.link.override_sender`), the
+simulated firmware and its telemetry (:mod:`brov2_hybrid.sim`) and the RC map
 (:mod:`brov2_hybrid.vehicle.rc`). Plain numbers, no pymavlink import, so the ROS-free core
 can use them cheaply; ``test/test_ardusub.py`` checks every MAVLink number against
 pymavlink's generated enums (an independent copy of the MAVLink XML).

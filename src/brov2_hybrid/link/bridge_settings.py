@@ -7,8 +7,8 @@ and checks what the types alone cannot: the override re-send rate is at least
 :class:`~brov2_hybrid.errors.Brov2Error` naming the parameter. Periods in seconds
 (wall clock), rates in Hz.
 """
-from brov2_hybrid.link import bridge_core
 from brov2_hybrid.link import mavlink_signing
+from brov2_hybrid.link.stream_requests import stream_requests
 from brov2_hybrid.errors import Brov2Error
 
 #: Lowest RC override re-send rate accepted (as thruster_allocation's ~override_rate_hz:
@@ -41,9 +41,8 @@ class BridgeSettings(object):
         self.override_timeout_s = p.positive("override_timeout_s")
         self.attitude_msg = ATTITUDE_MESSAGES[p.string("attitude_source", choices=tuple(ATTITUDE_MESSAGES))]
         self.attitude_rate_hz = p.positive("attitude_rate_hz")
-        self.streams = bridge_core.stream_requests(self.attitude_msg, self.attitude_rate_hz,
-                                                   p.positive("servo_rate_hz"), p.positive("depth_rate_hz"),
-                                                   p.positive("time_rate_hz"))
+        self.streams = stream_requests(self.attitude_msg, self.attitude_rate_hz, p.positive("servo_rate_hz"),
+                                       p.positive("depth_rate_hz"), p.positive("time_rate_hz"))
         self.stream_request_period_s = p.positive("stream_request_period_s")
         self.command_timeout_s = p.positive("command_timeout_s")
         self.publish_clock = p.boolean("publish_clock")

@@ -8,7 +8,7 @@ machinery ranks several, one is enough today):
     ``/mavros/global_position/rel_alt`` (std_msgs/Float64, plugin
     ``global_position.cpp``: GLOBAL_POSITION_INT.relative_alt / 1000, height above
     home [m]). depth = -rel_alt, the bridge's own source
-    (:func:`brov2_hybrid.link.bridge_core.depth_from_relative_alt`): ArduSub keeps home at
+    (:func:`brov2_hybrid.link.mavros_conversions.depth_from_relative_alt`): ArduSub keeps home at
     the water surface (``Sub::set_home_to_current_location``, ArduSub/commands.cpp,
     subtracts the pressure-sensor depth from the home altitude) and, before home is
     set, sends the barometric altitude against the pressure calibrated at boot

@@ -7,7 +7,7 @@ gate. Channel values are PWM [us] indexed from channel 1 (0 = release, CHAN_NOCH
 """
 import threading
 
-from brov2_hybrid.link.bridge_core import CHAN_NOCHANGE
+from brov2_hybrid.link.ardusub import CHAN_NOCHANGE
 
 VERIFY_PENDING = "PENDING"
 VERIFY_OK = "VERIFIED"
