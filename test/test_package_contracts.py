@@ -322,6 +322,13 @@ def _cases():
                                            lambda f: {"directions": f.directions()}, ("directions",),
                                            shape_free=("directions",), note="one row per thruster"),
         # mixers
+        "vehicle.mixers.stock_rows": Case(
+            lambda f: mx.stock_rows, None,
+            note="a numba kernel on checked arrays; stock_normalized, stock_normalized_for_frame and "
+                 "Mixer.normalized check its inputs and cover them"),
+        "vehicle.mixers.truncated_pwm_rows": Case(
+            lambda f: mx.truncated_pwm_rows, None,
+            note="a numba kernel on checked arrays; ardusub_thrust_to_pwm checks its inputs and covers them"),
         "vehicle.mixers.stock_normalized": Case(lambda f: mx.stock_normalized,
                                         lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat}, ("u", "T_hat")),
         "vehicle.mixers.stock_normalized_for_frame": Case(
@@ -379,6 +386,9 @@ def _cases():
         "vehicle.thrust_table.ThrustTable.force_from_pwm": Case(lambda f: f.table().force_from_pwm,
                                                         lambda f: {"pwm_us": np.full(8, 1600.0)}, ("pwm_us",),
                                                         shape_free=("pwm_us",)),
+        "vehicle.thrust_table.interp_at": Case(
+            lambda f: tt.interp_at, None,
+            note="a numba kernel on a checked table and a finite PWM; ThrustTable.force_at checks and covers it"),
         "vehicle.thrust_table.ThrustTable.force_at": Case(lambda f: f.table().force_at, lambda f: {"pwm_us": 1600.0},
                                                   ("pwm_us",)),
         "vehicle.thrust_table.ThrustTable.pwm_from_force": Case(lambda f: f.table().pwm_from_force,

@@ -13,12 +13,11 @@ acceleration function as the reference right-hand side
 Thruster lag acts on the body wrench, in modal form, exactly for held commands.
 """
 import math
-import os
-import types
 
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.jit import compile_family
 from brov2_hybrid.validate import as_vector
 from brov2_hybrid.physics.kinematics import J1, euler_from_quaternion, quaternion_from_euler
 from brov2_hybrid.sim.config import load_sim_options, third_order_coefficients
@@ -290,37 +289,23 @@ def integrate(state, n, dt, tau, c, lag_terms=None):
     return [pn, pe, pd, qw, qx, qy, qz, u, v, w, p, q, r]
 
 
-_COMPILED = []    # [integrate compiled by numba, or None], filled on first use
-
-
 def _compiled_integrate():
     """:func:`integrate` compiled by numba (nopython), or None without numba.
 
     The same source: :func:`integrate` with the force terms
-    (:func:`~brov2_hybrid.sim.dynamics.accelerations`) compiled too, specialised for
-    ``lag_terms=None`` (numba drops the lag branch). IEEE arithmetic without fast-math,
-    so it gives the numbers of the Python function (tested); about 15x faster per step.
-    ``BROV2_NO_JIT=1`` or a missing / unusable numba keeps the Python function.
+    (:func:`~brov2_hybrid.sim.dynamics.accelerations`) compiled too (:mod:`brov2_hybrid.jit`),
+    specialised for ``lag_terms=None`` (numba drops the lag branch). IEEE arithmetic
+    without fast-math, so it gives the numbers of the Python function (checked on a probe
+    and tested); about 15x faster per step. ``BROV2_NO_JIT=1`` or a missing / unusable
+    numba keeps the Python function.
     """
-    if not _COMPILED:
-        _COMPILED.append(None)
-        if os.environ.get("BROV2_NO_JIT", "") not in ("", "0"):
-            return None
-        try:
-            import numba
-        except ImportError:       # not installed, or no numba for this numpy (e.g. Noetic's 1.17)
-            return None
-        scope = dict(integrate.__globals__, accelerations=numba.njit(accelerations))
-        compiled = numba.njit(types.FunctionType(integrate.__code__, scope, "integrate"))
-        # Compile now (~1 s, once per process), not in the middle of a run; no on-disk
-        # cache: numba would not notice an edit of the force terms in another module.
-        probe = (0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0) + (0.1,) * 6
-        constants = (UPDATED_KIND,) + (1.0,) * 18 + (0.0,) * (N_CONSTANTS - 19)
-        try:
-            if compiled(probe, 2, 0.01, (1.0,) * 6, (constants, 0.0, 0.0, 0.0, False), None) \
-                    != integrate(list(probe), 2, 0.01, [1.0] * 6, (constants, 0.0, 0.0, 0.0, False)):
-                return None
-        except Exception:         # numba could not compile it here: the Python stepper runs
-            return None
-        _COMPILED[0] = compiled
-    return _COMPILED[0]
+    kernels = compile_family("vehicle_model", (integrate, accelerations), _probe_integrate)
+    return kernels["integrate"] if kernels else None
+
+
+def _probe_integrate(kernels):
+    """True when the compiled stepper gives the Python stepper's state on a probe."""
+    probe = (0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0) + (0.1,) * 6
+    constants = (UPDATED_KIND,) + (1.0,) * 18 + (0.0,) * (N_CONSTANTS - 19)
+    return kernels["integrate"](probe, 2, 0.01, (1.0,) * 6, (constants, 0.0, 0.0, 0.0, False), None) \
+        == integrate(list(probe), 2, 0.01, [1.0] * 6, (constants, 0.0, 0.0, 0.0, False))

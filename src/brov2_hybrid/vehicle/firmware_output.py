@@ -38,15 +38,16 @@ the motor outputs it produced (/mavros/rc/out) which mixer the vehicle runs (``a
 """
 import collections
 import itertools
-import math
 from dataclasses import dataclass
 
 import numpy as np
 
-from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
 from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.jit import compile_family
 from brov2_hybrid.validate import as_vector
-from brov2_hybrid.vehicle.mixers import KINDS, QUANTITATIVE, STOCK, motor_pwm_from_rc
+from brov2_hybrid.vehicle import stock_search
+from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
+from brov2_hybrid.vehicle.mixers import KINDS, MIXING_CODES, QUANTITATIVE, STOCK, motor_pwm_from_rc
 
 #: Firmware names a vehicle can run (the mixer kinds of :mod:`brov2_hybrid.vehicle.mixers`).
 FIRMWARES = KINDS
@@ -143,15 +144,16 @@ class _Group(object):
     """
 
     def __init__(self, dofs, T, T_hat_t):
-        self.dofs = list(dofs)
-        self.motors = np.nonzero(np.any(T_hat_t[:, self.dofs] != 0.0, axis=1))[0]
-        self.A = T_hat_t[np.ix_(self.motors, self.dofs)]
+        self.dofs = np.array(dofs, dtype=np.int64)
+        self.motors = np.nonzero(np.any(T_hat_t[:, self.dofs] != 0.0, axis=1))[0].astype(np.int64)
+        self.A = np.ascontiguousarray(T_hat_t[np.ix_(self.motors, self.dofs)])
         self.A_pinv = np.linalg.pinv(self.A)
-        self.others = np.ones(T.shape[1], dtype=bool)
-        self.others[self.motors] = False
-        self.T_others = T[:, self.others]          # the wrench of the thrusters outside the group
-        self.T_g = T[:, self.motors]
-        self.T_g_dofs = self.T_g[self.dofs]        # the group's own wrench rows
+        others = np.ones(T.shape[1], dtype=bool)
+        others[self.motors] = False
+        self.others = np.nonzero(others)[0].astype(np.int64)
+        self.T_others = np.ascontiguousarray(T[:, self.others])  # the wrench of the thrusters outside the group
+        self.T_g = np.ascontiguousarray(T[:, self.motors])
+        self.T_g_dofs = np.ascontiguousarray(self.T_g[self.dofs])  # the group's own wrench rows
 
 
 class StockCompensatedOutput(OutputStage):
@@ -161,15 +163,19 @@ class StockCompensatedOutput(OutputStage):
     the vehicle flies as on the paper's firmware, which the paper's gains assume.
 
     :meth:`u_to_send` is the one implementation every user flies (thruster_allocation,
-    the in-process loop, the analysis); :func:`reference_stock_compensation` is the same
-    search written as first (per-command slicing, ``np.linalg.lstsq``), kept as the
-    baseline its tests and ``make bench`` compare it with: same RC values.
+    the in-process loop, the analysis): it forms the target and runs the search of
+    :mod:`brov2_hybrid.vehicle.stock_search` per thruster group, compiled by numba where
+    it is installed. :func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`
+    is the same search as first written (per-command slicing, ``np.linalg.lstsq``), kept
+    as the baseline its tests and ``make bench`` compare it with: same RC values.
     """
 
     name = "stock"
     firmware = STOCK
     #: 'algorithm2': reproduce Algorithm 2's wrench; 'requested': tau_max * u itself.
     target = "algorithm2"
+    #: Newton steps per group (they stop early once no motor moves).
+    newton_steps = 3
 
     def __init__(self, setup, rc_map):
         super(StockCompensatedOutput, self).__init__(setup, rc_map)
@@ -177,23 +183,36 @@ class StockCompensatedOutput(OutputStage):
         self.half_range_us = float(rc_map.half_range_us)
         # The 2^3 neighbouring 1 us quantizations of a group's three channels.
         self.corners = np.array(list(itertools.product((0.0, 1.0), repeat=3)))
-        self.newton_steps = 3
         T_hat_t = setup.T_hat.T  # (n, 6): motor i's factors for (surge, ..., yaw)
         # Per group (horizontal first, then vertical: its candidates are scored with the
         # horizontal thrusters' roll and pitch moments already known).
         self.groups = [_Group(dofs, setup.T, T_hat_t) for dofs in (HORIZONTAL_DOFS, VERTICAL_DOFS)]
         table = setup.table
-        self._corner_steps = self.corners / self.half_range_us
-        self._slope_h_us = 0.5 * float(np.min(np.diff(table.pwm_us)))   # one-sided slope step
-        self._weights = 1.0 / setup.tau_max
+        mixer = self.vehicle_mixer
         # The firmware's motor outputs already lie within the vehicle's PWM limits (the
         # usual 1100..1900): clipping them to the limits changes nothing and is skipped.
         full_range = (table.neutral_us - self.half_range_us, table.neutral_us + self.half_range_us)
-        self._clip_motor_pwm = not (self.pwm_min_us <= full_range[0] and full_range[1] <= self.pwm_max_us)
+        clip = not (self.pwm_min_us <= full_range[0] and full_range[1] <= self.pwm_max_us)
+        # What group_search takes besides the group and the command: the scoring and the
+        # stock mixer model (its kernel code), the thrust table and the PWM limits.
+        self._search_args = (
+            1.0 / setup.tau_max, np.ascontiguousarray(mixer.T_hat), MIXING_CODES[mixer.frame_mixing],
+            float(mixer.fv_coupling_k or 0.0), table.pwm_us, table.force_n, table.slope_n_per_us,
+            float(table.neutral_us), float(table.half_range_us),
+            0.5 * float(np.min(np.diff(table.pwm_us))),      # one-sided slope step [us]
+            int(self.newton_steps), self.half_range_us, clip, float(self.pwm_min_us), float(self.pwm_max_us),
+            TIE_BREAK)
+        self._group_args = [(g.dofs, g.motors, g.others, g.A, g.A_pinv, g.T_others, g.T_g.T, g.T_g_dofs,
+                             self.corners / self.half_range_us) for g in self.groups]
+        self._search = _search_kernel(self)
 
     def u_to_send(self, u):
         if not u.any():
             return u                                              # neutral stays exactly neutral
+        return self._u_to_send(u, self._search)
+
+    def _u_to_send(self, u, search):
+        """:meth:`u_to_send` with the group search ``search`` (compiled or Python)."""
         setup = self.setup
         table = setup.table
         hr = self.half_range_us
@@ -203,112 +222,24 @@ class StockCompensatedOutput(OutputStage):
         f_now = f_target.copy()
         u_out = np.zeros(6)
         u_grid = np.rint(u * hr) / hr                             # u itself on the 1/400 grid
-        for g in self.groups:
-            dofs = g.dofs
-            tau_rest = g.T_others @ f_now[g.others]
-            v = self._newton(g, m_target, tau_req[dofs], tau_rest[dofs])
-            # Candidates: floor/ceil of each channel on the 1/400 grid, kept in [-1, 1],
-            # and u itself (the uncompensated command: better when the group saturates).
-            cand = np.zeros((len(self.corners) + 1, 6))         # whole commands, the other group at 0
-            cand[:-1, dofs] = np.floor(v * hr) / hr + self._corner_steps
-            cand[-1, dofs] = u_grid[dofs]
-            np.minimum(np.maximum(cand, -1.0, out=cand), 1.0, out=cand)
-            # What the firmware outputs for each: the stock mixer model on all candidates.
-            pwm = self.vehicle_mixer.motor_pwm(cand)[:, g.motors]
-            if self._clip_motor_pwm:
-                pwm = np.minimum(np.maximum(pwm, self.pwm_min_us), self.pwm_max_us)
-            forces = table.force_from_pwm(pwm)
-            err = (forces @ g.T_g.T + tau_rest - tau_req) * self._weights
-            c = cand[:, dofs]
-            # Ties (e.g. several candidates inside the dead band) go to the smallest command.
-            score = np.einsum("ij,ij->i", err, err) + TIE_BREAK * np.einsum("ij,ij->i", c, c)
-            best = int(score.argmin())
-            u_out[dofs] = c[best]
-            f_now[g.motors] = forces[best]
+        weights, rest = self._search_args[0], self._search_args[1:]
+        for group in self._group_args:
+            search(*(group + (u_grid, m_target, tau_req, weights, f_now, u_out) + rest))
         return u_out
 
-    def _newton(self, g, m_target, tau_req, tau_rest):
-        """The group's channels v (3,), in [-1, 1], scaled so Algorithm 1 never rescales them.
 
-        Start: Algorithm 2's motor outputs ``m_target`` (n,) through the group's factors by
-        least squares; then Newton steps on the group's own wrench rows (``tau_req``,
-        ``tau_rest``: those rows of the target and of the other thrusters' wrench, (3,))
-        through the thrust table's local slope (piecewise linear; one-sided away from
-        neutral; a motor in the dead band has none). The search can be ill conditioned
-        (saturated motors leave J nearly singular), so every product and solve is the one
-        :func:`reference_stock_compensation` computes (numpy's matmul, LAPACK's gelsd); only
-        the per-motor arithmetic and table look-ups run on Python floats (same IEEE results).
-        """
-        table = self.setup.table
-        force_at, neutral, half, h = table.force_at, table.neutral_us, table.half_range_us, self._slope_h_us
-        A, T = g.A, g.T_g_dofs
-        v = g.A_pinv @ m_target[g.motors]
-        for _ in range(self.newton_steps):
-            f0, slope, moving = [], [], False
-            for m in (A @ v).tolist():
-                m = -1.0 if m < -1.0 else (1.0 if m > 1.0 else m)
-                pwm = neutral + half * m
-                step_us = h if m >= 0.0 else -h
-                f = force_at(pwm)
-                k = (force_at(pwm + step_us) - f) / step_us * half
-                moving = moving or (m != 0.0 and k > 0.0)
-                f0.append(f)
-                slope.append(k)
-            if not moving:
-                break
-            J = (T * np.array(slope)) @ A                         # d tau_g / d v
-            r = tau_req - T @ np.array(f0) - tau_rest
-            v_new = v + _lstsq(J, r)
-            if not all(map(math.isfinite, v_new.tolist())):
-                break
-            v = v_new
-        v = np.minimum(np.maximum(v, -1.0), 1.0)
-        peak = float(np.abs(A @ v).max())
-        if peak > 1.0:                      # Algorithm 1 would rescale the group by this
-            v = v / peak
-        return v
-
-
-def _lstsq_function():
-    """``lstsq(a, b)``: ``np.linalg.lstsq(a, b, rcond=None)[0]`` for float64 a (m, n), b (m,).
-
-    ``np.linalg.lstsq`` spends most of its ~15 us checking and converting its arguments;
-    the search's systems are already float64, so the LAPACK gufunc behind it (gelsd, the
-    same rcond = eps max(m, n)) is called directly: the same numbers. That gufunc is a
-    numpy-internal name; where it is missing, takes other arguments (numpy 2) or answers
-    differently on probe systems, ``np.linalg.lstsq`` itself is used.
-    """
-    def public(a, b):
-        return np.linalg.lstsq(a, b, rcond=None)[0]
-
-    try:
-        from numpy.linalg import _umath_linalg
-        from numpy.linalg.linalg import _raise_linalgerror_lstsq, get_linalg_error_extobj
-        gufunc_m, gufunc_n = _umath_linalg.lstsq_m, _umath_linalg.lstsq_n
-        extobj = get_linalg_error_extobj(_raise_linalgerror_lstsq)
-    except (ImportError, AttributeError):
-        return public
-    eps = float(np.finfo(float).eps)
-
-    def direct(a, b):
-        rows, cols = a.shape
-        gufunc = gufunc_m if rows <= cols else gufunc_n
-        return gufunc(a, b[:, None], eps * max(rows, cols), signature="ddd->ddid", extobj=extobj)[0][:, 0]
-
-    rng = np.random.default_rng(16)
-    probes = [rng.normal(size=(3, 3)), np.diag([1.0, 0.0, 2.0]), np.outer([1.0, 2.0, 3.0], [1.0, -1.0, 0.5]),
-              rng.normal(size=(4, 3)), rng.normal(size=(3, 4))]
-    try:
-        for a in probes:
-            b = rng.normal(size=a.shape[0])
-            if not np.array_equal(direct(a, b), public(a, b)):
-                return public
-    except (TypeError, ValueError, np.linalg.LinAlgError):
-        return public
-    return direct
-
-
-_lstsq = _lstsq_function()
+def _search_kernel(stage):
+    """:func:`~brov2_hybrid.vehicle.stock_search.group_search` compiled by numba (checked on
+    probe commands of ``stage`` against the Python function), or the Python function."""
+    def probe(compiled):
+        rng = np.random.default_rng(16)
+        for u in np.vstack([rng.uniform(-1.0, 1.0, (12, 6)), np.full((1, 6), 0.03), np.ones((1, 6))]):
+            if not np.array_equal(stage._u_to_send(u, compiled["group_search"]),
+                                  stage._u_to_send(u, stock_search.group_search)):
+                return False
+        return True
+    kernels = compile_family("stock_search", stock_search.KERNELS, probe)
+    return kernels["group_search"] if kernels else stock_search.group_search
 
 
 class StockRequestedWrenchOutput(StockCompensatedOutput):

@@ -30,8 +30,10 @@ Whole microseconds (:meth:`Mixer.motor_pwm`, what the firmware writes to its ser
 
 Input order of u: (surge, sway, heave, roll, pitch, yaw), heave positive down (FRD).
 """
+
 import numpy as np
 
+from brov2_hybrid.jit import compile_family
 from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS, matrix_6xn
 from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error
@@ -47,44 +49,120 @@ KINDS = (QUANTITATIVE, STOCK)
 
 def _algorithm1(T_hat, u):
     """Algorithm 1 on a checked u (6,) or stack (k, 6) and a checked T-hat (6 x n)."""
-    # Each DOF's motor contributions (..., 6, n); per group their sum xi in DOF order (the
-    # same floating-point sums for one command and for a stack), scaled by
-    # max(1, max_i |xi_i|) per command; the groups added and constrained to [-1, 1].
-    contrib = u[..., :, None] * T_hat
-    m = None
-    for dofs in (VERTICAL_DOFS, HORIZONTAL_DOFS):
-        xi = contrib[..., dofs[0], :]
-        for j in dofs[1:]:
-            xi = xi + contrib[..., j, :]
-        xi = xi / np.maximum(1.0, np.abs(xi).max(axis=-1, keepdims=True))
-        m = xi if m is None else m + xi
-    return np.minimum(np.maximum(m, -1.0), 1.0)
+    return _stock_mix(T_hat, u, VECTORED_6DOF, 0.0)
 
 
 #: ArduSub's mixing per FRAME_CONFIG (AP_Motors6DOF::output_armed_stabilizing); others: "sum".
 FRAME_MIXING = {1: "vectored", 2: "vectored_6dof"}
 #: output_armed_stabilizing_vectored: forward_coupling_direction of motors 1..4 (0 beyond).
 FORWARD_COUPLING_DIRECTION = (-1.0, -1.0, 1.0, 1.0)
+#: Kernel codes of the stock mixings (:func:`stock_rows`).
+VECTORED_6DOF, VECTORED, SUMMED = 0, 1, 2
+MIXING_CODES = {"vectored_6dof": VECTORED_6DOF, "vectored": VECTORED, "sum": SUMMED}
 
 
 def _summed(T_hat, u, fv_coupling_k=None):
     """ArduSub's ungrouped mixing on a checked u (6,) / (k, 6): per motor
     (roll + pitch + yaw) + (throttle + forward + lateral), constrained to [-1, 1]; with
     ``fv_coupling_k`` the vectored frame's forward/vertical coupling limit on motors 1-4."""
-    contrib = u[..., :, None] * T_hat
-    rpy = contrib[..., 3, :] + contrib[..., 4, :] + contrib[..., 5, :]
-    forward = contrib[..., 0, :]
-    if fv_coupling_k is not None:
-        n = T_hat.shape[1]
-        direction = np.zeros(n)
-        k = min(n, len(FORWARD_COUPLING_DIRECTION))
-        direction[:k] = FORWARD_COUPLING_DIRECTION[:k]
-        surge = u[..., 0:1]
-        limit = np.maximum(0.0, 1.0 - fv_coupling_k * np.abs(u[..., 2:3]))   # |throttle| = |heave|
-        coupled = (direction != 0.0) & ((surge < 0.0) == (direction < 0.0))
-        forward = np.where(coupled, np.minimum(np.maximum(surge, -limit), limit), surge) * T_hat[0]
-    linear = contrib[..., 2, :] + forward + contrib[..., 1, :]
-    return np.minimum(np.maximum(rpy + linear, -1.0), 1.0)
+    if fv_coupling_k is None:
+        return _stock_mix(T_hat, u, SUMMED, 0.0)
+    return _stock_mix(T_hat, u, VECTORED, fv_coupling_k)
+
+
+def _stock_mix(T_hat, u, mixing, fv_coupling_k):
+    """:func:`stock_rows` (compiled where numba is) on u (6,) or (k, 6)."""
+    kernels = _kernels()
+    rows = kernels["stock_rows"] if kernels else stock_rows
+    if u.ndim == 1:
+        return rows(T_hat, u.reshape(1, -1), mixing, fv_coupling_k)[0]
+    return rows(T_hat, u, mixing, fv_coupling_k)
+
+
+def stock_rows(T_hat, U, mixing, fv_coupling_k):
+    """Stock ArduSub's m* (k, n) for commands U (k, 6): the one implementation (a kernel).
+
+    ``mixing`` (:data:`VECTORED_6DOF`, :data:`VECTORED`, :data:`SUMMED`) picks the frame's
+    mixing (``AP_Motors6DOF::output_armed_stabilizing*``):
+
+    * vectored_6dof (Algorithm 1): per motor, each group's xi is the sum of u_j T_hat[j, i]
+      over the group's DOFs in DOF order (vertical: heave, roll, pitch; horizontal:
+      surge, sway, yaw); each group is divided by max(1, max_i |xi_i|); the vertical and
+      the horizontal group are added and constrained to [-1, 1];
+    * vectored / sum: (roll + pitch + yaw) + (heave + forward + sway) per motor,
+      constrained to [-1, 1]; vectored first limits the forward command of motors 1-4
+      while heaving, |forward| <= max(0, 1 - MOT_FV_CPLNG_K |heave|), on motors 1 and 2
+      going astern and on 3 and 4 going ahead.
+
+    Plain loops on floats, so that numba compiles it (:mod:`brov2_hybrid.jit`) with the
+    same numbers; U and T_hat must be checked float arrays.
+    """
+    k, n = U.shape[0], T_hat.shape[1]
+    m = np.empty((k, n))
+    v0, v1, v2 = VERTICAL_DOFS
+    h0, h1, h2 = HORIZONTAL_DOFS
+    xv = np.empty(n)
+    xh = np.empty(n)
+    for row in range(k):
+        if mixing == VECTORED_6DOF:
+            peak_v, peak_h = 1.0, 1.0
+            for i in range(n):
+                a = U[row, v0] * T_hat[v0, i] + U[row, v1] * T_hat[v1, i] + U[row, v2] * T_hat[v2, i]
+                b = U[row, h0] * T_hat[h0, i] + U[row, h1] * T_hat[h1, i] + U[row, h2] * T_hat[h2, i]
+                xv[i], xh[i] = a, b
+                peak_v = max(peak_v, abs(a))
+                peak_h = max(peak_h, abs(b))
+            for i in range(n):
+                mi = xv[i] / peak_v + xh[i] / peak_h
+                m[row, i] = min(max(mi, -1.0), 1.0)
+        else:
+            surge = U[row, 0]
+            limit = max(0.0, 1.0 - fv_coupling_k * abs(U[row, 2]))     # |throttle| = |heave|
+            for i in range(n):
+                rpy = U[row, 3] * T_hat[3, i] + U[row, 4] * T_hat[4, i] + U[row, 5] * T_hat[5, i]
+                direction = FORWARD_COUPLING_DIRECTION[i] if i < len(FORWARD_COUPLING_DIRECTION) else 0.0
+                if mixing == VECTORED and direction != 0.0 and (surge < 0.0) == (direction < 0.0):
+                    forward = min(max(surge, -limit), limit) * T_hat[0, i]
+                else:
+                    forward = surge * T_hat[0, i]
+                linear = U[row, 2] * T_hat[2, i] + forward + U[row, 1] * T_hat[1, i]
+                m[row, i] = min(max(rpy + linear, -1.0), 1.0)
+    return m
+
+
+def truncated_pwm_rows(M, half_range_us):
+    """Stock ArduSub's whole-microsecond motor outputs for m* M (k, n) (a kernel).
+
+    ``1500 + m half_range`` in single precision, truncated (see :func:`ardusub_thrust_to_pwm`);
+    M is clipped to [-1, 1] first. Plain loops, compiled by numba where it is installed.
+    """
+    k, n = M.shape
+    out = np.empty((k, n))
+    neutral, half = np.float32(PWM_NEUTRAL_US), np.float32(half_range_us)
+    for row in range(k):
+        for i in range(n):
+            mi = min(max(M[row, i], -1.0), 1.0)
+            out[row, i] = np.trunc(neutral + np.float32(mi) * half)
+    return out
+
+
+def _probe(kernels):
+    """True when the compiled mixer kernels give the Python kernels' numbers (random stacks)."""
+    rng = np.random.default_rng(7)
+    T_hat = np.ascontiguousarray(rng.choice([-1.0, 0.0, 1.0], (6, 8)))
+    U = np.vstack([rng.uniform(-1.0, 1.0, (40, 6)), np.ones((1, 6)), -np.ones((1, 6))])
+    for mixing in (VECTORED_6DOF, VECTORED, SUMMED):
+        m = kernels["stock_rows"](T_hat, U, mixing, 0.4)
+        if not np.array_equal(m, stock_rows(T_hat, U, mixing, 0.4)):
+            return False
+        if not np.array_equal(kernels["truncated_pwm_rows"](m, 400.0), truncated_pwm_rows(m, 400.0)):
+            return False
+    return True
+
+
+def _kernels():
+    """The compiled mixer kernels, or None (run the Python ones)."""
+    return compile_family("mixers", (stock_rows, truncated_pwm_rows), _probe)
 
 
 def _commands(u):
@@ -142,9 +220,10 @@ def ardusub_thrust_to_pwm(m_star, half_range_us=PWM_HALF_RANGE_US):
     if np.any(np.isnan(m)):
         raise Brov2Error("m_star: expected numbers, got NaN in %s" % m.tolist())
     half_range_us = as_finite(half_range_us, "half_range_us")
-    m32 = np.minimum(np.maximum(m, -1.0), 1.0).astype(np.float32)
-    pwm32 = np.float32(PWM_NEUTRAL_US) + m32 * np.float32(half_range_us)
-    return np.trunc(pwm32).astype(float)
+    kernels = _kernels()
+    rows = kernels["truncated_pwm_rows"] if kernels else truncated_pwm_rows
+    pwm = rows(np.ascontiguousarray(m.reshape(1, -1)), half_range_us)
+    return pwm.reshape(m.shape) if m.ndim else np.float64(pwm[0, 0])
 
 
 class Mixer(object):

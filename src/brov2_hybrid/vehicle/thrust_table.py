@@ -14,7 +14,6 @@ Both directions are linear interpolation on the table:
   interpolated on the branch above the dead band (from its last zero point) and a
   negative force on the branch below it, so the thruster never waits inside the dead band.
 """
-import bisect
 import csv
 import math
 
@@ -120,11 +119,9 @@ class ThrustTable(object):
                                          self.pwm_star[pos]])
         self.max_forward_n = float(force[-1])
         self.max_reverse_n = float(-force[0])
-        # force_at: the same segments as Python floats, each segment's slope computed as
-        # np.interp computes it.
-        self._pwm_list, self._force_list = pwm.tolist(), force.tolist()
-        self._slopes = [(f1 - f0) / (p1 - p0) for p0, p1, f0, f1 in zip(self._pwm_list, self._pwm_list[1:],
-                                                                        self._force_list, self._force_list[1:])]
+        # force_at / interp_at: each segment's slope [N/us] computed as np.interp computes it.
+        self.slope_n_per_us = np.array([(f1 - f0) / (p1 - p0) for p0, p1, f0, f1 in zip(
+            pwm.tolist(), pwm.tolist()[1:], force.tolist(), force.tolist()[1:])])
 
     @classmethod
     def from_csv(cls, path, pwm_min_us=1100, pwm_max_us=1900, pwm_step_us=10,
@@ -162,26 +159,16 @@ class ThrustTable(object):
     def force_at(self, pwm_us):
         """Thrust [N] for one PWM [us], as a float: the number :meth:`force_from_pwm` gives.
 
-        np.interp's arithmetic on Python floats (a grid point gives its own thrust, beyond
-        the table its end values, else slope * (pwm - pwm_j) + force_j), for searches that
-        look up a few values at a time, where numpy's per-call cost would dominate.
-        Raises Brov2Error for NaN.
+        :func:`interp_at` on this table, for searches that look up a few values at a time,
+        where numpy's per-call cost would dominate. Raises Brov2Error for NaN.
         """
         try:
             x = float(pwm_us)
         except (TypeError, ValueError):
             raise Brov2Error("pwm_us: expected one number, got %r" % (pwm_us,))
-        xp, fp = self._pwm_list, self._force_list
-        if not x > xp[0]:
-            if math.isnan(x):
-                raise Brov2Error("pwm_us: expected a number, got NaN")
-            return fp[0]
-        if x >= xp[-1]:
-            return fp[-1]
-        j = bisect.bisect_right(xp, x) - 1
-        if xp[j] == x:
-            return fp[j]
-        return self._slopes[j] * (x - xp[j]) + fp[j]
+        if math.isnan(x):
+            raise Brov2Error("pwm_us: expected a number, got NaN")
+        return float(interp_at(self.pwm_us, self.force_n, self.slope_n_per_us, x))
 
     def normalized_from_force(self, force_n):
         """Algorithm 2 lookup: thrust [N] -> m* in [-1, 1] (array in, array out).
@@ -208,6 +195,31 @@ class ThrustTable(object):
         pwm = self.neutral_us + self.half_range_us * np.minimum(np.maximum(m_star, -1.0), 1.0)
         _refuse_nan(pwm, "m_star", m_star)
         return pwm
+
+
+def interp_at(xp, fp, slopes, x):
+    """np.interp's arithmetic for one finite x on a table (a kernel, compiled by numba where it is).
+
+    ``xp`` increasing, ``fp`` its values, ``slopes[j] = (fp[j+1] - fp[j]) / (xp[j+1] - xp[j])``:
+    a grid point gives its own value, beyond the table its end values, else
+    ``slopes[j] * (x - xp[j]) + fp[j]`` with xp[j] <= x < xp[j+1] -- the numbers np.interp
+    gives (the same expression), found by bisection.
+    """
+    n = len(xp)
+    if not x > xp[0]:
+        return fp[0]
+    if x >= xp[n - 1]:
+        return fp[n - 1]
+    lo, hi = 0, n - 1                 # xp[lo] <= x < xp[hi]
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if xp[mid] <= x:
+            lo = mid
+        else:
+            hi = mid
+    if xp[lo] == x:
+        return fp[lo]
+    return slopes[lo] * (x - xp[lo]) + fp[lo]
 
 
 def _refuse_nan(values, name, given):

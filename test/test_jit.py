@@ -1,0 +1,101 @@
+"""Compiled kernels (brov2_hybrid.jit): one implementation, compiled where numba is.
+
+The compiled stock search and mixers must give exactly the Python functions' numbers (the
+RC values the nodes send depend on them), must really be compiled where numba is
+installed (a silent fallback would only show as a slow bench), and their disk cache must
+follow the sources of every kernel in a family.
+"""
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+from brov2_hybrid import jit
+from brov2_hybrid.vehicle import mixers, stock_search
+from brov2_hybrid.vehicle.firmware_output import output_stage
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+
+
+def _numba_expected():
+    """numba must import where requirements-nodeps.txt installs it and numpy is new enough."""
+    major, minor = (int(x) for x in np.__version__.split(".")[:2])
+    return sys.version_info >= (3, 9) and (major, minor) >= (1, 22) and not jit.jit_disabled()
+
+
+@pytest.fixture(scope="module")
+def heavy():
+    return load_vehicle("bluerov2_heavy")
+
+
+def test_kernels_are_compiled_where_numba_is_installed(heavy):
+    stage = output_stage("stock", heavy, heavy.rc_map)
+    if not _numba_expected():
+        pytest.skip("no numba here (or BROV2_NO_JIT): the Python kernels run")
+    assert mixers._kernels() is not None
+    assert stage._search is not stock_search.group_search     # the numba dispatcher
+
+
+@pytest.mark.parametrize("vehicle", ["bluerov2_heavy", "bluerov2"])
+def test_compiled_stock_search_gives_the_python_kernels_numbers(vehicle):
+    """Compiled group_search == the same function run as Python, over saturating and
+    dead-band commands (the RC values are then the same: test_firmware_output holds both
+    to the search as first written)."""
+    setup = load_vehicle(vehicle)
+    stage = output_stage("stock", setup, setup.rc_map)
+    if stage._search is stock_search.group_search:
+        pytest.skip("the Python kernel runs here")
+    rng = np.random.default_rng(3)
+    U = np.vstack([rng.uniform(-1.0, 1.0, (400, 6)), rng.uniform(-0.03, 0.03, (100, 6)),
+                   np.clip(rng.normal(0.0, 1.5, (200, 6)), -1.0, 1.0)])
+    for u in U:
+        assert np.array_equal(stage._u_to_send(u, stage._search), stage._u_to_send(u, stock_search.group_search)), u
+
+
+def test_mixer_kernel_matches_the_broadcast_algorithm1(heavy):
+    """stock_rows (vectored_6dof) against Algorithm 1 written with numpy broadcasting: the
+    same floating-point sums, so bit for bit the same m*."""
+    rng = np.random.default_rng(5)
+    U = np.vstack([rng.uniform(-1.0, 1.0, (2000, 6)), np.ones((1, 6)), -np.ones((1, 6))])
+    T_hat = heavy.T_hat
+    contrib = U[:, :, None] * T_hat
+    m = 0.0
+    for dofs in ((2, 3, 4), (0, 1, 5)):
+        xi = contrib[:, dofs[0]] + contrib[:, dofs[1]] + contrib[:, dofs[2]]
+        m = m + xi / np.maximum(1.0, np.abs(xi).max(axis=1, keepdims=True))
+    np.testing.assert_array_equal(mixers.stock_normalized(U, T_hat), np.clip(m, -1.0, 1.0))
+    # the truncation in single precision: 0.25 -> exactly 1600, 1/3 -> 1633 (truncated)
+    assert mixers.ardusub_thrust_to_pwm(np.array([0.25, 1.0 / 3.0, -1.0 / 3.0, 2.0])).tolist() == \
+        [1600.0, 1633.0, 1366.0, 1900.0]
+
+
+def test_cache_folder_follows_every_source_of_the_family(tmp_path, monkeypatch):
+    """Editing a callee in another module must give the family a new cache folder."""
+    a, b = tmp_path / "ka.py", tmp_path / "kb.py"
+    a.write_text("def f(x):\n    return g(x) + 1.0\n")
+    b.write_text("def g(x):\n    return 2.0 * x\n")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        import ka
+        import kb
+        first = jit._cache_dir("fam", (ka.f, kb.g), "0.0")
+        b.write_text("def g(x):\n    return 3.0 * x\n")
+        assert jit._cache_dir("fam", (ka.f, kb.g), "0.0") != first
+        assert jit._cache_dir("fam", (ka.f, kb.g), "0.1") != jit._cache_dir("fam", (ka.f, kb.g), "0.0")
+    finally:
+        sys.path.remove(str(tmp_path))
+    monkeypatch.setenv(jit.CACHE_ENV, str(tmp_path / "c"))
+    assert jit.cache_root() == str(tmp_path / "c")
+
+
+def test_no_jit_runs_the_python_kernels(heavy):
+    """BROV2_NO_JIT=1: the stage flies the Python kernel (a fresh process, as a user sets it)."""
+    code = ("from brov2_hybrid.vehicle.vehicle_file import load_vehicle\n"
+            "from brov2_hybrid.vehicle.firmware_output import output_stage\n"
+            "from brov2_hybrid.vehicle import stock_search, mixers\n"
+            "s = load_vehicle('bluerov2_heavy'); st = output_stage('stock', s, s.rc_map)\n"
+            "print(st._search is stock_search.group_search, mixers._kernels() is None)\n")
+    env = dict(os.environ, BROV2_NO_JIT="1")
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["True", "True"]
