@@ -52,15 +52,8 @@ turns MAVLink messages into calls on :class:`Firmware`. Its parameters live in a
 """
 import logging
 
-from brov2_hybrid.link.ardusub import (
-    CHAN_NOCHANGE,
-    CHAN_RELEASE,
-    MANUAL,
-    MODE_NAMES,
-    MODES,
-    N_OVERRIDE_CHANNELS,
-    N_RELEASABLE_CHANNELS,
-)
+from brov2_hybrid.link.ardusub import (CHAN_NOCHANGE, CHAN_RELEASE, MANUAL, MODE_NAMES, MODES, N_OVERRIDE_CHANNELS,
+                                       N_RELEASABLE_CHANNELS)
 from brov2_hybrid.sim.delay import DelayLine
 from brov2_hybrid.vehicle import mixers
 from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
