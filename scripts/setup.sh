@@ -269,5 +269,12 @@ else
 fi
 [ -f "$WS/devel/setup.bash" ] || fail "$WS/devel/setup.bash missing after the build"
 
+STEP="kernels"
+# numba-compiled kernels (stepper, stock mixers, stock search; brov2_hybrid.jit): compiled
+# once per source version into ~/.cache/brov2_hybrid/numba (BROV2_NUMBA_CACHE), so that no
+# node or test waits for numba; about a second when the cache is warm.
+PYTHONPATH="$REPO/src${PYTHONPATH:+:$PYTHONPATH}" "$VENV/bin/python3" -m brov2_hybrid.kernels \
+    || fail "compiling the numba kernels failed (BROV2_NO_JIT=1 runs them as Python)"
+
 STEP="done"
 log "ready in $(($(date +%s) - T0)) s; use it with: source scripts/env.sh"

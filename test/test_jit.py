@@ -99,3 +99,12 @@ def test_no_jit_runs_the_python_kernels(heavy):
     env = dict(os.environ, BROV2_NO_JIT="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True"]
+
+
+def test_warm_compiles_every_family():
+    """`python -m brov2_hybrid.kernels` (make setup) leaves every family compiled where numba is."""
+    from brov2_hybrid import kernels
+    families = kernels.warm()
+    assert {"mixers", "stock_search", "vehicle_model"} <= set(families)
+    if _numba_expected():
+        assert all(families.values()), families

@@ -49,6 +49,11 @@ def _cache_dir(name, functions, numba_version):
     return os.path.join(cache_root(), "%s-%s" % (name, digest.hexdigest()[:16]))
 
 
+def compiled_families():
+    """{family name: True when it runs compiled} for the families asked for so far."""
+    return {name: kernels is not None for name, kernels in _FAMILIES.items()}
+
+
 def jit_disabled():
     """True when ``BROV2_NO_JIT`` asks for the Python kernels."""
     return os.environ.get(NO_JIT_ENV, "") not in ("", "0")
