@@ -416,7 +416,7 @@ def test_fs_gcs_enable_out_of_range_in_the_file_is_refused(tmp_path):
     data["firmware"]["fs_gcs_enable"] = 7
     path = tmp_path / "simulator.yaml"
     path.write_text(yaml.safe_dump(data))
-    with pytest.raises(ParameterError, match=r"firmware\.fs_gcs_enable.*expected one of \(0, 1, 2, 3, 4\), got 7"):
+    with pytest.raises(ParameterError, match=r"firmware\.fs_gcs_enable.*expected one of \[0, 1, 2, 3, 4\], got 7"):
         load_firmware_config(str(path))
 
 

@@ -30,7 +30,6 @@ import numpy as np
 
 from brov2_hybrid.control.law import HybridController, normalize
 from brov2_hybrid.dive.dive_csv import Dive
-from brov2_hybrid.dive import shapes as _shapes
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.firmware_output import output_stage
 from brov2_hybrid.node_logic.logfile import (ATTITUDE_COLUMNS, DESIRED_COLUMNS, LINEAR_CMD_COLUMNS, LOG_COLUMNS, NUMERIC_COLUMNS,
@@ -49,11 +48,6 @@ _TAU = [_COL[c] for c in TAU_COLUMNS]
 _U = [_COL[c] for c in U_COLUMNS]
 _RC = [_COL[c] for c in RC_COLUMNS]
 _PWM = [_COL[name] for name in PWM_COLUMNS]   # the 8 servo outputs; past the last motor: 0
-
-#: Kept here for analysis.bench and analysis.robustness, which import it from this module;
-#: it lives in :mod:`brov2_hybrid.dive.shapes` (import it from there).
-step_dive = _shapes.step_dive
-
 
 def _vehicle_model_module():
     # Imported on first use so that the settings, metrics and LTI tools work on their own.

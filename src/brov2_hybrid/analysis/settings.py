@@ -7,8 +7,6 @@ converted from the file's degrees to radians here, once.
 import math
 from dataclasses import dataclass, replace
 
-import numpy as np
-
 from brov2_hybrid import paths
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.vehicle.firmware_output import OUTPUT_STAGES
@@ -205,20 +203,11 @@ def grid(start, stop, step):
 
 
 def _positive_list(s, key):
+    """A non-empty list of numbers > 0 under ``key``, as a tuple of floats."""
     raw = s.raw(key)
     if not (isinstance(raw, list) and raw):
         raise ParameterError("%s: expected a non-empty list" % s.key(key))
-    values = s.vector(key, len(raw))
-    if np.any(values <= 0):
-        raise ParameterError("%s: expected every entry > 0, got %s" % (s.key(key), values.tolist()))
-    return tuple(float(v) for v in values)
-
-
-def _nonnegative(s, key):
-    value = s.finite(key)
-    if value < 0:
-        raise ParameterError("%s: expected a value >= 0, got %r" % (s.key(key), value))
-    return value
+    return tuple(float(v) for v in s.positive_vector(key, len(raw)))
 
 
 def _latency_case(entry, path, index):
@@ -231,24 +220,17 @@ def _latency_case(entry, path, index):
     if unknown:
         raise ParameterError("%s: unknown key(s) %s" % (where, unknown))
     return LatencyCase(name=str(s.raw("name")), telemetry_rate_hz=s.positive("telemetry_rate_hz"),
-                       telemetry_delay_s=_nonnegative(s, "telemetry_delay_s"),
-                       command_delay_s=_nonnegative(s, "command_delay_s"),
+                       telemetry_delay_s=s.number("telemetry_delay_s", minimum=0.0),
+                       command_delay_s=s.number("command_delay_s", minimum=0.0),
                        desired_rate_hz=s.positive("desired_rate_hz") if "desired_rate_hz" in entry else None)
-
-
-def _fraction(s, key):
-    value = s.positive(key)
-    if value > 1.0:
-        raise ParameterError("%s: expected a fraction in (0, 1], got %r" % (s.key(key), value))
-    return value
 
 
 def _integral_settings(data, path):
     it = Section(data, path, "integral")
     return IntegralSettings(
         omega_d_rad_s=_positive_list(it, "omega_d_rad_s"), step_omega_d_rad_s=_positive_list(it, "step_omega_d_rad_s"),
-        ratio=_nonnegative(it, "ratio"), attitude_rad=math.radians(it.finite("attitude_deg")),
-        plateau_s=it.positive("plateau_s"), measure_fraction=_fraction(it, "measure_fraction"),
+        ratio=it.number("ratio", minimum=0.0), attitude_rad=math.radians(it.finite("attitude_deg")),
+        plateau_s=it.positive("plateau_s"), measure_fraction=it.number("measure_fraction", 0.0, 1.0, strict_min=True),
         desired_rate_hz=it.positive("desired_rate_hz"), lti_duration_s=it.positive("lti_duration_s"))
 
 
@@ -259,9 +241,9 @@ def _robustness_settings(data, path):
                "rate_noise_std_rad_s", "step_time_s")
     return RobustnessSettings(
         seed=rb.integer("seed", 0), samples=rb.integer("samples", 1), omega_d_rad_s=_positive_list(rb, "omega_d_rad_s"),
-        ratio=_nonnegative(rb, "ratio"), step_deg=rb.finite("step_deg"), step_duration_s=rb.positive("step_duration_s"),
+        ratio=rb.number("ratio", minimum=0.0), step_deg=rb.finite("step_deg"), step_duration_s=rb.positive("step_duration_s"),
         plateau_s=rb.positive("plateau_s"), attitude_deg=rb.finite("attitude_deg"),
-        **{k: _nonnegative(rb, k) for k in spreads})
+        **{k: rb.number(k, minimum=0.0) for k in spreads})
 
 
 def load_analysis_settings(path=None):
@@ -274,15 +256,15 @@ def load_analysis_settings(path=None):
         mixer=lp.choice("mixer", MIXER_KINDS), model=lp.choice("model", MODELS),
         output_stage=lp.choice("output_stage", ("auto",) + tuple(OUTPUT_STAGES)),
         telemetry_rate_hz=lp.positive("telemetry_rate_hz"),
-        telemetry_delay_s=_nonnegative(lp, "telemetry_delay_s"),
-        command_delay_s=_nonnegative(lp, "command_delay_s"),
+        telemetry_delay_s=lp.number("telemetry_delay_s", minimum=0.0),
+        command_delay_s=lp.number("command_delay_s", minimum=0.0),
         initial_depth_m=lp.finite("initial_depth_m"), mode_label=str(lp.raw("mode_label")))
     st = Section(data, path, "step")
     band = st.positive("settle_band")
     if band >= 1.0:
         raise ParameterError("%s:step.settle_band: expected a fraction < 1, got %r" % (path, band))
     step = StepSettings(
-        step_time_s=_nonnegative(st, "step_time_s"), step_rad=math.radians(st.finite("step_deg")),
+        step_time_s=st.number("step_time_s", minimum=0.0), step_rad=math.radians(st.finite("step_deg")),
         duration_s=st.positive("duration_s"), lti_duration_s=st.positive("lti_duration_s"), settle_band=band,
         omega_d_rad_s=grid(st.positive("omega_d_min_rad_s"), st.positive("omega_d_max_rad_s"),
                            st.positive("omega_d_step_rad_s")),
@@ -292,8 +274,8 @@ def load_analysis_settings(path=None):
         amplitude_rad=math.radians(bd.positive("amplitude_deg")),
         freqs_hz=grid(bd.positive("freq_min_hz"), bd.positive("freq_max_hz"), bd.positive("freq_step_hz")),
         omega_d_rad_s=_positive_list(bd, "omega_d_rad_s"),
-        transient_periods=_nonnegative(bd, "transient_periods"),
-        min_transient_s=_nonnegative(bd, "min_transient_s"),
+        transient_periods=bd.number("transient_periods", minimum=0.0),
+        min_transient_s=bd.number("min_transient_s", minimum=0.0),
         analysed_periods=bd.positive("analysed_periods"))
     dv = Section(data, path, "dive")
     dive = DiveSettings(csv_file=str(dv.raw("csv_file")), omega_d_rad_s=_positive_list(dv, "omega_d_rad_s"))

@@ -271,37 +271,14 @@ class LinkConfig:
     signing_warning_interval_s: float = 30.0
 
 
-def _nonnegative(section, key):
-    value = section.finite(key)
-    if value < 0:
-        raise ParameterError("%s: expected a value >= 0, got %r" % (section.key(key), value))
-    return value
-
-
-def _within(section, key, low, high):
-    value = section.finite(key)
-    if not low <= value <= high:
-        raise ParameterError("%s: expected %g..%g, got %r" % (section.key(key), low, high, value))
-    return value
-
-
 def load_firmware_config(path=None):
     """Read :class:`FirmwareConfig` from the ``firmware`` section."""
     path = simulator_file(path)
     s = Section(load_yaml(path), path, "firmware")
-    mixer = s.raw("mixer")
-    if mixer not in MIXER_KINDS:
-        raise ParameterError("%s: expected one of %s, got %r" % (s.key("mixer"), MIXER_KINDS, mixer))
-    sysid = s.integer("sysid_mygcs", 1)
-    if sysid > 255:
-        raise ParameterError("%s: expected 1..255, got %d" % (s.key("sysid_mygcs"), sysid))
-    fs_input = s.integer("fs_pilot_input", 0)
-    if fs_input not in FS_PILOT_INPUT_CHOICES:
-        raise ParameterError("%s: expected one of %s, got %d"
-                             % (s.key("fs_pilot_input"), FS_PILOT_INPUT_CHOICES, fs_input))
-    fs_gcs = s.integer("fs_gcs_enable", 0)
-    if fs_gcs not in FS_GCS_ENABLE_CHOICES:
-        raise ParameterError("%s: expected one of %s, got %d" % (s.key("fs_gcs_enable"), FS_GCS_ENABLE_CHOICES, fs_gcs))
+    mixer = s.choice("mixer", MIXER_KINDS)
+    sysid = s.integer("sysid_mygcs", 1, 255)
+    fs_input = s.choice("fs_pilot_input", FS_PILOT_INPUT_CHOICES)
+    fs_gcs = s.choice("fs_gcs_enable", FS_GCS_ENABLE_CHOICES)
     override_time = s.finite("rc_override_time_s")
     if override_time < 0 and override_time != -1:
         raise ParameterError("%s: expected -1 (never) or a value >= 0, got %r"
@@ -311,10 +288,10 @@ def load_firmware_config(path=None):
         fs_pilot_input=fs_input, fs_pilot_timeout_s=s.positive("fs_pilot_timeout_s"),
         fs_gcs_enable=fs_gcs, gcs_timeout_s=s.positive("gcs_timeout_s"),
         loop_rate_hz=s.positive("loop_rate_hz"),
-        command_delay_s=_nonnegative(s, "command_delay_s"),
-        telemetry_delay_s=_nonnegative(s, "telemetry_delay_s"),
-        js_gain_default=_within(s, "js_gain_default", 0.1, 1.0),
-        js_thr_gain=_within(s, "js_thr_gain", 0.5, 4.0))
+        command_delay_s=s.number("command_delay_s", minimum=0.0),
+        telemetry_delay_s=s.number("telemetry_delay_s", minimum=0.0),
+        js_gain_default=s.number("js_gain_default", 0.1, 1.0),
+        js_thr_gain=s.number("js_thr_gain", 0.5, 4.0))
 
 
 def load_link_config(path=None):
