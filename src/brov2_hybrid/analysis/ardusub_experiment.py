@@ -3,9 +3,9 @@
 Same plant (our vehicle model under real ArduSub 4.5 SITL), same desired attitudes:
 
 * ``hybrid``: the hybrid autopilot in MANUAL with the stock-compensated output stage, at
-  each omega_d of the ``ardusub`` section (:class:`~.ardusub_flight.HybridPilot`);
+  each omega_d of the ``ardusub`` section (:class:`~.ardusub_pilots.HybridPilot`);
 * ``ardusub default``: ArduSub's attitude controller with its default gains, commanded
-  by SET_ATTITUDE_TARGET in ALT_HOLD (:class:`~.ardusub_flight.ArduSubAttitudePilot`,
+  by SET_ATTITUDE_TARGET in ALT_HOLD (:class:`~.ardusub_pilots.ArduSubAttitudePilot`,
   which says why that path);
 * ``ardusub tuned``: the same after :func:`tune_ardusub`;
 * ``hybrid, our simulator``: the in-process loop with the stock mixer and output stage,
@@ -160,7 +160,7 @@ def new_flight(ctx, cs):
 def hybrid_pilot(ctx, omega_d_rad_s):
     """The hybrid autopilot at ``omega_d_rad_s`` [rad/s] as a pilot for ArduSub SITL: the loop's
     controller and the stock compensated output stage (the vehicle runs stock ArduSub), in MANUAL."""
-    from brov2_hybrid.analysis.ardusub_flight import HybridPilot
+    from brov2_hybrid.analysis.ardusub_pilots import HybridPilot
     from brov2_hybrid.analysis.closed_loop import ClosedLoop
     from dataclasses import replace
     loop = ClosedLoop(replace(ctx.loop, mixer=STOCK, output_stage="stock"), ctx.setup)
@@ -170,7 +170,7 @@ def hybrid_pilot(ctx, omega_d_rad_s):
 def ardusub_pilot(ctx):
     """ArduSub's own attitude controller as a pilot (ALT_HOLD + SET_ATTITUDE_TARGET; translations
     by RC override through the context's RC map)."""
-    from brov2_hybrid.analysis.ardusub_flight import ArduSubAttitudePilot
+    from brov2_hybrid.analysis.ardusub_pilots import ArduSubAttitudePilot
     return ArduSubAttitudePilot(ctx.rc_map)
 
 

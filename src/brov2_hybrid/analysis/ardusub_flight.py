@@ -9,12 +9,13 @@ SET_ATTITUDE_TARGET and parameters.
 
 :func:`fly` runs one dive against a pilot, ticking on every ATTITUDE message (ArduSub's
 estimate, vehicle time), and returns a log in :data:`brov2_hybrid.node_logic.logfile.LOG_COLUMNS`
-plus the true attitude from the physics. Pilots:
+plus the true attitude from the physics. Pilots
+(:mod:`brov2_hybrid.analysis.ardusub_pilots`):
 
-* :class:`HybridPilot` - the hybrid autopilot in MANUAL: the same HybridController,
+* :class:`~brov2_hybrid.analysis.ardusub_pilots.HybridPilot` - the hybrid autopilot in MANUAL: the same HybridController,
   normalisation and firmware output stage as the ``control_law`` and
   ``thruster_allocation`` nodes, RC override out.
-* :class:`ArduSubAttitudePilot` - ArduSub's own attitude controller. ArduSub 4.5 takes
+* :class:`~brov2_hybrid.analysis.ardusub_pilots.ArduSubAttitudePilot` - ArduSub's own attitude controller. ArduSub 4.5 takes
   an absolute attitude without a position fix only in ALT_HOLD: ``GCS_MAVLINK_Sub::
   handle_message`` (ArduSub/GCS_Mavlink.cpp) stores a SET_ATTITUDE_TARGET whose
   type_mask ignores throttle (bit 6) in ``set_attitude_target_no_gps``, and
@@ -26,14 +27,12 @@ plus the true attitude from the physics. Pilots:
   stick (``ModeAlthold::control_depth``), not an open-loop thrust.
 """
 import logging
-import math
 import threading
 import time
 
 import numpy as np
 
 from brov2_hybrid.link import ardusub
-from brov2_hybrid.control.law import normalize
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.physics.kinematics import euler_from_quaternion, quaternion_from_euler
 from brov2_hybrid.node_logic.logfile import NUMERIC_COLUMNS
@@ -277,63 +276,6 @@ class SitlFlight(object):
             self.sitl.stop()
             self._physics.join(5.0)
             self.sitl.close()
-
-
-# ---------------------------------------------------------------------- pilots
-
-class HybridPilot(object):
-    """The hybrid autopilot (control_law + thruster_allocation's core objects) in MANUAL."""
-
-    mode = "MANUAL"
-
-    def __init__(self, controller, output_stage, tau_max):
-        self.controller = controller
-        self.output = output_stage
-        self.tau_max = tau_max
-
-    @property
-    def omega_d_rad_s(self):
-        """The controller's omega_d [rad/s] (the log's omega_d column)."""
-        return self.controller.gains.omega_d_rad_s
-
-    def on_desired(self, t_s, eta2d):
-        """A new dive row: feed the desired attitude ``eta2d`` [rad] at ``t_s`` [s] to the controller's
-        rate estimator."""
-        self.controller.update_desired(t_s, eta2d)
-
-    def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
-        """One control tick; returns (tau (6,), u (6,), RC channels {ch: PWM})."""
-        tau = self.controller.compute(eta2d, u_lin, eta2, nu2, t_s=t_s).tau_body_frd
-        u = normalize(tau, self.tau_max)[0]
-        rc = self.output.channels(u)
-        flight.override([rc.get(ch, 0) for ch in range(1, 9)])
-        return tau, u, rc
-
-
-class ArduSubAttitudePilot(object):
-    """ArduSub's own attitude controller (ALT_HOLD + SET_ATTITUDE_TARGET), translations by RC."""
-
-    mode = "ALT_HOLD"
-    #: No omega_d: ArduSub's own gains fly (the log's omega_d column reads NaN).
-    omega_d_rad_s = math.nan
-
-    def __init__(self, rc_map):
-        self.rc_map = rc_map
-
-    def on_desired(self, t_s, eta2d):
-        """A new dive row: nothing to do (ArduSub takes the attitude itself on every tick)."""
-        pass
-
-    def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
-        """One tick: SET_ATTITUDE_TARGET ``eta2d`` [rad] and RC override of the linear commands ``u_lin``.
-
-        Returns (tau (6,) all NaN: ArduSub's torque is unknown, u (6,) = (u_lin, 0, 0, 0), RC channels
-        {ch: PWM [us]})."""
-        flight.attitude_target(eta2d)
-        u = np.concatenate([u_lin, np.zeros(3)])
-        rc = self.rc_map.pwm_from_u(u)
-        flight.override([rc.get(ch, 0) for ch in range(1, 9)])
-        return np.full(6, np.nan), u, rc
 
 
 def truth_at(history, t_s):

@@ -1,0 +1,68 @@
+"""The pilots :func:`brov2_hybrid.analysis.ardusub_flight.fly` flies real ArduSub SITL with.
+
+A pilot has ``mode`` (the ArduSub flight mode it needs), ``omega_d_rad_s`` (the log's
+omega_d column), ``on_desired(t_s, eta2d)`` (a new dive row) and ``tick(flight, t_s,
+eta2d, u_lin, eta2, nu2)`` (one control tick on ArduSub's attitude estimate; returns tau,
+u and the RC channels it sent). See :mod:`brov2_hybrid.analysis.ardusub_flight` for why
+ArduSub's attitude controller is commanded in ALT_HOLD.
+"""
+import math
+
+import numpy as np
+
+from brov2_hybrid.control.law import normalize
+
+
+class HybridPilot(object):
+    """The hybrid autopilot (control_law + thruster_allocation's core objects) in MANUAL."""
+
+    mode = "MANUAL"
+
+    def __init__(self, controller, output_stage, tau_max):
+        self.controller = controller
+        self.output = output_stage
+        self.tau_max = tau_max
+
+    @property
+    def omega_d_rad_s(self):
+        """The controller's omega_d [rad/s] (the log's omega_d column)."""
+        return self.controller.gains.omega_d_rad_s
+
+    def on_desired(self, t_s, eta2d):
+        """A new dive row: feed the desired attitude ``eta2d`` [rad] at ``t_s`` [s] to the controller's
+        rate estimator."""
+        self.controller.update_desired(t_s, eta2d)
+
+    def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
+        """One control tick; returns (tau (6,), u (6,), RC channels {ch: PWM})."""
+        tau = self.controller.compute(eta2d, u_lin, eta2, nu2, t_s=t_s).tau_body_frd
+        u = normalize(tau, self.tau_max)[0]
+        rc = self.output.channels(u)
+        flight.override([rc.get(ch, 0) for ch in range(1, 9)])
+        return tau, u, rc
+
+
+class ArduSubAttitudePilot(object):
+    """ArduSub's own attitude controller (ALT_HOLD + SET_ATTITUDE_TARGET), translations by RC."""
+
+    mode = "ALT_HOLD"
+    #: No omega_d: ArduSub's own gains fly (the log's omega_d column reads NaN).
+    omega_d_rad_s = math.nan
+
+    def __init__(self, rc_map):
+        self.rc_map = rc_map
+
+    def on_desired(self, t_s, eta2d):
+        """A new dive row: nothing to do (ArduSub takes the attitude itself on every tick)."""
+        pass
+
+    def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
+        """One tick: SET_ATTITUDE_TARGET ``eta2d`` [rad] and RC override of the linear commands ``u_lin``.
+
+        Returns (tau (6,) all NaN: ArduSub's torque is unknown, u (6,) = (u_lin, 0, 0, 0), RC channels
+        {ch: PWM [us]})."""
+        flight.attitude_target(eta2d)
+        u = np.concatenate([u_lin, np.zeros(3)])
+        rc = self.rc_map.pwm_from_u(u)
+        flight.override([rc.get(ch, 0) for ch in range(1, 9)])
+        return np.full(6, np.nan), u, rc
