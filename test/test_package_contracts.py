@@ -7,6 +7,8 @@
    ``ValueError``) that says what was expected. The public surface is enumerated with
    ``inspect``; each callable needs an entry in :data:`CASES` (sample valid arguments
    and which of them are numeric), so a new public function without one fails here.
+3. Every public function, class and method in src/brov2_hybrid, nodes/ and scripts/ has a
+   docstring (:func:`undocumented`, an ``ast`` scan; placed after section 1).
 """
 import ast
 import importlib
@@ -95,6 +97,48 @@ def test_no_module_imports_private_names(relpath):
         found = private_crossings(handle.read(), relpath)
     assert not found, "%s uses private names of other modules: %s" % (
         relpath, "; ".join("line %d: %s" % f for f in found))
+
+
+# ----------------------------------------------------------------------------- 3. docstrings
+
+
+def undocumented(source, filename="<source>"):
+    """[(line, name)] of public functions, classes and methods of ``source`` without a docstring.
+
+    Public: a module-level or class-level def / class whose name does not start with "_"
+    (a property's setter counts as its own definition). Nested functions are not counted.
+    """
+    tree = ast.parse(source, filename)
+    found = []
+
+    def visit(node, prefix):
+        for child in ast.iter_child_nodes(node):
+            if isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                if not child.name.startswith("_") and ast.get_docstring(child) is None:
+                    found.append((child.lineno, prefix + child.name))
+                if isinstance(child, ast.ClassDef):
+                    visit(child, prefix + child.name + ".")
+    visit(tree, "")
+    return found
+
+
+def test_undocumented_finder_sees_functions_classes_methods_and_setters():
+    source = ('def f():\n    pass\n'
+              'def _private():\n    pass\n'
+              'class C:\n    """Doc."""\n    def m(self):\n        pass\n'
+              '    @property\n    def p(self):\n        """Doc."""\n    @p.setter\n    def p(self, v):\n        pass\n'
+              'class D:\n    def ok(self):\n        """Doc."""\n        def inner():\n            pass\n')
+    assert [name for _, name in undocumented(source)] == ["f", "C.m", "C.p", "D"]
+
+
+@pytest.mark.parametrize("path", _python_files())
+def test_every_public_name_has_a_docstring(path):
+    """Every public function, class and method in src/brov2_hybrid, nodes/ and scripts/
+    says what it does (issue 15: the project explains itself)."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
+        missing = undocumented(handle.read(), path)
+    assert not missing, "%s: public names without a docstring: %s" % (
+        path, ", ".join("%s (line %d)" % (name, line) for line, name in missing))
 
 
 # ----------------------------------------------------------------------------- 2. NaN and shapes

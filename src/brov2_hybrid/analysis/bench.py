@@ -85,6 +85,8 @@ def run_reproduce(out_dir=None, jobs=None):
 
 
 def main(argv=None):
+    """Command line (``python -m brov2_hybrid.analysis.bench [--no-reproduce]``): print the loop's
+    real-time factors and, unless ``--no-reproduce``, the wall time of a whole reproduction."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-reproduce", action="store_true", help="skip timing the whole reproduction")
     args = parser.parse_args(argv)

@@ -77,10 +77,12 @@ class LoopResult(object):
 
     @property
     def t_s(self):
+        """Tick times [s] (the ``time_s`` column), from 0."""
         return self.log["time_s"]
 
     @property
     def duration_s(self):
+        """Simulated span of the run [s]: last tick time minus the first (0 for an empty log)."""
         return float(self.t_s[-1] - self.t_s[0]) if len(self.t_s) else 0.0
 
 

@@ -89,6 +89,8 @@ def perturbed_setup(setup, sample):
 
 @dataclass(frozen=True)
 class RobustJob:
+    """One closed-loop job of the sweep: ``sample`` flown at ``omega_d_rad_s`` with (``integral``)
+    or without integral action, on the loop settings ``loop``; ``band`` is the settling band."""
     loop: object
     settings: RobustnessSettings
     sample: Sample
@@ -205,6 +207,7 @@ def _cell(st, fmt="%.2f"):
 
 
 def console_lines(summary):
+    """The summary of :func:`robustness_experiment` as console text: one line per omega_d and law."""
     return "\n".join(["seed %d, %d samples per omega_d and law (median / p90 / max):" % (
         summary["seed"], summary["samples"])] + [
         "  omega_d %g %-4s settling %s s (unsettled %d), overshoot %s %%, dive IAE %s deg s" % (
@@ -213,6 +216,7 @@ def console_lines(summary):
 
 
 def report_section(summary):
+    """The REPORT.md section (Markdown) of :func:`robustness_experiment`'s summary: ranges, table, figure."""
     lines = ["## Robustness: Monte Carlo PD vs PD+I (issue 10)", "",
              "Seed %d, %d samples per omega_d and law (the same plants for both laws), scale ranges +-: %s. "
              "Cells: median / p90 / max." % (summary["seed"], summary["samples"], summary["ranges"]), "",

@@ -58,6 +58,9 @@ class LoopSettings:
 
 @dataclass(frozen=True)
 class LatencyCase:
+    """One loop latency of the ``latency`` section: attitude telemetry rate [Hz] and transport
+    delays [s] of telemetry and commands; ``desired_rate_hz`` optionally changes the rate of the
+    step input samples too."""
     name: str
     telemetry_rate_hz: float
     telemetry_delay_s: float
@@ -67,6 +70,9 @@ class LatencyCase:
 
 @dataclass(frozen=True)
 class StepSettings:
+    """The ``step`` section: the yaw step (time [s], size [rad], run length [s]; the LTI
+    response's length), the settling band (fraction of the step) and the omega_d values flown
+    and plotted [rad/s]."""
     step_time_s: float
     step_rad: float
     duration_s: float
@@ -78,6 +84,8 @@ class StepSettings:
 
 @dataclass(frozen=True)
 class BodeSettings:
+    """The ``bode`` section: sine amplitude [rad], frequencies [Hz], omega_d values [rad/s], and how
+    much of each run is transient (periods, at least ``min_transient_s``) and analysed (periods)."""
     amplitude_rad: float
     freqs_hz: tuple
     omega_d_rad_s: tuple
@@ -88,12 +96,16 @@ class BodeSettings:
 
 @dataclass(frozen=True)
 class DiveSettings:
+    """The ``dive`` section: the dive CSV flown (path relative to the package) and the omega_d
+    values [rad/s]."""
     csv_file: str
     omega_d_rad_s: tuple
 
 
 @dataclass(frozen=True)
 class CompareSettings:
+    """The ``compare`` section (model vs stock-model runs): omega_d values [rad/s], run length [s],
+    the window [s] and floor [rad] of the error measure."""
     omega_d_rad_s: tuple
     duration_s: float
     error_window_s: float
@@ -102,6 +114,9 @@ class CompareSettings:
 
 @dataclass(frozen=True)
 class SysidSettings:
+    """The ``sysid`` section (inertia identification from torque steps): torques [N m], run
+    length [s], sample rate [Hz], steady window [s], inertia bounds [kg m^2] of the fit, and the
+    settling tolerance and window [s]."""
     torques_nm: tuple
     duration_s: float
     sample_rate_hz: float

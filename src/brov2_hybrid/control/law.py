@@ -296,6 +296,7 @@ class HybridController(object):
 
     @gains.setter
     def gains(self, value):
+        """Put PD gains (:class:`~brov2_hybrid.control.gains.PDGains`) in force."""
         self._gains = value
         self._kd_total = value.kd_total
 
@@ -306,5 +307,6 @@ class HybridController(object):
 
     @closed_loop_enabled.setter
     def closed_loop_enabled(self, value):
+        """Set the per-axis enable (3 booleans); a passive attitude DOF stays open loop."""
         self._enabled = np.array(value, dtype=bool) & self._actuated_attitude
         self._enabled_mask = self._enabled.astype(float)

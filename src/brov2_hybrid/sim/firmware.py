@@ -164,10 +164,12 @@ class Firmware(object):
 
     @property
     def sysid_mygcs(self):
+        """SYSID_MYGCS: the only MAVLink system id whose RC overrides the firmware accepts."""
         return int(self.params.get("SYSID_MYGCS"))
 
     @property
     def command_delay_s(self):
+        """The simulated command transport delay [s] (SIM_CMD_DELAY)."""
         return self._command_line.delay_s
 
     # ------------------------------------------------------------------ messages

@@ -244,6 +244,7 @@ class Simulator(object):
 # ---------------------------------------------------------------------- command line
 
 def build_arg_parser():
+    """The ``brov2_sitl`` command line (simulator options; see ``--help``)."""
     parser = argparse.ArgumentParser(
         prog="brov2_sitl",
         description="BlueROV2 simulator that behaves like the paper's modified ArduSub SITL over "

@@ -100,10 +100,12 @@ class VehicleModel(object):
 
     @property
     def t_s(self):
+        """Simulated time [s] of the current state."""
         return self._t0_s + self._steps * self.dt_s
 
     @property
     def eta(self):
+        """Pose (6,): NED position [m] and roll, pitch, yaw [rad] (ZYX Euler of body FRD in NED)."""
         if self._eta is None:      # once per state: the loop reads it for telemetry and its log
             x = self._x
             self._eta = np.concatenate([x[0:3], euler_from_quaternion([x[4], x[5], x[6], x[3]])])
@@ -111,6 +113,7 @@ class VehicleModel(object):
 
     @property
     def nu(self):
+        """Body velocities (6,): u, v, w [m/s] and p, q, r [rad/s], body FRD."""
         return np.array(self._x[7:13])
 
     def quaternion_ned_frd(self):

@@ -121,6 +121,7 @@ class QuantitativeFirmwareOutput(OutputStage):
     firmware = QUANTITATIVE
 
     def u_to_send(self, u):
+        """u unchanged: Algorithm 2 in the vehicle does the allocation."""
         return u
 
 
@@ -131,6 +132,7 @@ class StockNaiveOutput(OutputStage):
     firmware = STOCK
 
     def u_to_send(self, u):
+        """u unchanged (the dead band and group scaling of Algorithm 1 are left as they are)."""
         return u
 
 
@@ -207,6 +209,8 @@ class StockCompensatedOutput(OutputStage):
         self._search = _search_kernel(self)
 
     def u_to_send(self, u):
+        """u (6,) -> the channels' u that makes stock Algorithm 1 output the target motor PWMs
+        (on the 1/400 grid; zero stays exactly zero)."""
         if not u.any():
             return u                                              # neutral stays exactly neutral
         return self._u_to_send(u, self._search)

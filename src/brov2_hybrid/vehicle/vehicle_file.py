@@ -112,6 +112,7 @@ class ArduSubFrame:
 
     @property
     def name(self):
+        """ArduSub's name of the frame (FRAME_CONFIG), e.g. ``vectored_6dof``."""
         return ARDUSUB_FRAMES[self.frame_config]
 
 
@@ -170,6 +171,7 @@ class Vehicle:
 
     @property
     def passive_dof_names(self):
+        """Names of the passive DOFs (``DOF_NAMES`` order), e.g. ``("pitch",)``."""
         return tuple(DOF_NAMES[j] for j in self.passive_dofs)
 
     def mixer(self, kind=QUANTITATIVE):
