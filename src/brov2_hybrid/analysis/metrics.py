@@ -12,6 +12,7 @@
 * :func:`gain_phase` - gain from half peak-to-peak, phase from peak times (App. C).
 * :func:`bandwidth` - first frequency where a gain curve falls below 1/sqrt(2).
 * :func:`unity_crossing` - frequency where the gain falls back through 1 after its peak.
+* :func:`median_ci` - distribution-free confidence interval of a median (Monte Carlo spread).
 
 Signals are 1-D arrays sampled at increasing times ``t_s`` [s]; angles in rad.
 """
@@ -246,3 +247,25 @@ def value_at(x, y, x0):
     if not x[0] <= x0 <= x[-1]:
         return float("nan")
     return float(np.interp(x0, x, np.asarray(y, dtype=float)))
+
+
+def median_ci(values, level=0.95):
+    """Distribution-free confidence interval (lo, hi) of the median of ``values``.
+
+    The order statistics (x_(j), x_(n+1-j)) with the largest j whose coverage
+    1 - 2 P(B <= j - 1), B ~ Binomial(n, 1/2), is still >= ``level`` (the sign-test
+    interval: no assumption on the distribution, so it fits settling times and IAEs).
+    Non-finite values are dropped. (nan, nan) with too few samples for the level (at 95 %:
+    fewer than 6, since (x_(1), x_(5)) covers only 93.75 %).
+    """
+    v = np.sort(np.asarray([x for x in np.ravel(values) if math.isfinite(x)], dtype=float))
+    n = v.size
+    if not 0.0 < level < 1.0:
+        raise Brov2Error("level: expected a value in (0, 1), got %r" % (level,))
+    from scipy.stats import binom
+    j = 0
+    while j + 1 <= n // 2 and 1.0 - 2.0 * binom.cdf(j, n, 0.5) >= level:
+        j += 1                # x_(j+1) .. x_(n-j) still covers the level
+    if j == 0:
+        return float("nan"), float("nan")
+    return float(v[j - 1]), float(v[n - j])
