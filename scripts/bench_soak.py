@@ -107,7 +107,7 @@ def main(argv=None):
     """Run the soak (see the module docstring) and print its figures; returns 0 whatever they are
     (also with --minutes 0: skipped), 1 when the run itself failed (roslaunch ended, nodes missing
     after 60 s, any other error; the message names the log folder where there is one)."""
-    from brov2_hybrid.link.vehicle_address import free_tcp_port
+    from brov2_hybrid.link.fcu_address import free_tcp_port
     from brov2_hybrid.node_logic import soak_stats
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--minutes", type=float, default=float(os.environ.get("BROV2_SOAK_MIN", "10")),

@@ -76,8 +76,8 @@ def stop(proc, timeout_s=15.0):
         proc.wait(5.0)
 
 
-class VehicleWatch(object):
-    """SERVO_OUTPUT_RAW and the armed flag of the vehicle, stamped with wall time."""
+class FcuWatch(object):
+    """SERVO_OUTPUT_RAW and the armed flag of the FCU, stamped with wall time."""
 
     def __init__(self, port):
         from pymavlink import mavutil
@@ -188,7 +188,7 @@ def run_case(node, out_dir, observe_s, python):
              "fcu_url:=tcp:127.0.0.1:%d" % port, "dive:=%s" % dive, "exit_at_end:=false",
              "log_dir:=%s" % log_dir, "output:=log"],
             stdout=launch_out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
-        watch = VehicleWatch(port)
+        watch = FcuWatch(port)
         if not wait(lambda: watch.armed and watch.moving(), 90.0):
             raise RuntimeError("%s: the vehicle never armed and moved (see %s)" % (node, case_dir))
         time.sleep(2.0)                                    # mid-dive

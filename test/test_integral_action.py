@@ -29,7 +29,7 @@ def test_integral_off_is_the_paper_law_bit_for_bit(setup, controller_params):
         out = c.compute(eta2d, u_lin, eta2, nu2, eta2d_dot=rate_d, t_s=0.02 * k)
         tau = np.concatenate([u_lin * setup.tau_max[:3],
                               attitude_torque(eta2d, rate_d, eta2, nu2, c.gains.kp, c.gains.kd_total,
-                                              -restoring_moment(eta2d, c.vehicle))])
+                                              -restoring_moment(eta2d, c.body))])
         assert out.tau_body_frd.tobytes() == tau.tobytes()
         assert out.saturated.tolist() == normalize(tau, setup.tau_max)[1].tolist()
 

@@ -105,6 +105,6 @@ def test_warm_compiles_every_family():
     """`python -m brov2_hybrid.kernels` (make setup) leaves every family compiled where numba is."""
     from brov2_hybrid import kernels
     families = kernels.warm()
-    assert {"mixers", "stock_search", "vehicle_model"} <= set(families)
+    assert {"mixers", "stock_search", "plant"} <= set(families)
     if _numba_expected():
         assert all(families.values()), families

@@ -15,7 +15,7 @@ import pytest
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.sim import json_physics as jp
 from brov2_hybrid.sim.config import load_sim_options, start_eta
-from brov2_hybrid.sim.vehicle_model import VehicleModel
+from brov2_hybrid.sim.plant import Plant
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 NEUTRAL = [1500] * 8
@@ -27,9 +27,9 @@ def setup():
 
 
 def new_physics(setup, depth_m=5.0):
-    model = VehicleModel(setup, load_sim_options())
-    model.reset(eta=start_eta(depth_m, [0.0, 0.0, 0.0]))
-    return jp.JsonPhysics(model)
+    plant = Plant(setup, load_sim_options())
+    plant.reset(eta=start_eta(depth_m, [0.0, 0.0, 0.0]))
+    return jp.JsonPhysics(plant)
 
 
 def sitl_parse(reply):
@@ -87,8 +87,8 @@ def test_reply_is_what_sitl_parses(setup):
     physics = new_physics(setup)
     reply = physics.on_frame(jp.parse_servo_packet(jp.servo_packet(400, 0, NEUTRAL)))
     fields = sitl_parse(reply)
-    model = physics.model
-    assert fields["timestamp"] == pytest.approx(model.t_s) and model.t_s == pytest.approx(1 / 400.0)
+    plant = physics.plant
+    assert fields["timestamp"] == pytest.approx(plant.t_s) and plant.t_s == pytest.approx(1 / 400.0)
     np.testing.assert_allclose(fields["position"], [0.0, 0.0, 5.0], atol=1e-4)
     np.testing.assert_allclose(fields["quaternion"], [1.0, 0.0, 0.0, 0.0], atol=1e-9)
     # At rest, level: the accelerometer reads minus gravity (up), plus the small net buoyancy.
@@ -101,16 +101,16 @@ def test_one_frame_is_one_period_in_whole_steps(setup):
     for k in range(6):
         physics.on_frame(jp.ServoFrame(1200, k, NEUTRAL))
     # 6 frames at 1200 Hz = 5 ms = 2 steps of 2.5 ms (the remainder is carried, not lost).
-    assert physics.model.t_s == pytest.approx(0.005)
+    assert physics.plant.t_s == pytest.approx(0.005)
     for k in range(6, 400):
         physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
-    assert physics.model.t_s == pytest.approx(0.005 + 394 / 400.0)
+    assert physics.plant.t_s == pytest.approx(0.005 + 394 / 400.0)
 
 
 def test_unstarted_outputs_are_neutral_not_full_reverse(setup):
     physics = new_physics(setup)
     physics.on_frame(jp.ServoFrame(400, 0, [0] * 16))
-    np.testing.assert_allclose(physics.model.thruster_forces_n(), 0.0)
+    np.testing.assert_allclose(physics.plant.thruster_forces_n(), 0.0)
 
 
 def test_motor_pwms_drive_the_model_as_directly(setup):
@@ -120,7 +120,7 @@ def test_motor_pwms_drive_the_model_as_directly(setup):
     physics = new_physics(setup)
     for k in range(200):
         reply = physics.on_frame(jp.ServoFrame(400, k, pwm + [0] * 8))
-    reference = VehicleModel(setup, load_sim_options())
+    reference = Plant(setup, load_sim_options())
     reference.reset(eta=start_eta(5.0, [0, 0, 0]))
     reference.set_motor_pwm(pwm)
     reference.step(200)
@@ -134,7 +134,7 @@ def test_restart_of_sitl_is_counted_and_time_goes_on(setup):
     physics = new_physics(setup)
     for k in (10, 11, 12, 0, 1):
         physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
-    assert physics.restarts == 1 and physics.model.t_s == pytest.approx(5 / 400.0)
+    assert physics.restarts == 1 and physics.plant.t_s == pytest.approx(5 / 400.0)
 
 
 def test_server_answers_the_sender_over_udp(setup):

@@ -27,7 +27,7 @@ import time
 
 import pytest
 
-from brov2_hybrid.link.vehicle_address import free_tcp_port
+from brov2_hybrid.link.fcu_address import free_tcp_port
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = pytest.mark.skipif(shutil.which("roslaunch") is None or shutil.which("rosrun") is None,

@@ -39,7 +39,7 @@ def _settings(**changes):
     return mio.MissionSettings(**values)
 
 
-class ScriptedVehicle(mio.MissionIO):
+class ScriptedFcu(mio.MissionIO):
     """A vehicle and autopilot on a simulated clock, advanced by the mission's sleeps.
 
     It connects at ``connect_at_s``, enters a requested mode ``mode_delay_s`` later
@@ -158,8 +158,8 @@ class ScriptedVehicle(mio.MissionIO):
         return [text for lvl, text in self.logs if lvl == level]
 
 
-def _mission(setup, rc_map, settings=None, **vehicle):
-    io = ScriptedVehicle(setup, rc_map, **vehicle)
+def _mission(setup, rc_map, settings=None, **fcu):
+    io = ScriptedFcu(setup, rc_map, **fcu)
     verifier = OverrideVerifier(3.0, 20, rc_map.neutral_us)
     detector = FirmwareDetector(setup, rc_map, 3.0, 3, 1.0)
     io.mission = ms.Mission(settings or _settings(), verifier, detector, io)

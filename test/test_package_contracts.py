@@ -189,12 +189,12 @@ class Fixtures(object):
         self.rc_map = load_rc_map()
 
     @property
-    def vehicle(self):
+    def body(self):
         return self.setup.body
 
     def controller(self):
         from brov2_hybrid.control.law import HybridController
-        return HybridController(self.vehicle, self.controller_params, self.setup.tau_max)
+        return HybridController(self.body, self.controller_params, self.setup.tau_max)
 
     def gains(self):
         return self.controller().gains
@@ -278,7 +278,7 @@ def _cases():
                                                   lambda f: {"now_s": 1.0}, ("now_s",)),
         "control.law.HybridController": Case(
             lambda f: c.HybridController,
-            lambda f: {"vehicle": f.vehicle, "settings": f.controller_params, "tau_max": f.setup.tau_max},
+            lambda f: {"body": f.body, "settings": f.controller_params, "tau_max": f.setup.tau_max},
             ("tau_max",)),
         "control.law.HybridController.configure": Case(
             lambda f: f.controller().configure,
@@ -330,7 +330,7 @@ def _cases():
             lambda f: {"phi": 0.1, "theta": -0.2, "net_weight_n": -2.0, "lever": [0.0, 0.0, 2.3]},
             ("phi", "theta", "net_weight_n", "lever")),
         "physics.hydrostatics.restoring_moment": Case(lambda f: h.restoring_moment,
-                                              lambda f: {"eta2": _eta2(), "params": f.vehicle}, ("eta2",)),
+                                              lambda f: {"eta2": _eta2(), "params": f.body}, ("eta2",)),
         # allocation
         "vehicle.allocation.allocation_matrix": Case(lambda f: a.allocation_matrix,
                                              lambda f: {"positions_m": f.positions(),

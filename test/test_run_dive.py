@@ -11,7 +11,7 @@ import subprocess
 
 import pytest
 
-from brov2_hybrid.link.vehicle_address import free_tcp_port
+from brov2_hybrid.link.fcu_address import free_tcp_port
 from brov2_hybrid.node_logic import exit_codes as ec
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))

@@ -71,7 +71,7 @@ class SimTap(object):
     def __init__(self, sim):
         self._sent = []       # (simulated time [s], packed bytes)
         self._handled = []    # (simulated time [s], message)
-        send, handle = sim.server.send, sim.vehicle.handle
+        send, handle = sim.server.send, sim.protocol.handle
 
         def tapped_send(connection, data):
             self._sent.append((sim.t_s, bytes(data)))
@@ -82,7 +82,7 @@ class SimTap(object):
             handle(connection, message, t_s)
 
         sim.server.send = tapped_send
-        sim.vehicle.handle = tapped_handle
+        sim.protocol.handle = tapped_handle
 
     def sent(self, kind):
         """(send time [s], message) of every ``kind`` message sent so far."""
@@ -360,7 +360,7 @@ def test_mixer_and_model_are_selectable_by_parameter(setup, sim, gcs):
     gcs.override = YAW_RIGHT
     expected = expected_servos(setup, YAW_RIGHT, mixer="stock")
     gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
-    assert sim.model.kind == "stock"
+    assert sim.plant.kind == "stock"
 
 
 def test_unsupported_mode_is_refused(gcs):
@@ -438,7 +438,7 @@ def test_malformed_and_unknown_messages_are_counted_not_fatal(sim):
         gcs.close()
         raw.close()
     assert counters["server"]["bad_data"] > 0
-    assert counters["vehicle"]["unhandled"].get("SET_POSITION_TARGET_LOCAL_NED") == 1
+    assert counters["protocol"]["unhandled"].get("SET_POSITION_TARGET_LOCAL_NED") == 1
     assert counters["firmware"]["override_accepted"] == 0  # the frame with a bad CRC was dropped
 
 
@@ -629,7 +629,7 @@ def test_manual_control_for_another_vehicle_or_from_another_system_is_ignored(se
     finally:
         other.close()
     counters = sim.counters()
-    assert counters["vehicle"]["not_for_us"] >= 40
+    assert counters["protocol"]["not_for_us"] >= 40
     assert counters["firmware"]["manual_control_rejected_sysid"] == 20
     assert counters["firmware"]["manual_control_accepted"] == 0
 
@@ -712,5 +712,5 @@ def test_home_position_autopilot_version_and_mission_answers(sim, gcs):
         assert count.count == 0 and count.target_system == 255
         gcs.m.mav.mission_ack_send(1, 1, mavlink.MAV_MISSION_ACCEPTED, mission_type)
     gcs.sync()
-    counters = sim.counters()["vehicle"]
+    counters = sim.counters()["protocol"]
     assert counters["mission_acks"] == 2 and "MISSION_ACK" not in counters["unhandled"]

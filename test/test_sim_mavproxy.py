@@ -52,7 +52,7 @@ def test_mavproxy_mode_arm_and_rc_override_fly_the_vehicle(setup, tmp_path):
             fw = sim.firmware
             flying = (fw.armed and fw.mode == MANUAL
                       and np.all(np.abs(np.array(fw.motor_pwm_us) - expected) <= 1.0)
-                      and sim.model.nu[5] > 0.3)
+                      and sim.plant.nu[5] > 0.3)
     finally:
         proc.terminate()
         try:

@@ -95,7 +95,7 @@ def test_unsigned_override_from_another_process_is_dropped_while_the_signed_pilo
         assert len(outputs) > 5
         assert pilot.wait_type("HEARTBEAT").base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED
         counters = keyed_sim.counters()
-        rejected = counters["vehicle"]["signature_rejected_by_source"]["255/191"]
+        rejected = counters["protocol"]["signature_rejected_by_source"]["255/191"]
         assert rejected >= 20 and counters["firmware"]["override_rejected_sysid"] == 0
         # One warning for the source within signing_warning_interval_s, not one per message.
         texts = [m for m in [pilot.m.recv_match(type="STATUSTEXT", blocking=False) for _ in range(200)] if m]
@@ -119,7 +119,7 @@ def test_wrongly_signed_override_is_dropped(setup, keyed_sim):
         assert "badly signed" in warning.text
         for _ in range(5):
             np.testing.assert_allclose(servos(pilot.wait_type("SERVO_OUTPUT_RAW")), expected, atol=1.0)
-        assert keyed_sim.counters()["vehicle"]["signature_rejected_by_source"]["255/192"] >= 30
+        assert keyed_sim.counters()["protocol"]["signature_rejected_by_source"]["255/192"] >= 30
     finally:
         forger.close()
         pilot.close()
@@ -138,22 +138,22 @@ def test_setup_signing_keys_every_link_and_an_all_zero_key_disables(unkeyed_sim)
         ms.sign_connection(pilot.m, KEY)
         ms.send_setup_signing(pilot.m, 1, 1, KEY)                          # as mavlink_bridge's signing_setup
         assert arm_ack(pilot, 0).result == mavlink.MAV_RESULT_ACCEPTED      # signed: accepted
-        assert unkeyed_sim.vehicle.signing_enabled
+        assert unkeyed_sim.protocol.signing_enabled
         with pytest.raises(AssertionError, match="timed out"):
             arm_ack(plain, 0, timeout=1.0)                                  # the other link is keyed too
         plain.m.mav.setup_signing_send(1, 1, bytes(32), 0)                  # unsigned re-keying: dropped
         plain.m.mav.heartbeat_send(mavlink.MAV_TYPE_GCS, mavlink.MAV_AUTOPILOT_INVALID, 0, 0, 0)
         assert arm_ack(pilot, 0).result == mavlink.MAV_RESULT_ACCEPTED
-        assert unkeyed_sim.vehicle.signing_enabled
+        assert unkeyed_sim.protocol.signing_enabled
         # Telemetry is signed with the key: a pymavlink receiver with it verifies it.
         hb = pilot.wait_type("HEARTBEAT")
         assert hb.get_signed() and pilot.m.mav.signing.goodsig_count > 0
         # ArduPilot's load_signing_key: all-zero key and timestamp 0 switch signing off.
         pilot.m.mav.setup_signing_send(1, 1, bytes(32), 0)
         deadline = time.time() + 5.0
-        while unkeyed_sim.vehicle.signing_enabled and time.time() < deadline:
+        while unkeyed_sim.protocol.signing_enabled and time.time() < deadline:
             time.sleep(0.01)
-        assert not unkeyed_sim.vehicle.signing_enabled
+        assert not unkeyed_sim.protocol.signing_enabled
         assert arm_ack(plain, 0, timeout=5.0).result == mavlink.MAV_RESULT_ACCEPTED
         # The still-keyed pilot now refuses the vehicle's unsigned telemetry (as the bridge would).
         bad = pilot.wait_for(lambda m: m.get_type() == "BAD_DATA" and m.reason == "Invalid signature")
@@ -161,7 +161,7 @@ def test_setup_signing_keys_every_link_and_an_all_zero_key_disables(unkeyed_sim)
     finally:
         plain.close()
         pilot.close()
-    assert unkeyed_sim.counters()["vehicle"]["signature_rejected_by_source"]["255/193"] >= 3
+    assert unkeyed_sim.counters()["protocol"]["signature_rejected_by_source"]["255/193"] >= 3
 
 
 def test_simulator_command_line_reads_the_key_file(tmp_path):
@@ -171,8 +171,8 @@ def test_simulator_command_line_reads_the_key_file(tmp_path):
     args = build_arg_parser().parse_args(["--address", "tcp:127.0.0.1:0", "--signing-key-file", str(path)])
     sim = simulator_from_args(args)
     try:
-        assert sim.vehicle.signing.secret_key == ms.key_from_passphrase("tether secret")
-        assert sim.vehicle.signing.timestamp >= ms.timestamp_now() - 100 * 60 * 100000
+        assert sim.protocol.signing.secret_key == ms.key_from_passphrase("tether secret")
+        assert sim.protocol.signing.timestamp >= ms.timestamp_now() - 100 * 60 * 100000
     finally:
         sim.close()
     path.write_text("0123")
@@ -190,12 +190,12 @@ def test_setup_signing_is_refused_while_armed_as_on_ardupilot(unkeyed_sim):
         pilot.m.mav.setup_signing_send(1, 1, KEY, ms.timestamp_now())
         text = pilot.wait_type("STATUSTEXT", lambda m: "signing" in m.text)
         assert text.text == "ERROR: Won't setup signing when armed"
-        assert not unkeyed_sim.vehicle.signing_enabled
+        assert not unkeyed_sim.protocol.signing_enabled
         assert arm_ack(pilot, 0).result == mavlink.MAV_RESULT_ACCEPTED
         ms.send_setup_signing(pilot.m, 1, 1, KEY)
         deadline = time.time() + 5.0
-        while not unkeyed_sim.vehicle.signing_enabled and time.time() < deadline:
+        while not unkeyed_sim.protocol.signing_enabled and time.time() < deadline:
             time.sleep(0.01)
-        assert unkeyed_sim.vehicle.signing_enabled, "disarmed, the same SETUP_SIGNING keys the vehicle"
+        assert unkeyed_sim.protocol.signing_enabled, "disarmed, the same SETUP_SIGNING keys the vehicle"
     finally:
         pilot.close()

@@ -1,7 +1,7 @@
 """Compile (or load from the disk cache) every numba kernel family, before anything flies.
 
 ``python -m brov2_hybrid.kernels`` (run by ``make setup``) builds the objects whose kernels
-:mod:`brov2_hybrid.jit` compiles: the vehicle model's stepper, the stock mixers and the
+:mod:`brov2_hybrid.jit` compiles: the plant's stepper, the stock mixers and the
 stock-compensated output stage's search. A cold cache costs some 15-25 s once per source
 version and machine; afterwards each process loads the kernels in well under a second, so
 no node (thruster_allocation switching to stock firmware) and no test waits for numba.
@@ -17,15 +17,15 @@ from brov2_hybrid import jit
 def warm(vehicle="bluerov2_heavy"):
     """Build the kernels' users for ``vehicle`` (default the Heavy); return {family: compiled?}."""
     from brov2_hybrid.sim.config import load_sim_options
-    from brov2_hybrid.sim.vehicle_model import VehicleModel
+    from brov2_hybrid.sim.plant import Plant
     from brov2_hybrid.vehicle.firmware_output import output_stage
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     setup = load_vehicle(vehicle)
     stage = output_stage("stock", setup, setup.rc_map)
     stage.channels(np.full(6, 0.2))
     setup.mixer("stock").motor_pwm(np.full(6, 0.2))
-    model = VehicleModel(setup, load_sim_options())
-    model.step(2)
+    plant = Plant(setup, load_sim_options())
+    plant.step(2)
     return jit.compiled_families()
 
 

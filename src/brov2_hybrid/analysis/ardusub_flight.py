@@ -302,7 +302,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     next_row = 0
     eta2d, u_lin = dive.eta2d_rad[0] + offset, dive.u_linear[0]
     dive_t = dive.t_s - dive.t_s[0]
-    model = flight.sitl.model
+    plant = flight.sitl.plant
     stall_end = time.monotonic() + 30.0
     while True:
         msg = flight.recv(("ATTITUDE",), 2.0)
@@ -336,7 +336,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
         servo = flight.servo_outputs or [0] * ardusub.SERVO_OUTPUTS
         row[[_COL["pwm%d_us" % i] for i in range(1, ardusub.SERVO_OUTPUTS + 1)]] = servo
         row[_COL["omega_d_rad_s"]] = pilot.omega_d_rad_s
-        row[_COL["depth_m"]] = model.eta[2]
+        row[_COL["depth_m"]] = plant.eta[2]
         rows.append(row)
         truth.append(truth_at(flight.sitl.physics.history, t_boot))
     data = np.array(rows)

@@ -7,7 +7,7 @@ One control tick (default 50 Hz) does what the nodes do, with the same core obje
     u -> output stage (brov2_hybrid.vehicle.firmware_output, as thruster_allocation) -> RC channel
       PWMs (integers) -> u as ArduSub reads it
       -> Vehicle.mixer(kind).pwm (Algorithm 2 default, stock Algorithm 1 option)
-      -> motor PWMs (integers, as ArduSub outputs them) -> VehicleModel.set_motor_pwm
+      -> motor PWMs (integers, as ArduSub outputs them) -> Plant.set_motor_pwm
 
 and the vehicle model integrates its own fixed steps (1/400 s) between events.
 
@@ -49,10 +49,10 @@ _U = [_COL[c] for c in U_COLUMNS]
 _RC = [_COL[c] for c in RC_COLUMNS]
 _PWM = [_COL[name] for name in PWM_COLUMNS]   # the 8 servo outputs; past the last motor: 0
 
-def _vehicle_model_module():
+def _plant_module():
     # Imported on first use so that the settings, metrics and LTI tools work on their own.
-    from brov2_hybrid.sim import config, vehicle_model
-    return config, vehicle_model
+    from brov2_hybrid.sim import config, plant
+    return config, plant
 
 
 def _delay_module():
@@ -115,10 +115,10 @@ class ClosedLoop(object):
         if self.output.firmware != self.settings.mixer:
             raise Brov2Error("output_stage %r drives %s firmware, but the loop's mixer is %r"
                              % (stage, self.output.firmware, self.settings.mixer))
-        sim_config, vm = _vehicle_model_module()
+        sim_config, plant_module = _plant_module()
         options = sim_options if sim_options is not None else sim_config.load_sim_options()
         self.sim_options = replace(options, model=self.settings.model)
-        self.vehicle = vm.VehicleModel(plant_setup or self.setup, self.sim_options)
+        self.plant = plant_module.Plant(plant_setup or self.setup, self.sim_options)
         self.dt_s = float(self.sim_options.dt_s)
         self.steps_per_tick = self._steps(1.0 / self.settings.control_rate_hz, "control period", exact=True)
         self.steps_per_sample = self._steps(1.0 / self.settings.telemetry_rate_hz, "telemetry period", exact=True)
@@ -172,17 +172,17 @@ class ClosedLoop(object):
         controller = self.new_controller(omega_d_rad_s, kappa, controller_options)
         if initial_eta is None:
             initial_eta = np.concatenate([[0.0, 0.0, self.settings.initial_depth_m], dive.eta2d_rad[0]])
-        self.vehicle.reset(eta=np.asarray(initial_eta, dtype=float), nu=np.zeros(6), t_s=0.0)
-        self.vehicle.set_motor_pwm(np.full(self.setup.n_thrusters, self.mixer.table.neutral_us))
+        self.plant.reset(eta=np.asarray(initial_eta, dtype=float), nu=np.zeros(6), t_s=0.0)
+        self.plant.set_motor_pwm(np.full(self.setup.n_thrusters, self.mixer.table.neutral_us))
         n_ticks = int(math.floor(duration / (self.steps_per_tick * self.dt_s) + 1e-9)) + 1
         rows = np.zeros((n_ticks, len(NUMERIC_COLUMNS)))
         rows[:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
         if reference:
-            self.vehicle.compiled = False      # the Python stepper, as first run
+            self.plant.compiled = False      # the Python stepper, as first run
             try:
                 _reference_ticks(self, dive, controller, rows)
             finally:
-                self.vehicle.compiled = True
+                self.plant.compiled = True
         else:
             self._ticks(dive, controller, rows)
         log = {name: rows[:, k] for k, name in enumerate(NUMERIC_COLUMNS)}
@@ -199,7 +199,7 @@ class ClosedLoop(object):
         dt = self.dt_s
         telemetry = delay.DelayLine(self.telemetry_delay_steps * dt)
         commands = delay.DelayLine(self.command_delay_steps * dt)
-        vehicle, output = self.vehicle, self.output
+        plant, output = self.plant, self.output
         n_ticks = len(rows)
         half = 0.5 * dt  # times are whole steps: half a step of slack absorbs rounding
         dive_t = (dive.t_s - float(dive.t_s[0])).tolist()
@@ -223,7 +223,7 @@ class ClosedLoop(object):
         while tick < n_ticks:
             t = step * dt
             if step == next_sample:
-                telemetry.push(t, vehicle.measured_attitude())
+                telemetry.push(t, plant.measured_attitude())
                 next_sample += steps_per_sample
             if step == next_tick:
                 while next_row < n_rows and dive_t[next_row] <= t + half:
@@ -240,22 +240,22 @@ class ClosedLoop(object):
                 pwm = motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us)
                 commands.push(t, pwm)
                 pending.append(step + command_delay)
-                eta, nu = vehicle.eta, vehicle.nu
+                eta, nu = plant.eta, plant.nu
                 rows[tick, written] = ([t] + eta2d.tolist() + eta[3:6].tolist() + nu[3:6].tolist() + u_lin.tolist()
                                        + tau.tolist() + u.tolist() + [rc.get(ch, 0) for ch in channels] + pwm
-                                       + [vehicle.depth_m()])
+                                       + [plant.depth_m()])
                 tick += 1
                 next_tick += steps_per_tick
             if pending and pending[0] <= step:
                 while pending and pending[0] <= step:
                     pending.popleft()
-                vehicle.set_motor_pwm(commands.get(t + half))
+                plant.set_motor_pwm(commands.get(t + half))
             if tick >= n_ticks:
                 break
             nxt = next_sample if next_sample < next_tick else next_tick
             if pending and pending[0] < nxt:
                 nxt = pending[0]
-            vehicle.step(nxt - step)
+            plant.step(nxt - step)
             step = nxt
 
 
@@ -270,7 +270,7 @@ def _reference_ticks(loop, dive, controller, rows):
     delay = _delay_module()
     telemetry = delay.DelayLine(loop.telemetry_delay_steps * loop.dt_s)
     commands = delay.DelayLine(loop.command_delay_steps * loop.dt_s)
-    vehicle = loop.vehicle
+    plant = loop.plant
     n_ticks = len(rows)
     dt = loop.dt_s
     half = 0.5 * dt
@@ -293,7 +293,7 @@ def _reference_ticks(loop, dive, controller, rows):
     while tick < n_ticks:
         t = step * dt
         if step == next_sample:
-            telemetry.push(t, vehicle.measured_attitude())
+            telemetry.push(t, plant.measured_attitude())
             next_sample += loop.steps_per_sample
         if step == tick * loop.steps_per_tick:
             while next_row < n_rows and dive_t[next_row] <= t + half:
@@ -313,26 +313,26 @@ def _reference_ticks(loop, dive, controller, rows):
             row = rows[tick]
             row[0] = t
             row[_DESIRED] = eta2d
-            row[_ACTUAL] = vehicle.eta[3:6]
-            row[_RATES] = vehicle.nu[3:6]
+            row[_ACTUAL] = plant.eta[3:6]
+            row[_RATES] = plant.nu[3:6]
             row[_LINEAR] = u_lin
             row[_TAU] = tau
             row[_U] = u
             row[_RC] = [rc.get(ch, 0) for ch in range(1, 7)]
             row[pwm_cols] = pwm
-            row[_COL["depth_m"]] = vehicle.depth_m()
+            row[_COL["depth_m"]] = plant.depth_m()
             tick += 1
         if pending and pending[0] <= step:
             while pending and pending[0] <= step:
                 pending.popleft()
-            vehicle.set_motor_pwm(commands.get(t + half))
+            plant.set_motor_pwm(commands.get(t + half))
         if tick >= n_ticks:
             break
         events = [next_sample, tick * loop.steps_per_tick]
         if pending:
             events.append(pending[0])
         nxt = min(events)
-        vehicle.step(nxt - step)
+        plant.step(nxt - step)
         step = nxt
 
 

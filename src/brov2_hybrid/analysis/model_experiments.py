@@ -23,8 +23,8 @@ def sysid_experiment(ctx, runs=None, model="updated"):
                 for n in sy.torques_nm]
         runs = ctx.runner.map(run_sysid_job, jobs, "sysid")
     drag = sysid.fit_drag(runs, sy.steady_window_s)
-    vehicle = ctx.setup.body
-    added = float(vehicle.added_mass[5])
+    body = ctx.setup.body
+    added = float(body.added_mass[5])
     inertia = sysid.fit_inertia(runs, drag, added, sy.inertia_bounds_kg_m2, sy.settle_tolerance, sy.settle_window_s)
     rows, fitted = [], []
     for run, r_f, win in zip(runs, drag.steady_rates_rad_s, inertia.windows):
@@ -33,8 +33,8 @@ def sysid_experiment(ctx, runs=None, model="updated"):
         fitted.append((t, sysid.simulate_rate(t, run.torque_nm, inertia.inertia_kg_m2 + added, drag, win[0], win[2])))
         rows.append([run.source, run.torque_nm, r_f, win[0], win[1], win[2]])
     write_csv(ctx.path("sysid_runs.csv"), ["run", "torque_nm", "steady_rate_rad_s", "t0_s", "tf_s", "r0_rad_s"], rows)
-    truth = {"linear": float(vehicle.linear_drag[5]), "quadratic": float(vehicle.quadratic_drag[5]),
-             "inertia": float(vehicle.inertia_kg_m2[2])}
+    truth = {"linear": float(body.linear_drag[5]), "quadratic": float(body.quadratic_drag[5]),
+             "inertia": float(body.inertia_kg_m2[2])}
     fit = {"linear": drag.linear_nm_s, "quadratic": drag.quadratic_nm_s2, "inertia": inertia.inertia_kg_m2}
     write_csv(ctx.path("sysid_fit.csv"), ["quantity", "fitted", "model_value", "unit"],
               [["N_r", fit["linear"], truth["linear"], "N m s/rad"],

@@ -201,7 +201,7 @@ def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_optio
     (T @ thruster forces, mean over the second half), which differs from the request by
     the PWM quantisation; r is sampled every ``sample_period_s``.
     """
-    from brov2_hybrid.sim import vehicle_model
+    from brov2_hybrid.sim.plant import Plant
     from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
@@ -212,22 +212,22 @@ def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_optio
     runs = []
     n = int(round(duration_s / sample_period_s))
     for torque in torques_nm:
-        vm = vehicle_model.VehicleModel(setup, options)
-        vm.reset(eta=np.zeros(6), nu=np.zeros(6), t_s=0.0)
+        plant = Plant(setup, options)
+        plant.reset(eta=np.zeros(6), nu=np.zeros(6), t_s=0.0)
         u = np.zeros(6)
         u[YAW] = torque / setup.tau_max[YAW]
         if abs(u[YAW]) > 1.0:
             raise Brov2Error("torques_nm: %g N m exceeds tau_max %.2f N m" % (torque, setup.tau_max[YAW]))
-        vm.set_motor_pwm(motor_pwm_from_rc(rc.pwm_from_u(u), rc, mixer, setup.thrusters.pwm_min_us,
+        plant.set_motor_pwm(motor_pwm_from_rc(rc.pwm_from_u(u), rc, mixer, setup.thrusters.pwm_min_us,
                                            setup.thrusters.pwm_max_us))
         t = np.zeros(n + 1)
         r = np.zeros(n + 1)
         applied = np.zeros(n + 1)
         for k in range(n + 1):
             if k:
-                vm.advance(sample_period_s)
+                plant.advance(sample_period_s)
             t[k] = k * sample_period_s
-            r[k] = vm.nu[YAW]
-            applied[k] = (setup.T @ vm.thruster_forces_n())[YAW]
+            r[k] = plant.nu[YAW]
+            applied[k] = (setup.T @ plant.thruster_forces_n())[YAW]
         runs.append(YawRun(t, r, float(np.mean(applied[n // 2:])), "simulated %g N m" % torque))
     return runs

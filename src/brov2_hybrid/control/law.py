@@ -118,7 +118,7 @@ class HybridController(object):
 
     Parameters
     ----------
-    vehicle : brov2_hybrid.vehicle.vehicle_file.BodyParams
+    body : brov2_hybrid.vehicle.vehicle_file.BodyParams
     settings : brov2_hybrid.params.ControllerParams
         As :func:`~brov2_hybrid.params.load_controller_params` checked them (not checked again).
     tau_max : array_like (6,)
@@ -128,12 +128,12 @@ class HybridController(object):
         attitude DOF is never closed loop (nor integrated), whatever the settings say.
     """
 
-    def __init__(self, vehicle, settings, tau_max, passive_dofs=()):
-        self.vehicle = vehicle
+    def __init__(self, body, settings, tau_max, passive_dofs=()):
+        self.body = body
         self._actuated_attitude = np.array([3 + k not in passive_dofs for k in range(3)])
         self.tau_max = as_vector(tau_max, 6, "tau_max")
-        self.total_inertia = vehicle.total_mass[3:]
-        self.b_check = trim_linear_drag(vehicle.linear_drag[3:], vehicle.quadratic_drag[3:],
+        self.total_inertia = body.total_mass[3:]
+        self.b_check = trim_linear_drag(body.linear_drag[3:], body.quadratic_drag[3:],
                                         settings.trim_rate_max_rad_s, settings.trim_samples)
         self.gains = pd_gains(settings.omega_d_rad_s, self.total_inertia, self.b_check, settings.kappa)
         self.closed_loop_enabled = np.array(settings.closed_loop_enabled, dtype=bool)
@@ -146,8 +146,8 @@ class HybridController(object):
         self.integral = IntegralAction(self.tau_max[3:])
         self.integral.band_rad = float(settings.integral_band_rad)
         # W r_G - B r_B, the lever of the hydrostatic moment (see hydrostatics).
-        self._net_weight_n = vehicle.weight_n - vehicle.buoyancy_n
-        self._lever = (vehicle.weight_n * vehicle.r_cg_m - vehicle.buoyancy_n * vehicle.r_cb_m).tolist()
+        self._net_weight_n = body.weight_n - body.buoyancy_n
+        self._lever = (body.weight_n * body.r_cg_m - body.buoyancy_n * body.r_cb_m).tolist()
 
     def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
                   feedforward_enabled=None, linear_scale=None, rate_window=None,

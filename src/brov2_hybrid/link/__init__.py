@@ -3,12 +3,12 @@
 Holds stock ArduSub / MAVLink facts (:mod:`~brov2_hybrid.link.ardusub`), the MAVLink bridge's
 ROS-free logic -- message conversions (:mod:`~brov2_hybrid.link.mavros_conversions`), stream
 requests (:mod:`~brov2_hybrid.link.stream_requests`), the link state machine, signing
-handshake and reply waits (:mod:`~brov2_hybrid.link.link_state`), the vehicle clock
-(:mod:`~brov2_hybrid.link.vehicle_clock`) and override sending
+handshake and reply waits (:mod:`~brov2_hybrid.link.link_state`), the FCU clock
+(:mod:`~brov2_hybrid.link.fcu_clock`) and override sending
 (:mod:`~brov2_hybrid.link.override_sender`) -- and its settings
 (:mod:`~brov2_hybrid.link.bridge_settings`), MAVLink 2 signing
-(:mod:`~brov2_hybrid.link.mavlink_signing`), vehicle addresses
-(:mod:`~brov2_hybrid.link.vehicle_address`), depth from MAVROS
+(:mod:`~brov2_hybrid.link.mavlink_signing`), FCU addresses
+(:mod:`~brov2_hybrid.link.fcu_address`), depth from MAVROS
 (:mod:`~brov2_hybrid.link.mavros_depth`) and whether the RC override reaches the vehicle
 (:mod:`~brov2_hybrid.link.override`).
 

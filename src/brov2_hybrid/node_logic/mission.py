@@ -40,7 +40,7 @@ import threading
 from brov2_hybrid.link.override import VERIFY_FAILED, VERIFY_OK
 from brov2_hybrid.node_logic.exit_codes import (EXIT_FIRMWARE, EXIT_NO_VEHICLE, EXIT_OK, EXIT_OVERRIDE_IGNORED,
                                                 EXIT_SHUTDOWN)
-from brov2_hybrid.node_logic.mission_io import ERROR, FATAL, INFO, WARN, VehicleState
+from brov2_hybrid.node_logic.mission_io import ERROR, FATAL, INFO, WARN, FcuState
 
 POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
 NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
@@ -69,7 +69,7 @@ class Mission(object):
         self.detector = detector
         self.io = io
         self._lock = threading.Lock()
-        self._state = VehicleState()
+        self._state = FcuState()
         self._dive_done = False
         self._firmware_told = False
         self._armed_since = None
@@ -81,7 +81,7 @@ class Mission(object):
     def on_state(self, connected, armed, mode):
         """The vehicle state (link, armed, mode name)."""
         with self._lock:
-            self._state = VehicleState(bool(connected), bool(armed), mode)
+            self._state = FcuState(bool(connected), bool(armed), mode)
             self.verifier.on_link(connected)
             self.verifier.on_armed(armed)
 
@@ -123,7 +123,7 @@ class Mission(object):
 
     # ------------------------------------------------------------------ sequence
     def wait(self, predicate, timeout_s):
-        """Poll ``predicate(VehicleState)`` until true (True) or ``timeout_s`` passed (False)."""
+        """Poll ``predicate(FcuState)`` until true (True) or ``timeout_s`` passed (False)."""
         deadline = self.io.now_s() + timeout_s
         while not self.io.is_shutdown() and self.io.now_s() < deadline:
             with self._lock:

@@ -51,8 +51,8 @@ class MissionSettings:
 
 
 @dataclass
-class VehicleState:
-    """What the vehicle reports (MAVROS State): link up, armed, flight mode name."""
+class FcuState:
+    """What the FCU reports (MAVROS State): link up, armed, flight mode name."""
 
     connected: bool = False
     armed: bool = False

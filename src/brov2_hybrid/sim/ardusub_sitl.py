@@ -3,7 +3,7 @@
 :class:`ArduSubSitl` starts ArduSub (built by ``scripts/build_ardusub.sh``) as
 ``ardusub -S -I N --model JSON:127.0.0.1 --speedup S --home LAT,LON,0,0 --defaults
 FRAME.parm,OURS.parm -w`` in a scratch folder, and answers its physics frames with our
-:class:`~brov2_hybrid.sim.vehicle_model.VehicleModel` (the same model, options, current,
+:class:`~brov2_hybrid.sim.plant.Plant` (the same model, options, current,
 noise and thruster lag as ``brov2_sitl``). MAVLink is ArduSub's own, on TCP
 ``5760 + 10 N``; ArduSub boots only once a client has connected there.
 
@@ -36,7 +36,7 @@ from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args, serve
 from brov2_hybrid.sim.json_physics import JsonPhysics, JsonPhysicsServer, json_port, mavlink_port
-from brov2_hybrid.sim.vehicle_model import VehicleModel
+from brov2_hybrid.sim.plant import Plant
 
 LOG = logging.getLogger("ardusub_sitl")
 
@@ -184,9 +184,9 @@ class ArduSubSitl(object):
         self.speedup = float(speedup)
         link = sim_config.load_link_config(params_file)
         self.home = "%.7f,%.7f,0,0" % (link.home_lat_deg, link.home_lon_deg)
-        self.model = VehicleModel(setup, sim_options)
-        self.model.reset(eta=eta0)
-        self.physics = JsonPhysics(self.model)
+        self.plant = Plant(setup, sim_options)
+        self.plant.reset(eta=eta0)
+        self.physics = JsonPhysics(self.plant)
         self.server = JsonPhysicsServer(self.physics, "127.0.0.1", json_port(self.instance))
         self.mavlink_port = mavlink_port(self.instance)
         self.folder = tempfile.mkdtemp(prefix="brov2_ardusub_%d_" % self.instance)
@@ -243,7 +243,7 @@ class ArduSubSitl(object):
 
     def close(self, timeout_s=2.0):
         """Stop ArduSub and release the port and the scratch folder."""
-        LOG.info("stopped at t = %.3f s after %d physics frames", self.model.t_s, self.physics.frames)
+        LOG.info("stopped at t = %.3f s after %d physics frames", self.plant.t_s, self.physics.frames)
         self.server.stop()
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()

@@ -16,7 +16,7 @@ import numpy as np
 from brov2_hybrid.link.ardusub import CHAN_NOCHANGE, PWM_NEUTRAL_US
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.sim.config import SimOptions
-from brov2_hybrid.sim.vehicle_model import VehicleModel
+from brov2_hybrid.sim.plant import Plant
 
 GOAL_US_PER_STEP = 25.0
 REPEATS = 3
@@ -38,24 +38,24 @@ def physics_cost_us(setup, options, sim_seconds=20.0, command_period_s=None, bat
     ``batch=False`` calls ``step(1)`` per step instead of one ``step(n)``; ``compiled=False``
     steps with the Python stepper instead of its numba-compiled twin.
     """
-    model = VehicleModel(setup, options)
-    model.compiled = compiled
+    plant = Plant(setup, options)
+    plant.compiled = compiled
     pwm_a = setup.mixer().pwm([0.3, 0.1, 0.2, 0.1, -0.1, 0.4])
     pwm_b = setup.mixer().pwm([-0.2, 0.2, -0.1, -0.1, 0.1, -0.3])
-    n_total = int(round(sim_seconds / model.dt_s))
-    chunk = n_total if command_period_s is None else max(1, int(round(command_period_s / model.dt_s)))
+    n_total = int(round(sim_seconds / plant.dt_s))
+    chunk = n_total if command_period_s is None else max(1, int(round(command_period_s / plant.dt_s)))
 
     def run():
-        model.reset(eta=[0, 0, 50.0, 0, 0, 0])
+        plant.reset(eta=[0, 0, 50.0, 0, 0, 0])
         done, k = 0, 0
         while done < n_total:
-            model.set_motor_pwm(pwm_a if k % 2 == 0 else pwm_b)
+            plant.set_motor_pwm(pwm_a if k % 2 == 0 else pwm_b)
             n = min(chunk, n_total - done)
             if batch:
-                model.step(n)
+                plant.step(n)
             else:
                 for _ in range(n):
-                    model.step(1)
+                    plant.step(1)
             done += n
             k += 1
 

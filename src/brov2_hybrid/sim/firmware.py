@@ -45,7 +45,7 @@ Behaviour follows ArduSub (docs/DESIGN.md sections 5 and 9):
 * Command transport delay: pilot input reaches the mixer ``command_delay_s`` after it
   arrives (a :class:`~brov2_hybrid.sim.delay.DelayLine` of the RC input state).
 
-All times are simulated seconds. No sockets here: :mod:`brov2_hybrid.sim.mavlink_vehicle`
+All times are simulated seconds. No sockets here: :mod:`brov2_hybrid.sim.mavlink_protocol`
 turns MAVLink messages into calls on :class:`Firmware`. Its parameters live in a
 :class:`~brov2_hybrid.sim.param_table.ParamTable`; the MANUAL_CONTROL transform is
 :mod:`brov2_hybrid.sim.joystick`.

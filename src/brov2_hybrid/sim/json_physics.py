@@ -20,7 +20,7 @@ program over UDP (ArduPilot ``libraries/SITL/SIM_JSON.cpp``, ``JSON::output_serv
   sets the pace and may run faster than real time.
 
 :class:`JsonPhysics` is the protocol logic around a
-:class:`~brov2_hybrid.sim.vehicle_model.VehicleModel` (no sockets, unit-tested);
+:class:`~brov2_hybrid.sim.plant.Plant` (no sockets, unit-tested);
 :class:`JsonPhysicsServer` puts it on a UDP port. ArduSub's motor n is servo output n
 (its Heavy and vectored frames map motor n to SERVOn), the vehicle file's thruster order.
 """
@@ -112,7 +112,7 @@ def parse_state_reply(data):
 
 
 class JsonPhysics(object):
-    """ArduPilot's JSON physics protocol around one :class:`VehicleModel`.
+    """ArduPilot's JSON physics protocol around one :class:`Plant`.
 
     Each servo frame sets the motor PWMs (outputs 1..n of the vehicle), advances the
     model by one frame period (1 / frame_rate, in whole physics steps; the remainder is
@@ -121,56 +121,56 @@ class JsonPhysics(object):
 
     Parameters
     ----------
-    model : brov2_hybrid.sim.vehicle_model.VehicleModel
+    plant : brov2_hybrid.sim.plant.Plant
         Reset to its start pose by the caller.
     """
 
     #: Physics steps of true attitude kept in :attr:`history` (5 s at 400 Hz).
     HISTORY_STEPS = 2000
 
-    def __init__(self, model):
-        self.model = model
+    def __init__(self, plant):
+        self.plant = plant
         #: (physics time [s], quaternion (x, y, z, w) body FRD -> NED) after each frame, for
         #: comparing what ArduSub estimated with the truth (SIM_JSON drives ArduSub's clock
         #: from our timestamps, so ArduSub's time_boot_ms is physics time).
         self.history = collections.deque(maxlen=self.HISTORY_STEPS)
-        self.n_motors = model.n_thrusters
-        self.neutral_us = float(model.setup.thrusters.pwm_neutral_us)
+        self.n_motors = plant.n_thrusters
+        self.neutral_us = float(plant.setup.thrusters.pwm_neutral_us)
         self.frames = 0
         self.restarts = 0
         self._last_count = None
-        self._target_s = model.t_s
+        self._target_s = plant.t_s
         self._pwm = None
 
     def on_frame(self, frame):
         """Apply one :class:`ServoFrame`; returns the JSON reply (bytes)."""
-        model = self.model
+        plant = self.plant
         if self._last_count is not None and frame.frame_count < self._last_count:
             # SITL restarted (reboot): its clock starts again, ours goes on (SIM_JSON
             # tolerates a physics time that keeps increasing).
             self.restarts += 1
             LOG.warning("ArduSub SITL restarted (frame count %d after %d); physics continues at t = %.3f s",
-                        frame.frame_count, self._last_count, model.t_s)
+                        frame.frame_count, self._last_count, plant.t_s)
         self._last_count = frame.frame_count
         pwm = [float(p) if p > 0 else self.neutral_us for p in frame.pwm_us[:self.n_motors]]
         if pwm != self._pwm:
-            model.set_motor_pwm(pwm)
+            plant.set_motor_pwm(pwm)
             self._pwm = pwm
         self._target_s += 1.0 / frame.frame_rate_hz
-        n = int(math.floor((self._target_s - model.t_s) / model.dt_s + 0.5))
+        n = int(math.floor((self._target_s - plant.t_s) / plant.dt_s + 0.5))
         if n > 0:
-            model.step(n)
-        self.history.append((model.t_s, model.quaternion_ned_frd()))
+            plant.step(n)
+        self.history.append((plant.t_s, plant.quaternion_ned_frd()))
         self.frames += 1
         return self.reply()
 
     def reply(self):
         """The reply for the model's present state (bytes)."""
-        model = self.model
-        qx, qy, qz, qw = model.quaternion_ned_frd()
-        eta = model.eta
-        return state_reply(model.t_s, model.nu[3:6], model.specific_force_body(), eta[0:3],
-                           model.velocity_ned_m_s(), (qw, qx, qy, qz))
+        plant = self.plant
+        qx, qy, qz, qw = plant.quaternion_ned_frd()
+        eta = plant.eta
+        return state_reply(plant.t_s, plant.nu[3:6], plant.specific_force_body(), eta[0:3],
+                           plant.velocity_ned_m_s(), (qw, qx, qy, qz))
 
 
 class JsonPhysicsServer(object):
@@ -229,11 +229,11 @@ class JsonPhysicsServer(object):
 
     def run(self, duration_s=None):
         """Serve until :meth:`stop` (or ``duration_s`` of physics time)."""
-        end = math.inf if duration_s is None else self.physics.model.t_s + float(duration_s)
-        LOG.info("JSON physics on udp:%d (model %s, %d motors)", self.port, self.physics.model.kind,
+        end = math.inf if duration_s is None else self.physics.plant.t_s + float(duration_s)
+        LOG.info("JSON physics on udp:%d (model %s, %d motors)", self.port, self.physics.plant.kind,
                  self.physics.n_motors)
         waiting = 0
-        while not self._stop and self.physics.model.t_s < end:
+        while not self._stop and self.physics.plant.t_s < end:
             if self.serve_once():
                 waiting = 0
                 continue

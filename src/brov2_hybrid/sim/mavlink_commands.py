@@ -24,15 +24,15 @@ CAPABILITIES = (mavlink.MAV_PROTOCOL_CAPABILITY_PARAM_FLOAT | mavlink.MAV_PROTOC
 
 
 class CommandHandler(object):
-    """Runs the commands a :class:`~brov2_hybrid.sim.mavlink_vehicle.MavlinkVehicle` receives.
+    """Runs the commands a :class:`~brov2_hybrid.sim.mavlink_protocol.MavlinkProtocol` receives.
 
-    Replies go out through the vehicle (``emit``, ``statustext``); the firmware, model,
-    telemetry builder and link settings are the vehicle's. Commands that may change the
-    motor outputs set ``vehicle.input_changed``.
+    Replies go out through the protocol (``emit``, ``statustext``); the firmware, plant,
+    telemetry builder and link settings are the protocol's. Commands that may change the
+    motor outputs set ``protocol.input_changed``.
     """
 
-    def __init__(self, vehicle):
-        self.vehicle = vehicle
+    def __init__(self, protocol):
+        self.protocol = protocol
         self._commands = {
             mavlink.MAV_CMD_COMPONENT_ARM_DISARM: self._cmd_arm_disarm,
             mavlink.MAV_CMD_DO_SET_MODE: self._cmd_do_set_mode,
@@ -45,7 +45,7 @@ class CommandHandler(object):
     def _ack(self, connection, command, result, t_s, message=None):
         target_system = message.get_srcSystem() if message is not None else 0
         target_component = message.get_srcComponent() if message is not None else 0
-        self.vehicle.emit(connection, self.vehicle.encoder.command_ack_encode(command, result, 0, 0, target_system,
+        self.protocol.emit(connection, self.protocol.encoder.command_ack_encode(command, result, 0, 0, target_system,
                                                                               target_component), t_s)
 
     def on_command_long(self, connection, message, t_s):
@@ -63,7 +63,7 @@ class CommandHandler(object):
         self._run_command(connection, message, message.command, params, t_s)
 
     def _run_command(self, connection, message, command, params, t_s):
-        self.vehicle.counters["commands"] += 1
+        self.protocol.counters["commands"] += 1
         handler = self._commands.get(command)
         if handler is None:
             self._ack(connection, command, mavlink.MAV_RESULT_UNSUPPORTED, t_s, message)
@@ -77,16 +77,16 @@ class CommandHandler(object):
     def _cmd_arm_disarm(self, connection, params, t_s):
         if params[0] not in (0.0, 1.0):
             return mavlink.MAV_RESULT_DENIED
-        self.vehicle.firmware.set_armed(t_s, params[0] == 1.0)
-        self.vehicle.input_changed = True
+        self.protocol.firmware.set_armed(t_s, params[0] == 1.0)
+        self.protocol.input_changed = True
         return mavlink.MAV_RESULT_ACCEPTED
 
     def _change_mode(self, base_mode, custom_mode, t_s):
         if not int(base_mode) & mavlink.MAV_MODE_FLAG_CUSTOM_MODE_ENABLED:
-            self.vehicle.statustext(SEVERITY_WARNING, "Only custom modes are supported", t_s)
+            self.protocol.statustext(SEVERITY_WARNING, "Only custom modes are supported", t_s)
             return mavlink.MAV_RESULT_DENIED
-        accepted, _ = self.vehicle.firmware.set_mode(int(custom_mode))
-        self.vehicle.input_changed = True
+        accepted, _ = self.protocol.firmware.set_mode(int(custom_mode))
+        self.protocol.input_changed = True
         return mavlink.MAV_RESULT_ACCEPTED if accepted else mavlink.MAV_RESULT_DENIED
 
     def _cmd_do_set_mode(self, connection, params, t_s):
@@ -110,12 +110,12 @@ class CommandHandler(object):
             interval_s = None
         else:
             interval_s = interval_us * 1e-6
-        self.vehicle.set_channel_interval(connection, name, interval_s, t_s)
+        self.protocol.set_channel_interval(connection, name, interval_s, t_s)
         LOG.info("%s: %s interval %s", connection, name, connection.scheduler.interval_s(name))
         return mavlink.MAV_RESULT_ACCEPTED
 
     def _cmd_request_message(self, connection, params, t_s):
-        emit = self.vehicle.emit
+        emit = self.protocol.emit
         message_id = int(params[0])
         if message_id == mavlink.MAVLINK_MSG_ID_AUTOPILOT_VERSION:
             emit(connection, self._autopilot_version(), t_s)
@@ -129,8 +129,8 @@ class CommandHandler(object):
         name = telemetry.MESSAGE_BY_ID.get(message_id)
         if name is None:
             return mavlink.MAV_RESULT_FAILED
-        sample = telemetry.Sample(self.vehicle.model)
-        emit(connection, self.vehicle.builder.build(name, sample, self.vehicle.firmware), t_s)
+        sample = telemetry.Sample(self.protocol.plant)
+        emit(connection, self.protocol.builder.build(name, sample, self.protocol.firmware), t_s)
         return mavlink.MAV_RESULT_ACCEPTED
 
     def _cmd_autopilot_capabilities(self, connection, params, t_s):
@@ -140,30 +140,30 @@ class CommandHandler(object):
         # 520" against a real vehicle too.
         if params[0] != 1.0:
             return mavlink.MAV_RESULT_FAILED
-        self.vehicle.emit(connection, self._autopilot_version(), t_s)
+        self.protocol.emit(connection, self._autopilot_version(), t_s)
         return mavlink.MAV_RESULT_ACCEPTED
 
     def _cmd_get_home_position(self, connection, params, t_s):
         # GCS_MAVLINK::handle_command_get_home_position: home is always set here (the NED
         # origin at home_lat/lon/alt), so HOME_POSITION and GPS_GLOBAL_ORIGIN, ACCEPTED.
         # MAVROS's home_position plugin polls this every 10 s until HOME_POSITION arrives.
-        self.vehicle.emit(connection, self._home_position(t_s), t_s)
-        self.vehicle.emit(connection, self._gps_global_origin(t_s), t_s)
+        self.protocol.emit(connection, self._home_position(t_s), t_s)
+        self.protocol.emit(connection, self._gps_global_origin(t_s), t_s)
         return mavlink.MAV_RESULT_ACCEPTED
 
     def _home_position(self, t_s):
         # GCS_MAVLINK::send_home_position: local x, y, z 0, q identity, approach 0.
-        c = self.vehicle.config
-        return self.vehicle.encoder.home_position_encode(
+        c = self.protocol.config
+        return self.protocol.encoder.home_position_encode(
             int(round(c.home_lat_deg * 1e7)), int(round(c.home_lon_deg * 1e7)), int(round(c.home_alt_m * 1000)),
             0.0, 0.0, 0.0, [1.0, 0.0, 0.0, 0.0], 0.0, 0.0, 0.0, int(t_s * 1e6))
 
     def _gps_global_origin(self, t_s):
-        c = self.vehicle.config
-        return self.vehicle.encoder.gps_global_origin_encode(int(round(c.home_lat_deg * 1e7)),
+        c = self.protocol.config
+        return self.protocol.encoder.gps_global_origin_encode(int(round(c.home_lat_deg * 1e7)),
                                                              int(round(c.home_lon_deg * 1e7)),
                                                              int(round(c.home_alt_m * 1000)), int(t_s * 1e6))
 
     def _autopilot_version(self):
-        return self.vehicle.encoder.autopilot_version_encode(CAPABILITIES, FLIGHT_SW_VERSION, 0, 0, 0,
+        return self.protocol.encoder.autopilot_version_encode(CAPABILITIES, FLIGHT_SW_VERSION, 0, 0, 0,
                                                              [0] * 8, [0] * 8, [0] * 8, 0, 0, 0)

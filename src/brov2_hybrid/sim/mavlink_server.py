@@ -6,7 +6,7 @@ link that, like ``sim_vehicle.py --out``, sends to a fixed address and accepts
 whatever comes back. Each link has its own MAVLink parser (pymavlink, MAVLink 2,
 robust parsing): malformed bytes are counted and skipped, never fatal. A frame refused
 by signing is passed on (as BAD_DATA "Invalid signature") for the vehicle to count.
-What the messages mean is :class:`~brov2_hybrid.sim.mavlink_vehicle.MavlinkVehicle`'s business.
+What the messages mean is :class:`~brov2_hybrid.sim.mavlink_protocol.MavlinkProtocol`'s business.
 """
 import errno
 import logging
@@ -40,7 +40,7 @@ class Connection(object):
         self.peer = peer
         self.parser = _new_parser()
         self.backlog = bytearray()
-        self.scheduler = None      # set by MavlinkVehicle
+        self.scheduler = None      # set by MavlinkProtocol
         self.open = True
         self.bad_messages = 0
         self.dropped_bytes = 0
@@ -75,7 +75,7 @@ class MavlinkServer(object):
         self._next_key = 1
         self.connections = {}
         self.udp = None
-        self.parser_hook = None   # called with every new parser (MavlinkVehicle: signing)
+        self.parser_hook = None   # called with every new parser (MavlinkProtocol: signing)
         self.counters = {"accepted": 0, "closed": 0, "bad_data": 0, "dropped_bytes": 0}
         if udp_out is not None:
             sock = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)

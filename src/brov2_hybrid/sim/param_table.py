@@ -1,6 +1,6 @@
 """The simulated firmware's parameters: :class:`ParamDef` (one parameter) and :class:`ParamTable`.
 
-The PARAM protocol of :mod:`brov2_hybrid.sim.mavlink_vehicle` lists, reads and sets
+The PARAM protocol of :mod:`brov2_hybrid.sim.mavlink_protocol` lists, reads and sets
 them; :class:`~brov2_hybrid.sim.firmware.Firmware` and the simulator add their own
 (with a change callback when a new value must take effect). A value is checked
 (finite, integer where declared, within its limits) before the callback sees it.

@@ -1,6 +1,6 @@
 """brov2_sitl: the vehicle model + simulated ArduSub firmware behind a MAVLink endpoint.
 
-One thread, one loop: physics (:class:`~brov2_hybrid.sim.vehicle_model.VehicleModel`) and
+One thread, one loop: physics (:class:`~brov2_hybrid.sim.plant.Plant`) and
 firmware (:class:`~brov2_hybrid.sim.firmware.Firmware`) advance on simulated time;
 simulated time follows the wall clock times ``speedup``; between events (telemetry due,
 an override expiring, the failsafe, delayed traffic) the loop sleeps in ``select`` on
@@ -30,9 +30,9 @@ from brov2_hybrid.sim.config import MODELS, load_sim_options
 from brov2_hybrid.sim.firmware import Firmware, add_delay_param
 from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef
 from brov2_hybrid.sim.mavlink_server import MavlinkServer
-from brov2_hybrid.sim.mavlink_vehicle import MavlinkVehicle
+from brov2_hybrid.sim.mavlink_protocol import MavlinkProtocol
 from brov2_hybrid.sim.telemetry import TelemetryBuilder
-from brov2_hybrid.sim.vehicle_model import VehicleModel
+from brov2_hybrid.sim.plant import Plant
 
 LOG = logging.getLogger("brov2_sitl")
 
@@ -83,15 +83,15 @@ class Simulator(object):
         if initial_eta is None:
             start = sim_config.load_initial_state(params_file)
             initial_eta = start.eta()
-        self.model = VehicleModel(self.setup, self.sim_options)
-        self.model.reset(eta=initial_eta)
+        self.plant = Plant(self.setup, self.sim_options)
+        self.plant.reset(eta=initial_eta)
         self.firmware = Firmware(self.setup, self.firmware_config)
-        ratio = (1.0 / self.model.dt_s) / self.firmware_config.loop_rate_hz
+        ratio = (1.0 / self.plant.dt_s) / self.firmware_config.loop_rate_hz
         self.steps_per_tick = max(1, int(round(ratio)))
         if abs(ratio - self.steps_per_tick) > 1e-6:
             raise Brov2Error("firmware.loop_rate_hz %g must divide the physics rate %g Hz"
-                             % (self.firmware_config.loop_rate_hz, 1.0 / self.model.dt_s))
-        self.tick_s = self.steps_per_tick * self.model.dt_s
+                             % (self.firmware_config.loop_rate_hz, 1.0 / self.plant.dt_s))
+        self.tick_s = self.steps_per_tick * self.plant.dt_s
         host, port = sim_config.parse_tcp_address(self.link_config.address)
         udp_out = None
         if self.link_config.udp_out:
@@ -100,24 +100,24 @@ class Simulator(object):
         encoder = mavlink.MAVLink(None, srcSystem=self.link_config.system_id,
                                   srcComponent=self.link_config.component_id)
         builder = TelemetryBuilder(encoder, self.link_config, self.setup.body, time.time())
-        self.vehicle = MavlinkVehicle(self.server, self.model, self.firmware, builder, self.link_config,
+        self.protocol = MavlinkProtocol(self.server, self.plant, self.firmware, builder, self.link_config,
                                       self.firmware_config.telemetry_delay_s)
         if signing_key is not None:
-            self.vehicle.set_signing_key(signing_key, mavlink_signing.timestamp_now())
+            self.protocol.set_signing_key(signing_key, mavlink_signing.timestamp_now())
         self._add_sim_params()
         self._applied_pwm = None
         self._pending_tick_s = math.inf
         self._stop = False
         self._behind_warned = False
         self._anchor()
-        self._run_firmware(self.model.t_s)
+        self._run_firmware(self.plant.t_s)
 
     # ------------------------------------------------------------------ parameters
     def _add_sim_params(self):
         params = self.firmware.params
-        params.add(ParamDef("SIM_MODEL", float(MODELS.index(self.model.kind)), PARAM_INT8, 0, 1, integer=True),
+        params.add(ParamDef("SIM_MODEL", float(MODELS.index(self.plant.kind)), PARAM_INT8, 0, 1, integer=True),
                    on_change=self._on_model)
-        add_delay_param(params, "SIM_TLM_DELAY", self.vehicle, "telemetry_delay_s")
+        add_delay_param(params, "SIM_TLM_DELAY", self.protocol, "telemetry_delay_s")
         params.add(ParamDef("SIM_SPEEDUP", self.speedup, PARAM_REAL32, self.speedup, self.speedup,
                             read_only=True))
         params.add(ParamDef("SYSID_THISMAV", float(self.link_config.system_id), PARAM_INT16, 1, 255,
@@ -125,14 +125,14 @@ class Simulator(object):
 
     def _on_model(self, value):
         kind = MODELS[int(value)]
-        if kind == self.model.kind:
+        if kind == self.plant.kind:
             return None
-        old = self.model
+        old = self.plant
         options = dataclasses.replace(self.sim_options, model=kind)
-        model = VehicleModel(self.setup, options)
-        model.reset(eta=old.eta, nu=old.nu, t_s=old.t_s)
-        model.set_motor_pwm(old.motor_pwm_us)
-        self.model = self.vehicle.model = model
+        plant = Plant(self.setup, options)
+        plant.reset(eta=old.eta, nu=old.nu, t_s=old.t_s)
+        plant.set_motor_pwm(old.motor_pwm_us)
+        self.plant = self.protocol.plant = plant
         self.sim_options = options
         LOG.info("vehicle model: %s", kind)
         return None
@@ -146,44 +146,44 @@ class Simulator(object):
     @property
     def t_s(self):
         """Simulated time [s]."""
-        return self.model.t_s
+        return self.plant.t_s
 
     def _anchor(self):
         self._wall_anchor = self.clock()
-        self._sim_anchor = self.model.t_s
+        self._sim_anchor = self.plant.t_s
 
     def _sim_time_now(self):
         return self._sim_anchor + (self.clock() - self._wall_anchor) * self.speedup
 
     def _next_event_s(self):
-        t = self.model.t_s
-        return min(self.firmware.next_event_s(t), self.vehicle.next_due_s(), self._pending_tick_s)
+        t = self.plant.t_s
+        return min(self.firmware.next_event_s(t), self.protocol.next_due_s(), self._pending_tick_s)
 
     def _run_firmware(self, t_s):
         pwm = self.firmware.update(t_s)
         if pwm != self._applied_pwm:
-            self.model.set_motor_pwm(pwm)
+            self.plant.set_motor_pwm(pwm)
             self._applied_pwm = list(pwm)
 
     def _tick(self):
-        t = self.model.t_s
+        t = self.plant.t_s
         self._pending_tick_s = math.inf
         self._run_firmware(t)
-        self.vehicle.tick(t)
+        self.protocol.tick(t)
 
     def advance_to(self, t_target_s):
         """Run physics and firmware up to simulated time ``t_target_s`` (whole ticks)."""
         tick = self.tick_s
         while True:
-            t = self.model.t_s
+            t = self.plant.t_s
             goal = min(self._next_event_s(), t_target_s)
             n = max(1, int(math.ceil((goal - t) / tick - _EPS)))
             if t + n * tick > t_target_s + _EPS:
                 n = int(math.floor((t_target_s - t) / tick + _EPS))
                 if n > 0:
-                    self.model.step(n * self.steps_per_tick)
+                    self.plant.step(n * self.steps_per_tick)
                 return
-            self.model.step(n * self.steps_per_tick)
+            self.plant.step(n * self.steps_per_tick)
             self._tick()
 
     # ------------------------------------------------------------------ loop
@@ -193,46 +193,46 @@ class Simulator(object):
 
     def run(self, duration_s=None):
         """Serve until :meth:`stop` (or for ``duration_s`` simulated seconds)."""
-        end = math.inf if duration_s is None else self.model.t_s + float(duration_s)
+        end = math.inf if duration_s is None else self.plant.t_s + float(duration_s)
         self._anchor()
         LOG.info("brov2_sitl: listening on tcp:%s:%d (model %s, mixer %s, speedup %g)",
-                 self.server.host, self.port, self.model.kind, self.firmware.mixer_kind, self.speedup)
-        while not self._stop and self.model.t_s < end - _EPS:
+                 self.server.host, self.port, self.plant.kind, self.firmware.mixer_kind, self.speedup)
+        while not self._stop and self.plant.t_s < end - _EPS:
             self._catch_up(end)
-            wake = min(self._next_event_s(), end, self.model.t_s + MAX_CHUNK_WALL_S * self.speedup)
+            wake = min(self._next_event_s(), end, self.plant.t_s + MAX_CHUNK_WALL_S * self.speedup)
             wait = (wake - self._sim_anchor) / self.speedup + self._wall_anchor - self.clock()
             new, closed, messages = self.server.poll(min(MAX_WAIT_S, max(0.0, wait)))
             if new or messages:
                 self._catch_up(end)
             for connection in new:
-                self.vehicle.on_connect(connection, self.model.t_s)
+                self.protocol.on_connect(connection, self.plant.t_s)
             for connection in closed:
-                self.vehicle.on_close(connection)
+                self.protocol.on_close(connection)
             self._handle(messages)
 
     def _catch_up(self, end):
         target = min(self._sim_time_now(), end)
-        behind_wall = (target - self.model.t_s) / self.speedup
+        behind_wall = (target - self.plant.t_s) / self.speedup
         if behind_wall > MAX_BEHIND_WALL_S:
             if not self._behind_warned:
                 LOG.warning("simulation cannot keep up with speedup %g; running slower", self.speedup)
                 self._behind_warned = True
             self._anchor()
-            target = self.model.t_s + MAX_CHUNK_WALL_S * self.speedup
-        self.advance_to(min(target, self.model.t_s + MAX_CHUNK_WALL_S * self.speedup * 5))
+            target = self.plant.t_s + MAX_CHUNK_WALL_S * self.speedup
+        self.advance_to(min(target, self.plant.t_s + MAX_CHUNK_WALL_S * self.speedup * 5))
 
     def _handle(self, messages):
-        t = self.model.t_s
+        t = self.plant.t_s
         for connection, message in messages:
-            self.vehicle.handle(connection, message, t)
-        if self.vehicle.input_changed:
+            self.protocol.handle(connection, message, t)
+        if self.protocol.input_changed:
             # The firmware reads the new input on its next loop.
-            self.vehicle.input_changed = False
+            self.protocol.input_changed = False
             self._pending_tick_s = min(self._pending_tick_s, t + self.tick_s)
 
     def counters(self):
         """Traffic and firmware counters (received, malformed, unhandled, rejected overrides...)."""
-        return {"server": dict(self.server.counters), "vehicle": dict(self.vehicle.counters),
+        return {"server": dict(self.server.counters), "protocol": dict(self.protocol.counters),
                 "firmware": dict(self.firmware.counters)}
 
     def close(self):

@@ -1,6 +1,6 @@
 """Telemetry of the simulated vehicle: message builders and per-link stream scheduling.
 
-What ArduSub SITL sends, built from the :class:`~brov2_hybrid.sim.vehicle_model.VehicleModel`
+What ArduSub SITL sends, built from the :class:`~brov2_hybrid.sim.plant.Plant`
 and the :class:`~brov2_hybrid.sim.firmware.Firmware`: HEARTBEAT (1 Hz), ATTITUDE and
 ATTITUDE_QUATERNION (IMU attitude, noisy when noise is on), RAW_IMU and SCALED_IMU2
 (accelerometer = specific force, gyro, magnetometer), SCALED_PRESSURE2 (external depth
@@ -85,9 +85,9 @@ class StreamScheduler(object):
 class Sample(object):
     """One tick's sensor readings, computed lazily and shared by the messages of the tick."""
 
-    def __init__(self, model):
-        self.model = model
-        self.t_s = model.t_s
+    def __init__(self, plant):
+        self.plant = plant
+        self.t_s = plant.t_s
         self._attitude = None
         self._specific_force = None
         self._eta = None
@@ -96,21 +96,21 @@ class Sample(object):
     def eta(self):
         """True pose (x, y, z [m] NED, roll, pitch, yaw [rad]) of the model at this tick."""
         if self._eta is None:
-            self._eta = self.model.eta
+            self._eta = self.plant.eta
         return self._eta
 
     @property
     def attitude(self):
         """Measured (eta2, nu2), noisy if the model's noise is on."""
         if self._attitude is None:
-            self._attitude = self.model.measured_attitude()
+            self._attitude = self.plant.measured_attitude()
         return self._attitude
 
     @property
     def specific_force(self):
         """Accelerometer reading [m/s^2], body FRD (the model's specific force)."""
         if self._specific_force is None:
-            self._specific_force = self.model.specific_force_body()
+            self._specific_force = self.plant.specific_force_body()
         return self._specific_force
 
 
@@ -131,17 +131,17 @@ class TelemetryBuilder(object):
     encoder : pymavlink MAVLink object
         Encodes with the vehicle's system/component id.
     link_config : LinkConfig
-    vehicle : brov2_hybrid.vehicle.vehicle_file.BodyParams
+    body : brov2_hybrid.vehicle.vehicle_file.BodyParams
         Water density and gravity for the pressure sensor.
     wall_unix_at_boot_s : float
         Unix time [s] that simulated time 0 corresponds to (SYSTEM_TIME).
     """
 
-    def __init__(self, encoder, link_config, vehicle, wall_unix_at_boot_s):
+    def __init__(self, encoder, link_config, body, wall_unix_at_boot_s):
         self.encoder = encoder
         self.config = link_config
-        self.rho_g = vehicle.water_density_kg_m3 * vehicle.gravity_m_s2
-        self.gravity_m_s2 = vehicle.gravity_m_s2
+        self.rho_g = body.water_density_kg_m3 * body.gravity_m_s2
+        self.gravity_m_s2 = body.gravity_m_s2
         self.unix_at_boot_s = wall_unix_at_boot_s
         self.mag_ned_mgauss = 1000.0 * np.asarray(link_config.earth_magnetic_field_ned_gauss, dtype=float)
         self._builders = {name: getattr(self, "_" + name.lower()) for name in MESSAGE_NAMES}
@@ -203,13 +203,13 @@ class TelemetryBuilder(object):
         return self.encoder.scaled_imu2_encode(self._boot_ms(sample), *acc, *gyro, *mag)
 
     def _scaled_pressure2(self, sample, fw):
-        depth = max(0.0, sample.model.depth_m())
+        depth = max(0.0, sample.plant.depth_m())
         pressure_hpa = (self.config.atmospheric_pressure_pa + self.rho_g * depth) / 100.0
         return self.encoder.scaled_pressure2_encode(self._boot_ms(sample), pressure_hpa, 0.0,
                                                     int(round(self.config.water_temperature_deg_c * 100)))
 
     def _vfr_hud(self, sample, fw):
-        velocity = sample.model.velocity_ned_m_s()
+        velocity = sample.plant.velocity_ned_m_s()
         heading = int(math.degrees(wrap_angle(sample.eta[5])) % 360.0)
         # VFR_HUD.throttle: the throttle channel as a percentage of its full range.
         rc = fw.rc_map
@@ -222,7 +222,7 @@ class TelemetryBuilder(object):
 
     def _global_position_int(self, sample, fw):
         lat, lon, alt = self._lat_lon_alt(sample)
-        velocity = sample.model.velocity_ned_m_s() * 100.0
+        velocity = sample.plant.velocity_ned_m_s() * 100.0
         heading = int(round(math.degrees(wrap_angle(sample.eta[5])) * 100.0)) % 36000
         return self.encoder.global_position_int_encode(
             self._boot_ms(sample), int(round(lat * 1e7)), int(round(lon * 1e7)), int(round(alt * 1000)),
@@ -247,12 +247,12 @@ class TelemetryBuilder(object):
         return self.encoder.system_time_encode(unix_us, self._boot_ms(sample))
 
     def _sim_state(self, sample, fw):
-        model = sample.model
-        eta, nu = sample.eta, model.nu
-        x, y, z, w = model.quaternion_ned_frd()
+        plant = sample.plant
+        eta, nu = sample.eta, plant.nu
+        x, y, z, w = plant.quaternion_ned_frd()
         lat, lon, alt = self._lat_lon_alt(sample)
         acc = sample.specific_force
-        velocity = model.velocity_ned_m_s()
+        velocity = plant.velocity_ned_m_s()
         return self.encoder.sim_state_encode(
             float(w), float(x), float(y), float(z), float(eta[3]), float(eta[4]), float(eta[5]),
             float(acc[0]), float(acc[1]), float(acc[2]), float(nu[3]), float(nu[4]), float(nu[5]),

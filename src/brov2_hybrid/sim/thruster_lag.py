@@ -2,7 +2,7 @@
 
 Every thruster passes its commanded thrust through K(s) (first order 1/(tau s + 1) or
 seed 003's third-order K(s), ``params/simulator.yaml``). Because the commands are held
-between calls to :meth:`~brov2_hybrid.sim.vehicle_model.VehicleModel.set_motor_pwm`, the
+between calls to :meth:`~brov2_hybrid.sim.plant.Plant.set_motor_pwm`, the
 filter is solved exactly in modal form (one complex exponential per pole).
 """
 import numpy as np

@@ -1,6 +1,6 @@
-"""The simulated ArduSub's MAVLink protocol (:class:`MavlinkVehicle`), on top of the sockets.
+"""The simulated ArduSub's MAVLink protocol (:class:`MavlinkProtocol`), on top of the sockets.
 
-:class:`MavlinkVehicle` answers as ArduSub does: COMMAND_LONG / COMMAND_INT and
+:class:`MavlinkProtocol` answers as ArduSub does: COMMAND_LONG / COMMAND_INT and
 SET_MODE (:mod:`brov2_hybrid.sim.mavlink_commands`), RC_CHANNELS_OVERRIDE and
 MANUAL_CONTROL (via :class:`~brov2_hybrid.sim.firmware.Firmware`), the PARAM protocol,
 REQUEST_DATA_STREAM, TIMESYNC, MISSION_REQUEST_LIST (an empty mission: MISSION_COUNT 0),
@@ -32,14 +32,14 @@ from brov2_hybrid.sim.mavlink_commands import CommandHandler
 LOG = logging.getLogger(__name__)
 
 
-class MavlinkVehicle(object):
+class MavlinkProtocol(object):
     """MAVLink behaviour of the simulated ArduSub on top of a
     :class:`~brov2_hybrid.sim.mavlink_server.MavlinkServer`.
 
     Parameters
     ----------
     server : MavlinkServer
-    model : VehicleModel
+    plant : Plant
     firmware : Firmware
     builder : TelemetryBuilder
     link_config : LinkConfig
@@ -47,9 +47,9 @@ class MavlinkVehicle(object):
         Transport delay of everything the vehicle sends [s, simulated].
     """
 
-    def __init__(self, server, model, firmware, builder, link_config, telemetry_delay_s=0.0):
+    def __init__(self, server, plant, firmware, builder, link_config, telemetry_delay_s=0.0):
         self.server = server
-        self.model = model
+        self.plant = plant
         self.firmware = firmware
         self.builder = builder
         self.encoder = builder.encoder
@@ -85,7 +85,7 @@ class MavlinkVehicle(object):
             "SETUP_SIGNING": self._on_setup_signing,
         }
         for connection in server.links():
-            self.on_connect(connection, model.t_s)
+            self.on_connect(connection, plant.t_s)
 
     @property
     def telemetry_delay_s(self):
@@ -182,7 +182,7 @@ class MavlinkVehicle(object):
             for name in connection.scheduler.pop_due(t_s):
                 if name not in built:
                     if sample is None:
-                        sample = telemetry.Sample(self.model)
+                        sample = telemetry.Sample(self.plant)
                     built[name] = self.builder.build(name, sample, self.firmware).pack(self.encoder)
                 self._queue_bytes(connection, built[name], t_s)
         for _, (connection, data) in self._outgoing.pop_due(t_s):

@@ -1,42 +1,42 @@
-"""ROS time from the vehicle's clock (brov2_hybrid.link.vehicle_clock): the vehicle clock
+"""ROS time from the FCU's clock (brov2_hybrid.link.fcu_clock): the FCU clock
 and the /clock relay."""
 import pytest
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.link import vehicle_clock as vc
+from brov2_hybrid.link import fcu_clock as fc
 from brov2_hybrid.node_logic.node_params import load_node_params
 
 
-def _vehicle_clock():
+def _fcu_clock():
     p = load_node_params("mavlink_bridge")
-    return vc.VehicleClock(p["clock_min_speedup"], p["clock_max_speedup"], p["clock_jump_s"])
+    return fc.FcuClock(p["clock_min_speedup"], p["clock_max_speedup"], p["clock_jump_s"])
 
 
-def test_vehicle_clock_follows_vehicle_time_and_never_goes_back():
-    c = _vehicle_clock()
+def test_fcu_clock_follows_fcu_time_and_never_goes_back():
+    c = _fcu_clock()
     assert c.now(0.0) == 0.0 and not c.started
-    for k in range(101):                     # 4x speed-up: 20 ms vehicle per 5 ms wall
+    for k in range(101):                     # 4x speed-up: 20 ms FCU per 5 ms wall
         t = c.update(k * 0.02, 100.0 + k * 0.005)
     assert t == pytest.approx(2.0)
     assert c.rate == pytest.approx(4.0, rel=0.01)
     # link lost: extrapolate at 4x
     assert c.now(100.5 + 1.0) == pytest.approx(2.0 + 4.0 * 1.0, rel=0.01)
-    # vehicle restarted at time 0, 1 s (wall) later: continue from the extrapolated time
+    # FCU restarted at time 0, 1 s (wall) later: continue from the extrapolated time
     t_restart = c.update(0.02, 101.5)
     assert t_restart >= 2.0 + 3.9
-    later = c.update(0.52, 101.625)          # vehicle time advances 0.5 s
+    later = c.update(0.52, 101.625)          # FCU time advances 0.5 s
     assert later - t_restart == pytest.approx(0.5)
 
 
-def test_vehicle_clock_refuses_bad_bounds():
-    with pytest.raises(Brov2Error, match="vehicle clock: expected 0 < min_rate <= max_rate"):
-        vc.VehicleClock(2.0, 1.0, 5.0)
+def test_fcu_clock_refuses_bad_bounds():
+    with pytest.raises(Brov2Error, match="FCU clock: expected 0 < min_rate <= max_rate"):
+        fc.FcuClock(2.0, 1.0, 5.0)
     with pytest.raises(Brov2Error, match="jump_s > 0"):
-        vc.VehicleClock(0.1, 100.0, 0.0)
+        fc.FcuClock(0.1, 100.0, 0.0)
 
 
 def test_clock_relay_only_goes_forward_and_keeps_time_running_while_the_link_is_down():
-    c = vc.ClockRelay(0.01)
+    c = fc.ClockRelay(0.01)
     assert c.accept(1.0, 100.0) and c.last_s == 1.0
     assert not c.accept(1.0, 100.1) and not c.accept(0.5, 100.1)
     assert c.last_s == 1.0 and c.last_mono == 100.0

@@ -1,4 +1,4 @@
-"""MAVROS vehicle URLs (as libmavconn parses them) and waiting for the vehicle."""
+"""MAVROS FCU URLs (as libmavconn parses them) and waiting for the FCU (brov2_hybrid.link.fcu_address)."""
 import socket
 import threading
 import time
@@ -6,9 +6,9 @@ import time
 import pytest
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.link.vehicle_address import (
+from brov2_hybrid.link.fcu_address import (
     free_tcp_port,
-    VehicleUnreachable,
+    FcuUnreachable,
     describe_wait,
     parse_mavros_url,
     wait_for_vehicle,
@@ -98,7 +98,7 @@ def test_waits_for_a_listener_that_appears_later():
 def test_never_appearing_listener_raises_naming_address_and_wait():
     port = free_tcp_port()
     start = time.monotonic()
-    with pytest.raises(VehicleUnreachable) as info:
+    with pytest.raises(FcuUnreachable) as info:
         wait_for_vehicle("tcp://127.0.0.1:%d" % port, 0.5, 0.05, 0.2)
     elapsed = time.monotonic() - start
     text = str(info.value)
@@ -116,7 +116,7 @@ def test_serial_device_waits_until_the_file_exists(tmp_path):
     finally:
         timer.join()
     assert waited >= 0.25
-    with pytest.raises(VehicleUnreachable, match="serial device"):
+    with pytest.raises(FcuUnreachable, match="serial device"):
         wait_for_vehicle("serial://%s/missing:57600" % tmp_path, 0.2, 0.05, 0.5)
 
 
@@ -132,7 +132,7 @@ def test_fake_clock_timeout_is_exact():
         attempts.append(now[0])
         now[0] += dt
 
-    with pytest.raises(VehicleUnreachable, match="waited 2.0 s"):
+    with pytest.raises(FcuUnreachable, match="waited 2.0 s"):
         wait_for_vehicle("/nonexistent/ttyACM9", 2.0, 0.5, 0.1, clock=clock, sleep=sleep)
     assert attempts == [0.0, 0.5, 1.0, 1.5]
 

@@ -1,4 +1,4 @@
-"""The simulated vehicle (:class:`VehicleModel`): motor PWMs in, state and sensors out.
+"""The plant: the simulated vehicle's rigid body (:class:`Plant`): motor PWMs in, state and sensors out.
 
 The equations of motion are :mod:`brov2_hybrid.sim.dynamics` (updated and stock
 models, the force terms written once), the thruster lag
@@ -29,8 +29,8 @@ from brov2_hybrid.sim.thruster_lag import LAG_SETTLED, ModalLag
 SMALL_RATE_RAD_S = 1e-12
 
 
-class VehicleModel(object):
-    """The simulated vehicle: motor PWMs in, state and sensor readings out.
+class Plant(object):
+    """The plant (the simulated vehicle's rigid body): motor PWMs in, state and sensor readings out.
 
     Parameters
     ----------
@@ -228,7 +228,7 @@ def integrate(state, n, dt, tau, c, lag_terms=None):
     whether it is non-zero); ``lag_terms`` (or None) the modal thruster-lag terms [step
     factor, current factor, (6,) complex weights], advanced in place.
 
-    Where numba is installed, :class:`VehicleModel` runs this same function compiled
+    Where numba is installed, :class:`Plant` runs this same function compiled
     (:func:`_compiled_integrate`) whenever no thruster lag is active: the same numbers.
     """
     pn, pe, pd, qw, qx, qy, qz, u, v, w, p, q, r = state
@@ -302,7 +302,7 @@ def _compiled_integrate():
     and tested); about 15x faster per step. ``BROV2_NO_JIT=1`` or a missing / unusable
     numba keeps the Python function.
     """
-    kernels = compile_family("vehicle_model", (integrate, accelerations), _probe_integrate)
+    kernels = compile_family("plant", (integrate, accelerations), _probe_integrate)
     return kernels["integrate"] if kernels else None
 
 

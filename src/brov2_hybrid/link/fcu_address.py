@@ -1,4 +1,4 @@
-"""MAVROS vehicle addresses (``fcu_url``) and waiting until a vehicle can be reached.
+"""FCU addresses (MAVROS ``fcu_url``) and waiting until the FCU (the autopilot) can be reached.
 
 MAVROS 1.x opens its link once at start (libmavconn ``MAVConnInterface::open_url``):
 a TCP client (``tcp://``) that finds nobody listening throws, and the node dies; it
@@ -41,8 +41,8 @@ TCP_SERVER_DEFAULT = ("0.0.0.0", 5760)
 _SCHEMES = ("serial", "serial-hwfc", "udp", "udp-b", "udp-pb", "tcp", "tcp-l")
 
 
-class VehicleUnreachable(Brov2Error):
-    """The vehicle address could not be opened within the wait."""
+class FcuUnreachable(Brov2Error):
+    """The FCU address could not be opened within the wait."""
 
 
 #: A parsed MAVROS URL. ``kind``: serial | udp | tcp | tcp-l. ``host``/``port``: the
@@ -146,7 +146,7 @@ def wait_for_vehicle(address, timeout_s, poll_period_s, connect_timeout_s,
     device file exists; udp / tcp-l: nothing to wait for. Tries every
     ``poll_period_s`` [s]; ``timeout_s`` [s] <= 0 waits forever.
 
-    Returns the seconds waited. Raises :class:`VehicleUnreachable` naming the
+    Returns the seconds waited. Raises :class:`FcuUnreachable` naming the
     address, what was awaited, how long, and the last error, once ``timeout_s``
     has passed.
     """
@@ -165,7 +165,7 @@ def wait_for_vehicle(address, timeout_s, poll_period_s, connect_timeout_s,
         if not error:
             return waited
         if timeout_s > 0 and waited >= timeout_s:
-            raise VehicleUnreachable(
+            raise FcuUnreachable(
                 "vehicle %s not reachable: waited %.1f s for %s (last error: %s)"
                 % (address.url, waited, what, error))
         sleep(poll_period_s)

@@ -12,7 +12,7 @@ from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid.physics.kinematics import J1, wrap_angle
 from brov2_hybrid.sim.config import SimOptions, load_sim_options
 from brov2_hybrid.sim.dynamics import rhs
-from brov2_hybrid.sim.vehicle_model import VehicleModel
+from brov2_hybrid.sim.plant import Plant
 
 DEEP_M = 50.0  # far from the surface
 
@@ -22,8 +22,8 @@ def neutral_setup(setup, **changes):
     return dataclasses.replace(setup, body=dataclasses.replace(setup.body, **changes))
 
 
-def model(setup, **options):
-    return VehicleModel(setup, SimOptions(**options))
+def new_plant(setup, **options):
+    return Plant(setup, SimOptions(**options))
 
 
 def yaw_pwm(setup, u_yaw):
@@ -38,7 +38,7 @@ def test_paper_parameters_are_loaded(setup):
 
 def test_constant_yaw_torque_reaches_sqrt_n_over_2_42(setup):
     """N = N_r|r| r at steady state with no linear yaw drag: r = sqrt(N / 2.42) (Eq. 10)."""
-    m = model(setup)
+    m = new_plant(setup)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     m.set_motor_pwm(yaw_pwm(setup, 0.3))
     torque = (setup.T @ setup.table.force_from_pwm(m.motor_pwm_us))[5]
@@ -49,7 +49,7 @@ def test_constant_yaw_torque_reaches_sqrt_n_over_2_42(setup):
 
 def test_small_angle_roll_period(setup):
     """Period 2 pi sqrt((I_xx + K_pdot) / (B * 0.02)) for a small roll release."""
-    m = model(setup)
+    m = new_plant(setup)
     m.reset(eta=[0, 0, DEEP_M, math.radians(2.0), 0, 0])
     times, roll = [], []
     for _ in range(int(20.0 / 0.01)):
@@ -68,7 +68,7 @@ def test_small_angle_roll_period(setup):
 
 def test_positively_buoyant_vehicle_rises_at_terminal_speed(setup):
     """B - W = 2 N balances heave drag 5.18 w + 36.99 w|w| at the terminal speed."""
-    m = model(setup)
+    m = new_plant(setup)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     m.advance(20.0)
     a, b, c = 36.99, 5.18, -(114.8 - 112.8)
@@ -79,7 +79,7 @@ def test_positively_buoyant_vehicle_rises_at_terminal_speed(setup):
 
 def test_vehicle_floats_where_submerged_buoyancy_equals_weight(setup):
     """Surface law: B (0.5 + depth / h) = W at rest."""
-    m = model(setup, surface_buoyancy=True)
+    m = new_plant(setup, surface_buoyancy=True)
     m.reset(eta=[0, 0, 1.0, 0, 0, 0])
     m.advance(60.0)
     expected = (112.8 / 114.8 - 0.5) * 0.254
@@ -103,7 +103,7 @@ def _lyapunov(setup, m):
 
 def test_with_no_input_all_velocities_decay(setup):
     neutral = neutral_setup(setup, buoyancy_n=setup.body.weight_n)
-    m = model(neutral)
+    m = new_plant(neutral)
     nu0 = np.array([0.5, -0.4, 0.3, 0.6, -0.5, 1.0])
     m.reset(eta=[0, 0, DEEP_M, 0.3, -0.2, 0], nu=nu0)
     energy = [_lyapunov(neutral, m)]
@@ -119,7 +119,7 @@ def test_with_no_input_all_velocities_decay(setup):
 
 def test_first_order_lag_reaches_63_percent_at_time_constant(setup):
     tau = 0.2
-    m = model(setup, thruster_lag="first_order", thruster_time_constant_s=tau)
+    m = new_plant(setup, thruster_lag="first_order", thruster_time_constant_s=tau)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     pwm = yaw_pwm(setup, 0.5)
     target = setup.table.force_from_pwm(pwm)
@@ -136,7 +136,7 @@ def test_third_order_lag_matches_k_of_s_and_has_unit_dc_gain(setup):
     options = load_sim_options()
     num, den = options.third_order_numerator, options.third_order_denominator
     assert num[-1] == den[-1]  # K(0) = 1
-    m = model(setup, thruster_lag="third_order", third_order_numerator=num, third_order_denominator=den)
+    m = new_plant(setup, thruster_lag="third_order", third_order_numerator=num, third_order_denominator=den)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     pwm = yaw_pwm(setup, 0.5)
     target = setup.table.force_from_pwm(pwm)
@@ -152,7 +152,7 @@ def test_third_order_lag_matches_k_of_s_and_has_unit_dc_gain(setup):
 
 
 def test_lagged_thrust_follows_a_command_change_continuously(setup):
-    m = model(setup, thruster_lag="first_order", thruster_time_constant_s=0.1)
+    m = new_plant(setup, thruster_lag="first_order", thruster_time_constant_s=0.1)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     m.set_motor_pwm(yaw_pwm(setup, 0.5))
     m.advance(0.05)
@@ -165,17 +165,17 @@ def test_lagged_thrust_follows_a_command_change_continuously(setup):
 def test_ocean_current_drifts_the_vehicle_at_the_current_speed(setup):
     neutral = neutral_setup(setup, buoyancy_n=setup.body.weight_n)
     current = np.array([0.3, -0.2, 0.0])
-    m = model(neutral, current_ned_m_s=current)
+    m = new_plant(neutral, current_ned_m_s=current)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, math.radians(30)])
     m.advance(60.0)
     np.testing.assert_allclose(m.velocity_ned_m_s(), current, atol=0.003)
 
 
-def test_stock_model_turns_more_slowly_than_the_updated_model(setup):
+def test_stock_model_turns_more_slowly_than_the_updated_new_plant(setup):
     pwm = yaw_pwm(setup, 0.3)
     yaw = {}
     for kind in ("updated", "stock"):
-        m = model(setup, model=kind)
+        m = new_plant(setup, model=kind)
         m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
         m.set_motor_pwm(pwm)
         m.advance(1.0)
@@ -185,7 +185,7 @@ def test_stock_model_turns_more_slowly_than_the_updated_model(setup):
 
 def test_stock_model_parameters_and_terminal_rate(setup):
     """Stock: 4 horizontal motors x 0.25 m arm, N = 7.08 r|r| at steady state."""
-    m = model(setup, model="stock")
+    m = new_plant(setup, model="stock")
     s = m.params.stock
     pwm = np.array([1700, 1300, 1300, 1700, 1500, 1500, 1500, 1500], dtype=float)  # yaw factors + - - +
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
@@ -207,7 +207,7 @@ def test_stock_thrust_dead_zone(setup):
 
 def test_stock_model_rises_at_its_terminal_speed(setup):
     """1 N / 16.755 kg upward acceleration on 10.5 kg balances 0.5 rho A C_d w^2."""
-    m = model(setup, model="stock")
+    m = new_plant(setup, model="stock")
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     m.advance(30.0)
     force = 10.5 * 1.0 / 16.755
@@ -222,7 +222,7 @@ def _stepper_error(setup, kind, dt_s, duration_s=4.0):
     atol 1e-12: it agrees with DOP853 at rtol 1e-13 within 4e-10, five orders of magnitude below
     the 1600 Hz stepper's errors (>6e-5), so the convergence ratio is not blurred by the reference.
     """
-    m = model(setup, model=kind, dt_s=dt_s, current_ned_m_s=np.array([0.1, 0.05, 0.0]))
+    m = new_plant(setup, model=kind, dt_s=dt_s, current_ned_m_s=np.array([0.1, 0.05, 0.0]))
     x0 = np.array([1.0, -2.0, DEEP_M, 0.2, -0.15, 0.5, 0.2, -0.1, 0.05, 0.3, -0.2, 0.4])
     m.reset(eta=x0[:6], nu=x0[6:])
     m.set_motor_pwm(setup.mixer("quantitative").pwm([0.3, -0.2, 0.2, 0.15, -0.1, 0.25]))
@@ -247,7 +247,7 @@ def test_fast_stepper_agrees_with_the_reference_rhs(setup, kind):
 
 
 def test_rhs_rejects_gimbal_lock_but_the_stepper_passes_through_it(setup):
-    m = model(setup)
+    m = new_plant(setup)
     x = np.concatenate([[0, 0, DEEP_M, 0, math.pi / 2, 0], np.zeros(6)])
     with pytest.raises(Brov2Error, match="gimbal lock"):
         rhs(0.0, x, np.zeros(6), m.params)
@@ -262,7 +262,7 @@ def test_rhs_rejects_gimbal_lock_but_the_stepper_passes_through_it(setup):
 
 
 def test_pwm_is_clamped_and_neutral_gives_no_thrust(setup):
-    m = model(setup)
+    m = new_plant(setup)
     m.set_motor_pwm([2500, 500, 1500, 1500, 1500, 1500, 1500, 1500])
     np.testing.assert_array_equal(m.motor_pwm_us[:2], [1900, 1100])
     f = m.thruster_forces_n()
@@ -273,7 +273,7 @@ def test_pwm_is_clamped_and_neutral_gives_no_thrust(setup):
 
 
 def test_advance_takes_whole_steps_and_reset_restores_time(setup):
-    m = model(setup, dt_s=0.0025)
+    m = new_plant(setup, dt_s=0.0025)
     assert m.advance(0.0101) == 4
     assert m.t_s == pytest.approx(0.01)
     m.reset(t_s=5.0)
@@ -285,7 +285,7 @@ def test_advance_takes_whole_steps_and_reset_restores_time(setup):
 def test_noise_is_seeded_and_has_the_configured_spread(setup):
     options = dict(noise_enabled=True, attitude_noise_std_rad=0.01, rate_noise_std_rad_s=0.002,
                    depth_noise_std_m=0.05, seed=7)
-    a, b = model(setup, **options), model(setup, **options)
+    a, b = new_plant(setup, **options), new_plant(setup, **options)
     for m in (a, b):
         m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     samples = np.array([np.concatenate(a.measured_attitude() + ([a.depth_m()],)) for _ in range(4000)])
@@ -293,7 +293,7 @@ def test_noise_is_seeded_and_has_the_configured_spread(setup):
     np.testing.assert_array_equal(samples, again)
     np.testing.assert_allclose(samples.std(axis=0), [0.01] * 3 + [0.002] * 3 + [0.05], rtol=0.05)
     np.testing.assert_allclose(samples.mean(axis=0)[:6], 0.0, atol=0.001)
-    quiet = model(setup)
+    quiet = new_plant(setup)
     quiet.reset(eta=[0, 0, DEEP_M, 0.1, 0.2, 0.3])
     np.testing.assert_array_equal(quiet.measured_attitude()[0], quiet.eta[3:])
     assert quiet.depth_m() == DEEP_M
@@ -301,7 +301,7 @@ def test_noise_is_seeded_and_has_the_configured_spread(setup):
 
 def test_specific_force_at_rest_is_minus_gravity_in_the_body(setup):
     neutral = neutral_setup(setup, buoyancy_n=setup.body.weight_n)
-    m = model(neutral)
+    m = new_plant(neutral)
     m.reset(eta=[0, 0, DEEP_M, 0.3, 0, 0])
     g = setup.body.gravity_m_s2
     # Neutral and at rest: buoyancy cancels weight, so the accelerometer reads -g up.
@@ -311,11 +311,11 @@ def test_specific_force_at_rest_is_minus_gravity_in_the_body(setup):
 
 def test_options_are_validated(tmp_path, setup):
     with pytest.raises(ParameterError, match="model"):
-        model(setup, model="fancy")
+        new_plant(setup, model="fancy")
     with pytest.raises(ParameterError, match="thruster_lag"):
-        model(setup, thruster_lag="second_order")
+        new_plant(setup, thruster_lag="second_order")
     with pytest.raises(ParameterError, match="dt_s"):
-        model(setup, dt_s=0.0)
+        new_plant(setup, dt_s=0.0)
     bad = tmp_path / "sim.yaml"
     bad.write_text("physics:\n  modle: stock\n")
     with pytest.raises(ParameterError, match="unknown key"):
@@ -346,13 +346,13 @@ def _numba_expected():
                          ids=["updated", "stock", "current"])
 def test_compiled_stepper_gives_the_python_steppers_numbers(setup, options):
     """The numba-compiled integrate is the same function: bit for bit the same states."""
-    from brov2_hybrid.sim import vehicle_model as vm
-    compiled = vm._compiled_integrate()
+    from brov2_hybrid.sim import plant as plant_module
+    compiled = plant_module._compiled_integrate()
     if compiled is None:
         if _numba_expected() and not os.environ.get("BROV2_NO_JIT"):
             pytest.fail("numba is in requirements-nodeps.txt but the compiled stepper is unavailable")
         pytest.skip("no numba here: the Python stepper runs")
-    model = vm.VehicleModel(setup, options)
+    plant = plant_module.Plant(setup, options)
     rng = np.random.default_rng(4)
     for _ in range(10):
         state = rng.normal(0.0, 0.4, 13).tolist()
@@ -360,20 +360,20 @@ def test_compiled_stepper_gives_the_python_steppers_numbers(setup, options):
         norm = math.sqrt(sum(x * x for x in state[3:7]))
         state[3:7] = [x / norm for x in state[3:7]]
         tau = rng.normal(0.0, 30.0, 6).tolist()
-        expected = vm.integrate(list(state), 400, model.dt_s, tau, model._constants)
-        assert compiled(tuple(state), 400, model.dt_s, tuple(tau), model._constants, None) == expected
+        expected = plant_module.integrate(list(state), 400, plant.dt_s, tau, plant._constants)
+        assert compiled(tuple(state), 400, plant.dt_s, tuple(tau), plant._constants, None) == expected
 
 
 def test_vehicle_model_steps_the_same_compiled_or_not(setup):
-    from brov2_hybrid.sim.vehicle_model import VehicleModel
+    from brov2_hybrid.sim.plant import Plant
     runs = []
     for compiled in (True, False):
-        model = VehicleModel(setup, SimOptions())
-        model.compiled = compiled
-        model.reset(eta=[0, 0, 2.0, 0.1, -0.05, 0.3], nu=[0.1, 0, 0, 0.2, 0, -0.1])
-        model.set_motor_pwm([1600, 1400, 1550, 1450, 1700, 1300, 1500, 1520])
-        model.step(800)
-        runs.append((model.eta.tolist(), model.nu.tolist()))
+        plant = Plant(setup, SimOptions())
+        plant.compiled = compiled
+        plant.reset(eta=[0, 0, 2.0, 0.1, -0.05, 0.3], nu=[0.1, 0, 0, 0.2, 0, -0.1])
+        plant.set_motor_pwm([1600, 1400, 1550, 1450, 1700, 1300, 1500, 1520])
+        plant.step(800)
+        runs.append((plant.eta.tolist(), plant.nu.tolist()))
     assert runs[0] == runs[1]
 
 
