@@ -1,4 +1,4 @@
-"""Shared pytest fixtures: the vehicle set-up loaded once from params/."""
+"""Shared pytest fixtures: the vehicle (the default vehicle file) loaded once from params/."""
 import os
 import sys
 
@@ -16,7 +16,7 @@ from brov2_hybrid.params import load_controller_params  # noqa: E402
 
 
 @pytest.fixture(scope="session")
-def setup():
+def vehicle():
     return load_vehicle()
 
 

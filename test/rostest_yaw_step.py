@@ -43,9 +43,9 @@ AGREEMENT = 0.10        # in-process vs ROS settling time, relative (default of 
 DIVE = os.path.join(paths.package_root(), "test", "data", "yaw_step.csv")
 
 
-def lti_settling_time(omega_d, vehicle):
-    setup = load_vehicle(vehicle)
-    c = HybridController(setup.body, load_controller_params(), setup.tau_max, setup.passive_dofs)
+def lti_settling_time(omega_d, name_or_path):
+    vehicle = load_vehicle(name_or_path)
+    c = HybridController(vehicle.body, load_controller_params(), vehicle.tau_max, vehicle.passive_dofs)
     c.configure(omega_d_rad_s=omega_d)
     t = np.linspace(0.0, 20.0, 4001)
     _, y = signal.step(lti_closed_loop(c.gains, c.total_inertia, c.b_check), T=t)
@@ -60,7 +60,7 @@ class YawStep(unittest.TestCase):
         cls.firmware = rc.Latest("/brov2/firmware", String)
         cls.mixer = rospy.get_param("~mixer", "quantitative")
         cls.agreement = float(rospy.get_param("~agreement", AGREEMENT))
-        cls.vehicle = rospy.get_param("vehicle", None)   # set by hybrid_autopilot.launch (vehicle:=)
+        cls.vehicle_name = rospy.get_param("vehicle", None)   # set by hybrid_autopilot.launch (vehicle:=)
         rc.wait_engaged(topics)
         rc.wait_dive_done(topics, 120.0)
         rospy.sleep(0.5)
@@ -77,7 +77,7 @@ class YawStep(unittest.TestCase):
         yaw_deg = np.degrees(np.unwrap(a["attitude"][:, 2]))
         keep = t >= -0.5
         settle = metrics.settling_time(t[keep], yaw_deg[keep], 90.0, 0.0, initial=0.0, band=BAND)
-        expected = lti_settling_time(omega, self.vehicle)
+        expected = lti_settling_time(omega, self.vehicle_name)
         rospy.loginfo("yaw step: settling time %.2f s (LTI %.2f s), final yaw %.2f deg, peak %.2f deg",
                       settle, expected, yaw_deg[-1], yaw_deg[keep].max())
         self.assertTrue(np.isfinite(settle), "the yaw never stayed within +-5 %% of 90 deg (final %.1f deg)" % yaw_deg[-1])
@@ -93,7 +93,7 @@ class YawStep(unittest.TestCase):
     def test_inprocess_loop_agrees(self):
         log = rc.only_file(os.path.join(self.log_dir, "*.csv"))   # this run's own folder (yaw_step.test)
         loop = replace(load_analysis_settings().loop, mixer=self.mixer,   # output stage: the one for the mixer
-                       vehicle=self.vehicle or load_analysis_settings().loop.vehicle)
+                       vehicle=self.vehicle_name or load_analysis_settings().loop.vehicle)
         result = compare_with_log(log, loop, tolerance=self.agreement, dive_csv_path=DIVE)
         rospy.loginfo("yaw step: ROS settling %.3f s, in-process %.3f s (%.1f %% apart)",
                       result["ros_settling_s"], result["inprocess_settling_s"], 100 * result["relative_difference"])

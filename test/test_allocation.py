@@ -27,74 +27,74 @@ ARDUSUB_SIGNS = np.array([
 ])
 
 
-def test_column_is_direction_and_moment(setup):
+def test_column_is_direction_and_moment(vehicle):
     """Hand-computed column of thruster 1: d = (-1, 1, 0)/sqrt2, r = (0.156, 0.111, 0.085)."""
     s = 1 / math.sqrt(2)
     expected = [-s, s, 0.0, -0.085 * s, -0.085 * s, (0.156 + 0.111) * s]
-    np.testing.assert_allclose(setup.T[:, 0], expected, atol=1e-12)
+    np.testing.assert_allclose(vehicle.T[:, 0], expected, atol=1e-12)
 
 
-def test_yaw_row_is_0189_not_099(setup):
+def test_yaw_row_is_0189_not_099(vehicle):
     """Erratum: Eq. 4 prints +-0.99 in the yaw row; the geometry gives +-0.189."""
-    np.testing.assert_allclose(np.abs(setup.T[5, :4]), 0.1888, atol=5e-4)
-    np.testing.assert_allclose(setup.T[5, 4:], 0.0, atol=1e-12)
+    np.testing.assert_allclose(np.abs(vehicle.T[5, :4]), 0.1888, atol=5e-4)
+    np.testing.assert_allclose(vehicle.T[5, 4:], 0.0, atol=1e-12)
 
 
-def test_pseudo_inverse_reproduces_eq6(setup):
-    np.testing.assert_allclose(setup.T_pinv, PAPER_T_PINV, atol=0.005)
+def test_pseudo_inverse_reproduces_eq6(vehicle):
+    np.testing.assert_allclose(vehicle.T_pinv, PAPER_T_PINV, atol=0.005)
 
 
-def test_pseudo_inverse_is_right_inverse(setup):
-    np.testing.assert_allclose(setup.T @ setup.T_pinv, np.eye(6), atol=1e-12)
+def test_pseudo_inverse_is_right_inverse(vehicle):
+    np.testing.assert_allclose(vehicle.T @ vehicle.T_pinv, np.eye(6), atol=1e-12)
 
 
-def test_signs_agree_with_ardusub_factors(setup):
+def test_signs_agree_with_ardusub_factors(vehicle):
     """Every non-zero ArduSub factor has the sign of the matching T entry."""
     T_hat = allocation.heuristic_matrix(ARDUSUB_SIGNS)
     nonzero = T_hat != 0
-    assert np.all(np.sign(setup.T[nonzero]) == np.sign(T_hat[nonzero]))
-    np.testing.assert_array_equal(setup.T_hat, T_hat)
+    assert np.all(np.sign(vehicle.T[nonzero]) == np.sign(T_hat[nonzero]))
+    np.testing.assert_array_equal(vehicle.T_hat, T_hat)
 
 
-def test_tau_max_from_paper_limit(setup):
+def test_tau_max_from_paper_limit(vehicle):
     """49.95 N per thruster gives the paper's tau_max.
 
     The printed figures are rounded to 0.01, and pitch (23.976 -> 23.98) and yaw
     (37.722 -> 37.72) cannot both be met to 0.01 % by any single limit (pitch needs
     49.953..49.963 N, yaw 49.943..49.953 N), so we check 0.02 % and 0.01 absolute.
     """
-    tau_max = allocation.tau_max_from_limit(setup.T, setup.thrusters.directions, 49.95)
+    tau_max = allocation.tau_max_from_limit(vehicle.T, vehicle.thrusters.directions, 49.95)
     np.testing.assert_allclose(tau_max, PAPER_TAU_MAX, rtol=2e-4)
     np.testing.assert_allclose(tau_max, PAPER_TAU_MAX, atol=0.0101)
-    np.testing.assert_allclose(setup.tau_max, tau_max)
+    np.testing.assert_allclose(vehicle.tau_max, tau_max)
 
 
-def test_tau_max_is_reachable_within_its_group(setup):
+def test_tau_max_is_reachable_within_its_group(vehicle):
     """tau_max_j comes from the group's thrusters at +-f_max and moves no other DOF of
     that group. Surge and sway leak into the other group: the horizontal thrusters sit
     z = 0.085 m below the CG, so a force (X, Y) there adds K = -z Y and M = z X
     (4 * 0.085/sqrt2 * 49.95 = 12.0 N m at full surge or sway)."""
-    horizontal, vertical = allocation.thruster_groups(setup.thrusters.directions)
+    horizontal, vertical = allocation.thruster_groups(vehicle.thrusters.directions)
     for j in range(6):
         in_h = j in allocation.HORIZONTAL_DOFS
         group, dofs = (horizontal, allocation.HORIZONTAL_DOFS) if in_h else (vertical, allocation.VERTICAL_DOFS)
-        m = np.where(group, 49.95 * np.sign(setup.T[j]), 0.0)
-        tau = setup.T @ m
-        assert tau[j] == pytest.approx(setup.tau_max[j])
+        m = np.where(group, 49.95 * np.sign(vehicle.T[j]), 0.0)
+        tau = vehicle.T @ m
+        assert tau[j] == pytest.approx(vehicle.tau_max[j])
         np.testing.assert_allclose(tau[[k for k in dofs if k != j]], 0.0, atol=1e-9)
         leak = tau[[k for k in range(6) if k not in dofs]]
         if in_h:  # leak into (heave, roll, pitch)
             np.testing.assert_allclose(leak, [0.0, -0.085 * tau[1], 0.085 * tau[0]], atol=1e-9)
         else:  # leak into (surge, sway, yaw)
             np.testing.assert_allclose(leak, 0.0, atol=1e-9)
-    assert 0.085 * setup.tau_max[0] == pytest.approx(4 * 0.085 / math.sqrt(2) * 49.95)
+    assert 0.085 * vehicle.tau_max[0] == pytest.approx(4 * 0.085 / math.sqrt(2) * 49.95)
 
 
-def test_tau_max_from_table_limit(setup):
+def test_tau_max_from_table_limit(vehicle):
     """From the 16 V table the symmetric limit is the reverse thrust, 39.9 N."""
-    limit = setup.table.symmetric_limit_n
+    limit = vehicle.table.symmetric_limit_n
     assert limit == pytest.approx(4.069476 * 9.80665, rel=1e-6)
-    tau_max = allocation.tau_max_from_limit(setup.T, setup.thrusters.directions, limit)
+    tau_max = allocation.tau_max_from_limit(vehicle.T, vehicle.thrusters.directions, limit)
     np.testing.assert_allclose(tau_max / PAPER_TAU_MAX, limit / 49.95, rtol=3e-4)
 
 
@@ -109,14 +109,14 @@ def test_pseudo_inverse_rejects_bad_matrices(bad, match):
         allocation.pseudo_inverse(bad)
 
 
-def test_allocation_rejects_non_unit_directions(setup):
+def test_allocation_rejects_non_unit_directions(vehicle):
     with pytest.raises(Brov2Error, match="unit vectors"):
-        allocation.allocation_matrix(setup.thrusters.positions_m, 2 * setup.thrusters.directions)
+        allocation.allocation_matrix(vehicle.thrusters.positions_m, 2 * vehicle.thrusters.directions)
 
 
-def test_tau_max_rejects_nonpositive_limit(setup):
+def test_tau_max_rejects_nonpositive_limit(vehicle):
     with pytest.raises(Brov2Error, match="> 0"):
-        allocation.tau_max_from_limit(setup.T, setup.thrusters.directions, 0.0)
+        allocation.tau_max_from_limit(vehicle.T, vehicle.thrusters.directions, 0.0)
 
 
 # --------------------------------------------------------------------------- allocator registry
@@ -135,11 +135,11 @@ def _vehicle_file_with(tmp_path, allocator):
     return str(out)
 
 
-def test_the_pseudo_inverse_allocator_is_eq9(setup):
+def test_the_pseudo_inverse_allocator_is_eq9(vehicle):
     u = np.array([0.1, -0.2, 0.3, 0.05, -0.05, 0.2])
-    assert setup.allocator.name == "pseudo_inverse"
-    np.testing.assert_array_equal(setup.allocator.forces(u), setup.T_pinv @ (setup.tau_max * u))
-    np.testing.assert_allclose(setup.T @ setup.allocator.forces(u), setup.tau_max * u, atol=1e-9)
+    assert vehicle.allocator.name == "pseudo_inverse"
+    np.testing.assert_array_equal(vehicle.allocator.forces(u), vehicle.T_pinv @ (vehicle.tau_max * u))
+    np.testing.assert_allclose(vehicle.T @ vehicle.allocator.forces(u), vehicle.tau_max * u, atol=1e-9)
 
 
 def test_a_new_allocator_is_one_class_and_one_registry_entry(tmp_path, monkeypatch):

@@ -80,7 +80,7 @@ def test_log_rows_follow_the_shared_format(loop, tmp_path):
 
 def test_command_delay_holds_the_vehicle_still(loop):
     """Motors change only command_delay_s after the tick that commanded the step."""
-    delayed = ClosedLoop(replace(loop.settings, command_delay_s=0.1), setup=loop.setup)
+    delayed = ClosedLoop(replace(loop.settings, command_delay_s=0.1), vehicle=loop.vehicle)
     res = yaw_step(delayed, 3.0, duration=2.0)
     r = np.abs(res.log["r_rad_s"])
     before = res.t_s <= T_STEP + 0.1 + 1e-9
@@ -89,7 +89,7 @@ def test_command_delay_holds_the_vehicle_still(loop):
 
 
 def test_no_telemetry_yet_gives_neutral(loop):
-    late = ClosedLoop(replace(loop.settings, telemetry_delay_s=0.1), setup=loop.setup)
+    late = ClosedLoop(replace(loop.settings, telemetry_delay_s=0.1), vehicle=loop.vehicle)
     res = yaw_step(late, 3.0, duration=0.5)
     early = res.t_s < 0.1 - 1e-9
     assert np.all(res.log["u_yaw"][early] == 0.0) and np.all(res.log["rc4_us"][early] == 1500)
@@ -97,7 +97,7 @@ def test_no_telemetry_yet_gives_neutral(loop):
 
 def test_latency_increases_overshoot_at_high_omega_d(loop):
     """docs/DESIGN.md section 8: the overshoot at high omega_d grows with loop latency."""
-    slow = ClosedLoop(replace(loop.settings, telemetry_delay_s=0.05, command_delay_s=0.05), setup=loop.setup)
+    slow = ClosedLoop(replace(loop.settings, telemetry_delay_s=0.05, command_delay_s=0.05), vehicle=loop.vehicle)
     fast_res, slow_res = yaw_step(loop, 3.5, duration=5.0), yaw_step(slow, 3.5, duration=5.0)
     assert (metrics.overshoot(slow_res.t_s, slow_res.log["yaw_rad"], STEP, T_STEP)
             > metrics.overshoot(fast_res.t_s, fast_res.log["yaw_rad"], STEP, T_STEP) + 0.5)
@@ -106,8 +106,8 @@ def test_latency_increases_overshoot_at_high_omega_d(loop):
 def test_stock_mixer_option_changes_the_motor_pwms(loop):
     """Stock firmware sent u as is: same RC input, other motor PWMs (Algorithm 1). With the
     default output stage for the mixer (compensated) the RC input changes instead."""
-    naive = ClosedLoop(replace(loop.settings, mixer="stock", output_stage="stock_naive"), setup=loop.setup)
-    comp = ClosedLoop(replace(loop.settings, mixer="stock"), setup=loop.setup)
+    naive = ClosedLoop(replace(loop.settings, mixer="stock", output_stage="stock_naive"), vehicle=loop.vehicle)
+    comp = ClosedLoop(replace(loop.settings, mixer="stock"), vehicle=loop.vehicle)
     a, b, c = (yaw_step(x, 3.0, duration=1.2) for x in (loop, naive, comp))
     k = np.searchsorted(a.t_s, T_STEP)
     assert a.log["rc4_us"][k] == b.log["rc4_us"][k]
@@ -128,7 +128,7 @@ def test_compare_with_log_agrees_with_itself(loop, tmp_path):
 
 def test_bad_rates_and_inputs_raise(loop):
     with pytest.raises(Brov2Error, match="control period"):
-        ClosedLoop(replace(loop.settings, control_rate_hz=47.0), setup=loop.setup)
+        ClosedLoop(replace(loop.settings, control_rate_hz=47.0), vehicle=loop.vehicle)
     with pytest.raises(Brov2Error, match="Dive"):
         loop.run([1, 2, 3])
 

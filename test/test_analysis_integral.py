@@ -10,14 +10,14 @@ import pytest
 from brov2_hybrid import paths
 from brov2_hybrid.analysis import cli, lti
 from brov2_hybrid.analysis.integral import lti_row, pid_denominator, plateau_dive
-from brov2_hybrid.analysis.robustness import draw_samples, perturbed_setup
+from brov2_hybrid.analysis.robustness import draw_samples, perturbed_vehicle
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 
-def test_lti_design_numbers_match_the_analytic_pid(setup, controller_params):
-    c = lti.controller_for(3.0, setup, controller_params)
+def test_lti_design_numbers_match_the_analytic_pid(vehicle, controller_params):
+    c = lti.controller_for(3.0, vehicle, controller_params)
     r = lti_row(c, 0.3, 60.0)
     inertia, b = c.total_inertia[2], c.b_check[2]
     kp, kd = c.gains.kp[2], c.gains.kd_total[2]
@@ -25,10 +25,10 @@ def test_lti_design_numbers_match_the_analytic_pid(setup, controller_params):
     assert r["ki"] == pytest.approx(ki)
     np.testing.assert_allclose(pid_denominator(c), [inertia, b + kd, kp, ki])
     # Every pole of the characteristic polynomial solves it, all stable.
-    for re, im in r["poles"]:
-        s = complex(re, im)
+    for real, imag in r["poles"]:
+        s = complex(real, imag)
         assert abs(inertia * s ** 3 + (b + kd) * s ** 2 + kp * s + ki) < 1e-9 * kp
-        assert re < 0
+        assert real < 0
     assert r["overshoot_pct"] == pytest.approx(0.0, abs=1e-6)     # Eq. 22 is overdamped at kappa = 20
     # A plain PID on eta2d - eta2 makes the loop type 2: the step error integrates to 0, so it must overshoot.
     assert r["plain_pid_overshoot_pct"] > 5.0
@@ -47,9 +47,9 @@ def test_samples_are_seeded_and_perturb_the_plant_within_bounds():
     s = load_analysis_settings().robustness
     a, b = draw_samples(s, 5), draw_samples(s, 5)
     assert a == b
-    setup = load_vehicle()
+    vehicle = load_vehicle()
     for smp in a:
-        v, p = setup.body, perturbed_setup(setup, smp).body
+        v, p = vehicle.body, perturbed_vehicle(vehicle, smp).body
         assert abs(p.mass_kg / v.mass_kg - 1) <= s.mass_fraction
         assert abs((p.buoyancy_n - p.weight_n) - (v.buoyancy_n - v.weight_n)) <= s.net_buoyancy_n
         h0, h = v.r_cb_m[2] - v.r_cg_m[2], p.r_cb_m[2] - p.r_cg_m[2]

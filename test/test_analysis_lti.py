@@ -10,8 +10,8 @@ YAW = 2
 
 
 @pytest.fixture(scope="module")
-def controllers(setup, controller_params):
-    return {w: lti.controller_for(w, setup, controller_params) for w in (2.0, 3.0, 4.0)}
+def controllers(vehicle, controller_params):
+    return {w: lti.controller_for(w, vehicle, controller_params) for w in (2.0, 3.0, 4.0)}
 
 
 def critical_step(t, w, inertia, kd):

@@ -34,10 +34,10 @@ def test_inertia_fit_recovers_analytic_solution():
     assert fit.inertia_kg_m2 == pytest.approx(0.8, rel=0.01)
 
 
-def test_simulated_runs_recover_the_model_within_5_percent(setup):
+def test_simulated_runs_recover_the_model_within_5_percent(vehicle):
     """The issue's acceptance: on simulator data the fit is within 5 % of the model's values."""
-    v = setup.body
-    runs = sysid.simulate_runs((2.0, 4.0, 6.0, 8.0, 10.0, 12.0), 6.0, 0.01, setup=setup)
+    v = vehicle.body
+    runs = sysid.simulate_runs((2.0, 4.0, 6.0, 8.0, 10.0, 12.0), 6.0, 0.01, vehicle=vehicle)
     drag = sysid.fit_drag(runs, WINDOW)
     assert drag.quadratic_nm_s2 == pytest.approx(v.quadratic_drag[5], rel=0.05)
     # The model's N_r is 0: the fitted linear term carries < 5 % of the drag at the top rate.

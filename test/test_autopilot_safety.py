@@ -14,8 +14,8 @@ ATT_TIMEOUT, DES_TIMEOUT = 0.5, 1.0
 
 
 @pytest.fixture
-def core(setup, controller_params):
-    c = HybridController(setup.body, controller_params, setup.tau_max)
+def core(vehicle, controller_params):
+    c = HybridController(vehicle.body, controller_params, vehicle.tau_max)
     return safety.AutopilotCore(c, ATT_TIMEOUT, DES_TIMEOUT)
 
 
@@ -25,14 +25,14 @@ def test_no_attitude_gives_neutral(core):
     assert not np.any(r.tau_body_frd)
 
 
-def test_active_at_rest_cancels_hydrostatics_and_passes_linear(core, setup):
+def test_active_at_rest_cancels_hydrostatics_and_passes_linear(core, vehicle):
     eta = np.radians([10.0, -5.0, 30.0])
     core.set_attitude(1.0, eta, [0, 0, 0])
     core.set_desired(1.0, eta, [0.5, -0.25, 0.1])
     r = core.tick(1.1)
     assert r.mode == safety.MODE_ACTIVE and r.message == ""
-    np.testing.assert_allclose(r.tau_body_frd[3:], -restoring_moment(eta, setup.body), atol=1e-12)
-    np.testing.assert_allclose(r.tau_body_frd[:3], np.array([0.5, -0.25, 0.1]) * setup.tau_max[:3])
+    np.testing.assert_allclose(r.tau_body_frd[3:], -restoring_moment(eta, vehicle.body), atol=1e-12)
+    np.testing.assert_allclose(r.tau_body_frd[:3], np.array([0.5, -0.25, 0.1]) * vehicle.tau_max[:3])
 
 
 def test_stale_attitude_switches_to_neutral_at_the_timeout(core):
@@ -142,7 +142,7 @@ def test_rate_estimate_restarts_after_an_input_gap(core):
     np.testing.assert_allclose(core.controller.rate_estimator.rate(), 0.0)
 
 
-def test_core_rejects_bad_timeouts(setup, controller_params):
-    c = HybridController(setup.body, controller_params, setup.tau_max)
+def test_core_rejects_bad_timeouts(vehicle, controller_params):
+    c = HybridController(vehicle.body, controller_params, vehicle.tau_max)
     with pytest.raises(Brov2Error, match="timeouts"):
         safety.AutopilotCore(c, 0.0, 1.0)

@@ -12,8 +12,8 @@ from brov2_hybrid.physics.hydrostatics import restoring_moment
 
 
 @pytest.fixture
-def controller(setup, controller_params):
-    return HybridController(setup.body, controller_params, setup.tau_max)
+def controller(vehicle, controller_params):
+    return HybridController(vehicle.body, controller_params, vehicle.tau_max)
 
 
 small = st.floats(-0.6, 0.6, allow_nan=False)
@@ -21,15 +21,15 @@ small = st.floats(-0.6, 0.6, allow_nan=False)
 
 @settings(max_examples=50, deadline=None)
 @given(small, small, st.floats(-math.pi, math.pi))
-def test_feedforward_cancels_hydrostatic_moment_at_rest(setup, controller_params, phi, theta, psi):
+def test_feedforward_cancels_hydrostatic_moment_at_rest(vehicle, controller_params, phi, theta, psi):
     """eta2 = eta2d at rest: tau_4:6 + restoring moment = 0 exactly (Eq. 20)."""
-    c = HybridController(setup.body, controller_params, setup.tau_max)
+    c = HybridController(vehicle.body, controller_params, vehicle.tau_max)
     eta2 = [phi, theta, psi]
     out = c.compute(eta2, [0, 0, 0], eta2, [0, 0, 0], eta2d_dot=np.zeros(3))
-    np.testing.assert_allclose(out.tau_body_frd[3:] + restoring_moment(eta2, setup.body), 0, atol=1e-12)
+    np.testing.assert_allclose(out.tau_body_frd[3:] + restoring_moment(eta2, vehicle.body), 0, atol=1e-12)
 
 
-def test_feedforward_magnitude_for_roll(setup, controller):
+def test_feedforward_magnitude_for_roll(vehicle, controller):
     """At 30 deg roll the righting moment is B * 0.02 * sin(30) = 1.148 N m."""
     eta2 = [math.radians(30), 0, 0]
     out = controller.compute(eta2, [0, 0, 0], eta2, [0, 0, 0], eta2d_dot=np.zeros(3))
@@ -41,8 +41,8 @@ def test_feedforward_magnitude_for_roll(setup, controller):
 PAPER_W_N, PAPER_B_N, PAPER_ZB_M = 112.8, 114.8, 0.02
 
 
-def test_paper_hydrostatic_numbers_are_the_ones_in_use(setup):
-    v = setup.body
+def test_paper_hydrostatic_numbers_are_the_ones_in_use(vehicle):
+    v = vehicle.body
     assert (v.weight_n, v.buoyancy_n) == (PAPER_W_N, PAPER_B_N)
     np.testing.assert_array_equal(v.r_cg_m, [0, 0, 0])
     np.testing.assert_array_equal(v.r_cb_m, [0, 0, -PAPER_ZB_M])
@@ -96,10 +96,10 @@ def test_derivative_acts_on_rate_error(controller):
     assert out.tau_body_frd[5] == pytest.approx(-controller.gains.kd_total[2] * 0.5)
 
 
-def test_linear_pass_through_and_normalization(setup, controller):
+def test_linear_pass_through_and_normalization(vehicle, controller):
     out = controller.compute([0, 0, 0], [0.5, -0.25, 1.0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3))
-    np.testing.assert_allclose(out.tau_body_frd[:3], np.array([0.5, -0.25, 1.0]) * setup.tau_max[:3])
-    np.testing.assert_allclose(normalize(out.tau_body_frd, setup.tau_max)[0][:3], [0.5, -0.25, 1.0])
+    np.testing.assert_allclose(out.tau_body_frd[:3], np.array([0.5, -0.25, 1.0]) * vehicle.tau_max[:3])
+    np.testing.assert_allclose(normalize(out.tau_body_frd, vehicle.tau_max)[0][:3], [0.5, -0.25, 1.0])
 
 
 def test_saturation_is_flagged(controller):
@@ -210,6 +210,6 @@ def test_rate_term_equals_paper_form_with_J2():
     np.testing.assert_allclose(tau, kd * (J2_inv(eta2) @ (eta2d_dot - J2(eta2) @ nu2)), atol=1e-12)
 
 
-def test_normalize_rejects_wrong_shape(setup):
+def test_normalize_rejects_wrong_shape(vehicle):
     with pytest.raises(Brov2Error, match=r"tau: expected shape \(6,\)"):
-        normalize(np.zeros(3), setup.tau_max)
+        normalize(np.zeros(3), vehicle.tau_max)

@@ -11,7 +11,7 @@ from brov2_hybrid.vehicle.rc import load_rc_map
 
 
 @pytest.fixture(scope="module")
-def setup():
+def vehicle():
     return load_vehicle()
 
 
@@ -21,26 +21,26 @@ def rc_map():
 
 
 @pytest.fixture(scope="module")
-def stages(setup, rc_map):
-    return {name: output_stage(name, setup, rc_map) for name in OUTPUT_STAGES}
+def stages(vehicle, rc_map):
+    return {name: output_stage(name, vehicle, rc_map) for name in OUTPUT_STAGES}
 
 
 def _err(stage, u):
     """Largest per-DOF wrench error as a fraction of tau_max."""
-    return float(np.max(np.abs(stage.command(u).tau_error / stage.setup.tau_max)))
+    return float(np.max(np.abs(stage.command(u).tau_error / stage.vehicle.tau_max)))
 
 
-def test_small_yaw_lost_by_stock_delivered_by_compensation(setup, stages):
+def test_small_yaw_lost_by_stock_delivered_by_compensation(vehicle, stages):
     u = [0, 0, 0, 0, 0, 0.05]      # 1.9 N m (docs/DESIGN.md section 11)
     naive = stages["stock_naive"].command(u)
     assert naive.motor_pwm[:4].tolist() == [1520, 1480, 1480, 1520]   # 1500 +- 400*0.05: dead band
     assert naive.tau_achieved[5] == pytest.approx(0.0, abs=1e-9)
     comp = stages["stock"].command(u)
-    assert comp.tau_achieved[5] == pytest.approx(0.05 * setup.tau_max[5], rel=0.02)
-    assert np.max(np.abs(comp.tau_achieved[:5])) < 0.005 * np.min(setup.tau_max)
+    assert comp.tau_achieved[5] == pytest.approx(0.05 * vehicle.tau_max[5], rel=0.02)
+    assert np.max(np.abs(comp.tau_achieved[:5])) < 0.005 * np.min(vehicle.tau_max)
 
 
-def test_compensated_channels_are_what_stock_algorithm_1_turns_into_the_motor_pwms(setup, rc_map, stages):
+def test_compensated_channels_are_what_stock_algorithm_1_turns_into_the_motor_pwms(vehicle, rc_map, stages):
     rng = np.random.default_rng(3)
     for u in rng.uniform(-0.4, 0.4, (20, 6)):
         cmd = stages["stock"].command(u)
@@ -48,10 +48,10 @@ def test_compensated_channels_are_what_stock_algorithm_1_turns_into_the_motor_pw
         assert all(isinstance(p, int) and 1100 <= p <= 1900 for p in pwm)
         # independent path: mixers.mix_stock on the u the channels carry, truncated to whole
         # microseconds as ArduSub's AP_Motors6DOF::calc_thrust_to_pwm does (all PWMs > 0)
-        assert np.allclose(cmd.motor_pwm, np.floor(mix_stock(rc_map.u_from_pwm(cmd.channel_pwm), setup.T_hat)))
+        assert np.allclose(cmd.motor_pwm, np.floor(mix_stock(rc_map.u_from_pwm(cmd.channel_pwm), vehicle.T_hat)))
 
 
-def test_random_small_commands_median_error_under_one_percent(setup, stages):
+def test_random_small_commands_median_error_under_one_percent(vehicle, stages):
     rng = np.random.default_rng(7)
     U = rng.uniform(-0.3, 0.3, (300, 6))
     comp = np.median([_err(stages["stock"], u) for u in U])
@@ -62,37 +62,37 @@ def test_random_small_commands_median_error_under_one_percent(setup, stages):
     assert comp <= 2.0 * quant + 0.002
 
 
-def test_compensated_delivers_what_algorithm_2_delivers(setup, stages):
+def test_compensated_delivers_what_algorithm_2_delivers(vehicle, stages):
     """The stock stage flies as the paper's firmware: its wrench is Algorithm 2's, not just close to u."""
     rng = np.random.default_rng(9)
     diff = [np.max(np.abs(stages["stock"].command(u).tau_achieved - stages["quantitative"].command(u).tau_achieved)
-                   / setup.tau_max) for u in rng.uniform(-0.3, 0.3, (200, 6))]
+                   / vehicle.tau_max) for u in rng.uniform(-0.3, 0.3, (200, 6))]
     assert np.median(diff) < 0.002
 
 
-def test_requested_wrench_stage_keeps_sub_microsecond_forces(setup, stages):
+def test_requested_wrench_stage_keeps_sub_microsecond_forces(vehicle, stages):
     """Algorithm 2 rounds each motor on its own (1531 us: 0.18 N m for 0.15); stock_wrench picks by the wrench."""
     u = [0, 0, 0, 0, 0, 0.004]      # 0.15 N m
     quant = stages["quantitative"].command(u).tau_achieved[5]
     wrench = stages["stock_wrench"].command(u).tau_achieved[5]
-    want = 0.004 * setup.tau_max[5]
+    want = 0.004 * vehicle.tau_max[5]
     assert abs(wrench - want) < abs(quant - want)
     assert wrench == pytest.approx(want, rel=0.5)
 
 
 @pytest.mark.parametrize("dof", range(6))
 @pytest.mark.parametrize("amp", [0.02, -0.02, 0.05, 0.2, -0.5])
-def test_no_small_command_loss_single_dof(setup, stages, dof, amp):
+def test_no_small_command_loss_single_dof(vehicle, stages, dof, amp):
     u = np.zeros(6)
     u[dof] = amp
     got = stages["stock"].command(u).tau_achieved[dof]
-    assert got == pytest.approx(amp * setup.tau_max[dof], rel=0.10)
+    assert got == pytest.approx(amp * vehicle.tau_max[dof], rel=0.10)
 
 
 def test_compensated_not_worse_than_naive_at_large_commands(stages):
     """Saturated commands: the compensation falls back to u itself when that is closer."""
     def rms(stage, u):
-        return float(np.linalg.norm(stage.command(u).tau_error / stage.setup.tau_max))
+        return float(np.linalg.norm(stage.command(u).tau_error / stage.vehicle.tau_max))
     rng = np.random.default_rng(11)
     U = rng.uniform(-1.0, 1.0, (60, 6))
     comp = np.array([rms(stages["stock"], u) for u in U])
@@ -101,35 +101,35 @@ def test_compensated_not_worse_than_naive_at_large_commands(stages):
     assert np.all(comp <= naive * 1.1 + 1e-9)
 
 
-def test_unknown_stage_and_firmware_named(setup, rc_map):
+def test_unknown_stage_and_firmware_named(vehicle, rc_map):
     with pytest.raises(Brov2Error, match="stock_naive"):
-        output_stage("bogus", setup, rc_map)
+        output_stage("bogus", vehicle, rc_map)
     with pytest.raises(Brov2Error, match="firmware"):
-        stage_for_firmware("stock_naive", setup, rc_map)
-    assert stage_for_firmware("stock", setup, rc_map).name == "stock"
+        stage_for_firmware("stock_naive", vehicle, rc_map)
+    assert stage_for_firmware("stock", vehicle, rc_map).name == "stock"
 
 
-def test_classify_by_motor_outputs(setup, rc_map, stages):
+def test_classify_by_motor_outputs(vehicle, rc_map, stages):
     probe = rc_map.pwm_from_u([0, 0, 0, 0, 0, 0.05])
     stock = stages["stock_naive"].command([0, 0, 0, 0, 0, 0.05]).motor_pwm
     quant = stages["quantitative"].command([0, 0, 0, 0, 0, 0.05]).motor_pwm
-    assert classify_outputs(probe, stock, setup, rc_map, 3.0)[0] == "stock"
-    assert classify_outputs(probe, quant, setup, rc_map, 3.0)[0] == "quantitative"
+    assert classify_outputs(probe, stock, vehicle, rc_map, 3.0)[0] == "stock"
+    assert classify_outputs(probe, quant, vehicle, rc_map, 3.0)[0] == "quantitative"
     # a motor reversed on the vehicle (MOT_n_DIRECTION) mirrors its PWM about 1500
     reversed_ = quant.copy()
     reversed_[1] = 3000 - reversed_[1]
-    assert classify_outputs(probe, reversed_, setup, rc_map, 3.0)[0] == "quantitative"
+    assert classify_outputs(probe, reversed_, vehicle, rc_map, 3.0)[0] == "quantitative"
     neutral = rc_map.pwm_from_u(np.zeros(6))
-    assert classify_outputs(neutral, np.full(8, 1500.0), setup, rc_map, 3.0)[0] is None
-    assert classify_outputs(probe, np.full(8, 1700.0), setup, rc_map, 3.0)[0] is None
+    assert classify_outputs(neutral, np.full(8, 1500.0), vehicle, rc_map, 3.0)[0] is None
+    assert classify_outputs(probe, np.full(8, 1700.0), vehicle, rc_map, 3.0)[0] is None
 
 
 def _channels(rc_map, u):
     return rc_map.channel_array_from_u(u, 18, 65535)
 
 
-def test_detector_votes_with_transport_delay(setup, rc_map, stages):
-    det = FirmwareDetector(setup, rc_map, tolerance_us=3.0, votes_needed=3, window_s=0.5)
+def test_detector_votes_with_transport_delay(vehicle, rc_map, stages):
+    det = FirmwareDetector(vehicle, rc_map, tolerance_us=3.0, votes_needed=3, window_s=0.5)
     rng = np.random.default_rng(5)
     history = []
     t = 0.0
@@ -148,8 +148,8 @@ def test_detector_votes_with_transport_delay(setup, rc_map, stages):
     assert det.mismatch_message("stock") is None and det.mismatch_message("auto") is None
 
 
-def test_detector_ignores_neutral_and_undecided(setup, rc_map):
-    det = FirmwareDetector(setup, rc_map, tolerance_us=3.0, votes_needed=3, window_s=0.5)
+def test_detector_ignores_neutral_and_undecided(vehicle, rc_map):
+    det = FirmwareDetector(vehicle, rc_map, tolerance_us=3.0, votes_needed=3, window_s=0.5)
     det.on_override(0.0, _channels(rc_map, np.zeros(6)))
     for k in range(10):
         assert det.on_outputs(0.01 * k, [1500] * 8) is None
@@ -206,29 +206,29 @@ def _stock_inputs(rng, n):
     ])
 
 
-@pytest.mark.parametrize("vehicle, name, n", [("bluerov2_heavy", "stock", 3000), ("bluerov2_heavy", "stock_wrench", 800),
+@pytest.mark.parametrize("vehicle_name, name, n", [("bluerov2_heavy", "stock", 3000), ("bluerov2_heavy", "stock_wrench", 800),
                                               ("bluerov2", "stock", 800), ("bluerov2", "stock_wrench", 400)])
-def test_stock_search_gives_the_reference_rc_values(vehicle, name, n):
+def test_stock_search_gives_the_reference_rc_values(vehicle_name, name, n):
     """The stage every user flies gives exactly the channels of the search as first written
     (reference_stock_compensation), over a large random set that includes saturation."""
     from brov2_hybrid.vehicle.stock_search_reference import reference_stock_compensation
     from brov2_hybrid.vehicle.mixers import stock_normalized
-    setup = load_vehicle(vehicle)
-    stage = output_stage(name, setup, setup.rc_map)
+    vehicle = load_vehicle(vehicle_name)
+    stage = output_stage(name, vehicle, vehicle.rc_map)
     U = _stock_inputs(np.random.default_rng(16), n)
     # the set saturates: Algorithm 1 rescales a group for a good share of the commands
-    raw = np.abs(U @ setup.T_hat)
+    raw = np.abs(U @ vehicle.T_hat)
     assert np.mean(np.max(raw, axis=1) > 1.0) > 0.3
     differ = [u.tolist() for u in U
               if not np.array_equal(stage.u_to_send(u), reference_stock_compensation(stage, u))]
     assert not differ, "%d of %d commands differ, e.g. %s" % (len(differ), len(U), differ[:3])
     # and the RC values (what goes on the wire) therefore too; spot-check the path through channels()
     for u in U[:50]:
-        assert stage.channels(u) == setup.rc_map.pwm_from_u(reference_stock_compensation(stage, np.clip(u, -1, 1)))
-    assert stock_normalized(U[:1], setup.T_hat).shape == (1, setup.n_thrusters)
+        assert stage.channels(u) == vehicle.rc_map.pwm_from_u(reference_stock_compensation(stage, np.clip(u, -1, 1)))
+    assert stock_normalized(U[:1], vehicle.T_hat).shape == (1, vehicle.n_thrusters)
 
 
-def test_stock_search_neutral_and_thread_safe_scratch(setup, stages):
+def test_stock_search_neutral_and_thread_safe_scratch(vehicle, stages):
     """Zero stays exactly zero; two interleaved commands do not share scratch state."""
     stage = stages["stock"]
     assert stage.u_to_send(np.zeros(6)).tolist() == [0.0] * 6

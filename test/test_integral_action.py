@@ -11,27 +11,27 @@ from brov2_hybrid.node_logic.autopilot_safety import AutopilotCore
 YAW = 2
 
 
-def _controller(setup, controller_params, **options):
-    c = HybridController(setup.body, controller_params, setup.tau_max)
+def _controller(vehicle, controller_params, **options):
+    c = HybridController(vehicle.body, controller_params, vehicle.tau_max)
     c.configure(**options)
     return c
 
 
-def test_integral_off_is_the_paper_law_bit_for_bit(setup, controller_params):
+def test_integral_off_is_the_paper_law_bit_for_bit(vehicle, controller_params):
     """Off (the default): every output equals Eq. 18/24 exactly, whatever t_s says."""
     rng = np.random.default_rng(7)
-    c = _controller(setup, controller_params, integral_ratio=0.7)
+    c = _controller(vehicle, controller_params, integral_ratio=0.7)
     assert not c.integral_enabled and not c.drag_feedforward_enabled
     for k in range(200):
         eta2d, eta2 = rng.uniform(-1.2, 1.2, 3), rng.uniform(-1.2, 1.2, 3)
         nu2, rate_d = rng.uniform(-2, 2, 3), rng.uniform(-2, 2, 3)
         u_lin = rng.uniform(-1, 1, 3)
         out = c.compute(eta2d, u_lin, eta2, nu2, eta2d_dot=rate_d, t_s=0.02 * k)
-        tau = np.concatenate([u_lin * setup.tau_max[:3],
+        tau = np.concatenate([u_lin * vehicle.tau_max[:3],
                               attitude_torque(eta2d, rate_d, eta2, nu2, c.gains.kp, c.gains.kd_total,
                                               -restoring_moment(eta2d, c.body))])
         assert out.tau_body_frd.tobytes() == tau.tobytes()
-        assert out.saturated.tolist() == normalize(tau, setup.tau_max)[1].tolist()
+        assert out.saturated.tolist() == normalize(tau, vehicle.tau_max)[1].tolist()
 
 
 def _fly_yaw(c, disturbance_nm, duration_s, step_rad=0.0, dt=0.02, substeps=20):
@@ -50,39 +50,39 @@ def _fly_yaw(c, disturbance_nm, duration_s, step_rad=0.0, dt=0.02, substeps=20):
     return np.array(out)
 
 
-def test_integral_removes_the_steady_error_of_a_constant_disturbance(setup, controller_params):
+def test_integral_removes_the_steady_error_of_a_constant_disturbance(vehicle, controller_params):
     d = 3.0   # N m, well inside tau_max
-    pd = _fly_yaw(_controller(setup, controller_params, omega_d_rad_s=3.0), d, 40.0)
-    pdi = _fly_yaw(_controller(setup, controller_params, omega_d_rad_s=3.0, integral_enabled=True), d, 40.0)
-    kp = _controller(setup, controller_params, omega_d_rad_s=3.0).gains.kp[YAW]
+    pd = _fly_yaw(_controller(vehicle, controller_params, omega_d_rad_s=3.0), d, 40.0)
+    pdi = _fly_yaw(_controller(vehicle, controller_params, omega_d_rad_s=3.0, integral_enabled=True), d, 40.0)
+    kp = _controller(vehicle, controller_params, omega_d_rad_s=3.0).gains.kp[YAW]
     assert pd[-1] == pytest.approx(d / kp, rel=1e-3)         # PD: offset d / k_p (Eq. 22 at s = 0)
     assert abs(pdi[-1]) < 1e-3 * d / kp
 
 
-def test_integral_keeps_the_nominal_step_response(setup, controller_params):
+def test_integral_keeps_the_nominal_step_response(vehicle, controller_params):
     """Undisturbed nominal plant: the model-following integrator stays ~0, so a yaw
     step flies as the PD does (no integrator overshoot)."""
     step = math.radians(60)
-    pd = _fly_yaw(_controller(setup, controller_params, omega_d_rad_s=2.0), 0.0, 15.0, step)
-    c = _controller(setup, controller_params, omega_d_rad_s=2.0, integral_enabled=True)
+    pd = _fly_yaw(_controller(vehicle, controller_params, omega_d_rad_s=2.0), 0.0, 15.0, step)
+    c = _controller(vehicle, controller_params, omega_d_rad_s=2.0, integral_enabled=True)
     pdi = _fly_yaw(c, 0.0, 15.0, step)
     assert np.max(np.abs(pdi - pd)) < 0.01 * step
     assert pdi.max() <= step * 1.001
 
 
-def test_anti_windup_bounds_the_integral_by_tau_max(setup, controller_params):
-    c = _controller(setup, controller_params, integral_enabled=True, integral_ratio=2.0)
+def test_anti_windup_bounds_the_integral_by_tau_max(vehicle, controller_params):
+    c = _controller(vehicle, controller_params, integral_enabled=True, integral_ratio=2.0)
     for k in range(2000):     # a 170 deg error held for 40 s: the command saturates
         out = c.compute([0, 0, 3.0], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3), t_s=0.02 * k)
-    assert np.all(np.abs(c.integral.z_nm) <= setup.tau_max[3:])
+    assert np.all(np.abs(c.integral.z_nm) <= vehicle.tau_max[3:])
     assert out.saturated[5]
     # Conditional integration: z stops growing once PD + z saturates (one tick of slack).
     pd = c.gains.kp[YAW] * 3.0
-    assert c.integral.z_nm[YAW] <= setup.tau_max[5] - pd + c.ki[YAW] * math.pi * 0.02
+    assert c.integral.z_nm[YAW] <= vehicle.tau_max[5] - pd + c.ki[YAW] * math.pi * 0.02
 
 
-def test_reset_and_axis_disable_clear_the_integral(setup, controller_params):
-    c = _controller(setup, controller_params, integral_enabled=True)
+def test_reset_and_axis_disable_clear_the_integral(vehicle, controller_params):
+    c = _controller(vehicle, controller_params, integral_enabled=True)
     for k in range(300):
         c.compute([0.1, 0.1, 0.1], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3), t_s=0.02 * k)
     assert np.all(c.integral.z_nm != 0.0)
@@ -94,8 +94,8 @@ def test_reset_and_axis_disable_clear_the_integral(setup, controller_params):
         c.reset_integral([3])
 
 
-def test_autopilot_core_resets_the_integral_on_a_mode_change(setup, controller_params):
-    c = _controller(setup, controller_params, integral_enabled=True)
+def test_autopilot_core_resets_the_integral_on_a_mode_change(vehicle, controller_params):
+    c = _controller(vehicle, controller_params, integral_enabled=True)
     core = AutopilotCore(c, 0.5, 1.0)
     core.set_attitude(0.0, [0, 0, 0], [0, 0, 0])
     for k in range(300):      # the reference reaches the integral band, then z grows
@@ -108,8 +108,8 @@ def test_autopilot_core_resets_the_integral_on_a_mode_change(setup, controller_p
     assert c.integral.z_nm[YAW] == 0.0
 
 
-def test_drag_feedforward_adds_b_check_times_desired_rate(setup, controller_params):
-    c = _controller(setup, controller_params, drag_feedforward_enabled=True)
+def test_drag_feedforward_adds_b_check_times_desired_rate(vehicle, controller_params):
+    c = _controller(vehicle, controller_params, drag_feedforward_enabled=True)
     rate = np.array([0.0, 0.0, 0.5])
     on = c.compute([0, 0, 0], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=rate).tau_body_frd
     c.configure(drag_feedforward_enabled=False)
@@ -117,9 +117,9 @@ def test_drag_feedforward_adds_b_check_times_desired_rate(setup, controller_para
     assert on[5] - off[5] == pytest.approx(c.b_check[YAW] * 0.5)
 
 
-def test_no_integration_while_the_reference_moves(setup, controller_params):
+def test_no_integration_while_the_reference_moves(vehicle, controller_params):
     """Outside the integral band (the reference still far from eta2d) z stays 0."""
-    c = _controller(setup, controller_params, integral_enabled=True, integral_band_rad=math.radians(2.0))
+    c = _controller(vehicle, controller_params, integral_enabled=True, integral_band_rad=math.radians(2.0))
     for k in range(10):   # 0.2 s into a 60 deg step: the reference is still tens of degrees away
         c.compute([0, 0, 1.0], [0, 0, 0], [0, 0, 0], [0, 0, 0], eta2d_dot=np.zeros(3), t_s=0.02 * k)
     assert abs(math.degrees(1.0 - c.integral.reference()[YAW])) > 2.0

@@ -37,13 +37,13 @@ def test_kernels_are_compiled_where_numba_is_installed(heavy):
     assert stage._search is not stock_search.group_search     # the numba dispatcher
 
 
-@pytest.mark.parametrize("vehicle", ["bluerov2_heavy", "bluerov2"])
-def test_compiled_stock_search_gives_the_python_kernels_numbers(vehicle):
+@pytest.mark.parametrize("name", ["bluerov2_heavy", "bluerov2"])
+def test_compiled_stock_search_gives_the_python_kernels_numbers(name):
     """Compiled group_search == the same function run as Python, over saturating and
     dead-band commands (the RC values are then the same: test_firmware_output holds both
     to the search as first written)."""
-    setup = load_vehicle(vehicle)
-    stage = output_stage("stock", setup, setup.rc_map)
+    vehicle = load_vehicle(name)
+    stage = output_stage("stock", vehicle, vehicle.rc_map)
     if stage._search is stock_search.group_search:
         pytest.skip("the Python kernel runs here")
     rng = np.random.default_rng(3)

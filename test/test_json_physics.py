@@ -22,12 +22,12 @@ NEUTRAL = [1500] * 8
 
 
 @pytest.fixture(scope="module")
-def setup():
+def vehicle():
     return load_vehicle()
 
 
-def new_physics(setup, depth_m=5.0):
-    plant = Plant(setup, load_sim_options())
+def new_physics(vehicle, depth_m=5.0):
+    plant = Plant(vehicle, load_sim_options())
     plant.reset(eta=start_eta(depth_m, [0.0, 0.0, 0.0]))
     return jp.JsonPhysics(plant)
 
@@ -83,8 +83,8 @@ def test_bad_packets_are_refused_with_the_reason(data, words):
         jp.parse_servo_packet(data)
 
 
-def test_reply_is_what_sitl_parses(setup):
-    physics = new_physics(setup)
+def test_reply_is_what_sitl_parses(vehicle):
+    physics = new_physics(vehicle)
     reply = physics.on_frame(jp.parse_servo_packet(jp.servo_packet(400, 0, NEUTRAL)))
     fields = sitl_parse(reply)
     plant = physics.plant
@@ -96,8 +96,8 @@ def test_reply_is_what_sitl_parses(setup):
     np.testing.assert_allclose(fields["accel_body"][:2], 0.0, atol=1e-9)
 
 
-def test_one_frame_is_one_period_in_whole_steps(setup):
-    physics = new_physics(setup)
+def test_one_frame_is_one_period_in_whole_steps(vehicle):
+    physics = new_physics(vehicle)
     for k in range(6):
         physics.on_frame(jp.ServoFrame(1200, k, NEUTRAL))
     # 6 frames at 1200 Hz = 5 ms = 2 steps of 2.5 ms (the remainder is carried, not lost).
@@ -107,20 +107,20 @@ def test_one_frame_is_one_period_in_whole_steps(setup):
     assert physics.plant.t_s == pytest.approx(0.005 + 394 / 400.0)
 
 
-def test_unstarted_outputs_are_neutral_not_full_reverse(setup):
-    physics = new_physics(setup)
+def test_unstarted_outputs_are_neutral_not_full_reverse(vehicle):
+    physics = new_physics(vehicle)
     physics.on_frame(jp.ServoFrame(400, 0, [0] * 16))
     np.testing.assert_allclose(physics.plant.thruster_forces_n(), 0.0)
 
 
-def test_motor_pwms_drive_the_model_as_directly(setup):
+def test_motor_pwms_drive_the_model_as_directly(vehicle):
     """Motor n = servo output n; the state after a yaw burst equals the model stepped by hand."""
     # ArduSub Heavy yaw: motors 1 and 4 one way, 2 and 3 the other (yaw factors +1 -1 -1 +1).
     pwm = [1600, 1400, 1400, 1600, 1500, 1500, 1500, 1500]
-    physics = new_physics(setup)
+    physics = new_physics(vehicle)
     for k in range(200):
         reply = physics.on_frame(jp.ServoFrame(400, k, pwm + [0] * 8))
-    reference = Plant(setup, load_sim_options())
+    reference = Plant(vehicle, load_sim_options())
     reference.reset(eta=start_eta(5.0, [0, 0, 0]))
     reference.set_motor_pwm(pwm)
     reference.step(200)
@@ -130,15 +130,15 @@ def test_motor_pwms_drive_the_model_as_directly(setup):
     np.testing.assert_allclose(fields["velocity"], reference.velocity_ned_m_s(), atol=1e-12)
 
 
-def test_restart_of_sitl_is_counted_and_time_goes_on(setup):
-    physics = new_physics(setup)
+def test_restart_of_sitl_is_counted_and_time_goes_on(vehicle):
+    physics = new_physics(vehicle)
     for k in (10, 11, 12, 0, 1):
         physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
     assert physics.restarts == 1 and physics.plant.t_s == pytest.approx(5 / 400.0)
 
 
-def test_server_answers_the_sender_over_udp(setup):
-    server = jp.JsonPhysicsServer(new_physics(setup), "127.0.0.1", 0)
+def test_server_answers_the_sender_over_udp(vehicle):
+    server = jp.JsonPhysicsServer(new_physics(vehicle), "127.0.0.1", 0)
     sitl = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     sitl.settimeout(5.0)
     thread = threading.Thread(target=server.run, kwargs={"duration_s": 3 / 400.0})
@@ -157,11 +157,11 @@ def test_server_answers_the_sender_over_udp(setup):
     assert server.bad_packets == 1
 
 
-def test_port_in_use_is_a_clear_error(setup):
-    first = jp.JsonPhysicsServer(new_physics(setup), "127.0.0.1", 0)
+def test_port_in_use_is_a_clear_error(vehicle):
+    first = jp.JsonPhysicsServer(new_physics(vehicle), "127.0.0.1", 0)
     try:
         with pytest.raises(Brov2Error, match="cannot bind udp:127.0.0.1:%d" % first.port):
-            jp.JsonPhysicsServer(new_physics(setup), "127.0.0.1", first.port)
+            jp.JsonPhysicsServer(new_physics(vehicle), "127.0.0.1", first.port)
     finally:
         first.close()
 

@@ -28,9 +28,9 @@ def test_the_table_names_exactly_the_cfg_knobs():
 
 
 def test_seed_then_apply_changes_nothing_and_each_knob_reaches_the_controller():
-    setup = load_vehicle()
+    vehicle = load_vehicle()
     settings = load_controller_params()
-    controller = HybridController(setup.body, settings, setup.tau_max)
+    controller = HybridController(vehicle.body, settings, vehicle.tau_max)
     seed = live_settings.from_settings(settings)
     assert seed["integral_band_deg"] == pytest.approx(2.0)            # controller.yaml says 2 deg
     assert controller.configure(**live_settings.configure_kwargs(seed)) == []

@@ -80,9 +80,9 @@ def test_unconvertible_attitude_gives_nan_imu_and_a_neutral_control_law():
         euler_ned_frd_from_enu_flu_quaternion(q_msg)
 
 
-def test_nan_attitude_from_the_bridge_makes_the_core_neutral(setup, controller_params):
+def test_nan_attitude_from_the_bridge_makes_the_core_neutral(vehicle, controller_params):
     from brov2_hybrid.control.law import HybridController
-    core = safety.AutopilotCore(HybridController(setup.body, controller_params, setup.tau_max), 0.5, 1.0)
+    core = safety.AutopilotCore(HybridController(vehicle.body, controller_params, vehicle.tau_max), 0.5, 1.0)
     core.set_desired(1.0, [0.0, 0.0, 0.5], [0.3, 0.0, 0.0])
     core.set_attitude(1.0, np.full(3, np.nan), np.full(3, np.nan))    # what control_law stores
     r = core.tick(1.0)

@@ -52,10 +52,10 @@ class ScriptedFcu(mio.MissionIO):
     ends ``dive_s`` after engagement.
     """
 
-    def __init__(self, setup, rc_map, firmware="quantitative", connect_at_s=0.5, mode_delay_s=0.2,
+    def __init__(self, vehicle, rc_map, firmware="quantitative", connect_at_s=0.5, mode_delay_s=0.2,
                  accepts_mode=True, arm_replies=(), arm_takes_effect=True, dive_s=10.0, disarm_at_s=math.inf,
                  prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy", override_time_s=1.0):
-        self.setup, self.rc_map, self.firmware = setup, rc_map, firmware
+        self.vehicle, self.rc_map, self.firmware = vehicle, rc_map, firmware
         self.connect_at_s, self.mode_delay_s, self.accepts_mode = connect_at_s, mode_delay_s, accepts_mode
         self.arm_replies, self.arm_takes_effect = list(arm_replies), arm_takes_effect
         self.dive_s, self.disarm_at_s = dive_s, disarm_at_s
@@ -124,8 +124,8 @@ class ScriptedFcu(mio.MissionIO):
     def _outputs(self, channels):
         if self.firmware == "ignores":
             return [1500] * 8
-        lo, hi = self.setup.thrusters.pwm_min_us, self.setup.thrusters.pwm_max_us
-        mixer = self.setup.mixer("stock" if self.firmware == "unknown" else self.firmware)
+        lo, hi = self.vehicle.thrusters.pwm_min_us, self.vehicle.thrusters.pwm_max_us
+        mixer = self.vehicle.mixer("stock" if self.firmware == "unknown" else self.firmware)
         pwm = motor_pwm_from_rc(channels, self.rc_map, mixer, lo, hi)
         return [1500 + 2 * (p - 1500) for p in pwm] if self.firmware == "unknown" else pwm
 
@@ -158,17 +158,17 @@ class ScriptedFcu(mio.MissionIO):
         return [text for lvl, text in self.logs if lvl == level]
 
 
-def _mission(setup, rc_map, settings=None, **fcu):
-    io = ScriptedFcu(setup, rc_map, **fcu)
+def _mission(vehicle, rc_map, settings=None, **fcu):
+    io = ScriptedFcu(vehicle, rc_map, **fcu)
     verifier = OverrideVerifier(3.0, 20, rc_map.neutral_us)
-    detector = FirmwareDetector(setup, rc_map, 3.0, 3, 1.0)
+    detector = FirmwareDetector(vehicle, rc_map, 3.0, 3, 1.0)
     io.mission = ms.Mission(settings or _settings(), verifier, detector, io)
     return io.mission, io
 
 
 # ---------------------------------------------------------------- a dive flown to its end
-def test_auto_firmware_engages_once_told_then_ends_the_dive(setup, rc_map):
-    mission, io = _mission(setup, rc_map)
+def test_auto_firmware_engages_once_told_then_ends_the_dive(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map)
     assert mission.run() == ec.EXIT_OK
     assert io.published("firmware", "engaged", "release") == [
         ("firmware", "quantitative"), ("engaged", True), ("release", True), ("engaged", False)]
@@ -186,16 +186,16 @@ def test_auto_firmware_engages_once_told_then_ends_the_dive(setup, rc_map):
     assert "disarmed" in io.texts(mio.INFO) and not io.texts(mio.FATAL) and not io.texts(mio.ERROR)
 
 
-def test_configured_firmware_engages_at_arming_and_is_confirmed(setup, rc_map):
-    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock")
+def test_configured_firmware_engages_at_arming_and_is_confirmed(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="stock"), firmware="stock")
     assert mission.run() == ec.EXIT_OK
     assert io.time_of("engaged", True) == pytest.approx(io.time_of("arm", True) + 0.1, abs=2 * ms.POLL_S)
     assert io.published("firmware") == [("firmware", "stock")]
     assert any(t.startswith("motor outputs confirm firmware stock") for t in io.texts(mio.INFO))
 
 
-def test_without_exit_at_end_it_flies_the_next_dive_until_shutdown(setup, rc_map):
-    mission, io = _mission(setup, rc_map, _settings(firmware="stock", exit_at_end=False, disarm_at_end=False),
+def test_without_exit_at_end_it_flies_the_next_dive_until_shutdown(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="stock", exit_at_end=False, disarm_at_end=False),
                            firmware="stock", dive_s=2.0)
     io.shutdown_at_s = 20.0
     assert mission.run() == ec.EXIT_OK
@@ -216,10 +216,10 @@ def test_without_exit_at_end_it_flies_the_next_dive_until_shutdown(setup, rc_map
     (None, mio.WARN, "could not read the vehicle's RC_OVERRIDE_TIME: if this autopilot's link dies, the motors keep "
                     "the last override for that long (set it to <= 1 s)"),
 ])
-def test_rc_override_time_is_read_and_a_long_one_warned(setup, rc_map, value, level, text):
+def test_rc_override_time_is_read_and_a_long_one_warned(vehicle, rc_map, value, level, text):
     """kill -9 of the link process releases nothing: the vehicle holds our last override
     for RC_OVERRIDE_TIME (ArduSub's default 3 s). Read once connected, before arming."""
-    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", override_time_s=value)
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="stock"), firmware="stock", override_time_s=value)
     assert mission.run() == ec.EXIT_OK
     assert text in io.texts(level)
     (t_read, name), = io.params_read
@@ -228,8 +228,8 @@ def test_rc_override_time_is_read_and_a_long_one_warned(setup, rc_map, value, le
         assert not io.texts(mio.WARN)
 
 
-def test_no_vehicle(setup, rc_map):
-    mission, io = _mission(setup, rc_map, connect_at_s=math.inf)
+def test_no_vehicle(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, connect_at_s=math.inf)
     assert mission.run() == ec.EXIT_NO_VEHICLE
     assert io.t == pytest.approx(30.0, abs=ms.POLL_S)
     assert io.texts(mio.FATAL) == ["no vehicle connected within 30 s (check fcu_url and that the simulator / "
@@ -237,9 +237,9 @@ def test_no_vehicle(setup, rc_map):
     assert io.events == []                                  # no request, nothing engaged
 
 
-def test_shutdown_while_waiting_for_the_vehicle_says_so_not_the_timeout(setup, rc_map):
+def test_shutdown_while_waiting_for_the_vehicle_says_so_not_the_timeout(vehicle, rc_map):
     """Ctrl-C 6 s into the 30 s wait: 'shut down after 6.0 s', never 'within 30 s'."""
-    mission, io = _mission(setup, rc_map, connect_at_s=math.inf)
+    mission, io = _mission(vehicle, rc_map, connect_at_s=math.inf)
     io.shutdown_at_s = 6.0
     assert mission.run() == ec.EXIT_SHUTDOWN
     assert io.t == pytest.approx(6.0, abs=ms.POLL_S)
@@ -247,12 +247,12 @@ def test_shutdown_while_waiting_for_the_vehicle_says_so_not_the_timeout(setup, r
     assert io.texts(mio.FATAL) == [] and io.events == []
 
 
-def test_shutdown_while_setting_the_mode_or_arming_says_so(setup, rc_map):
-    mission, io = _mission(setup, rc_map, accepts_mode=False)
+def test_shutdown_while_setting_the_mode_or_arming_says_so(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, accepts_mode=False)
     io.shutdown_at_s = 7.0
     assert mission.run() == ec.EXIT_SHUTDOWN
     assert io.texts(mio.WARN) == ["shut down after 7.0 s while setting mode MANUAL"] and not io.texts(mio.FATAL)
-    mission, io = _mission(setup, rc_map, prearm_until_s=math.inf)
+    mission, io = _mission(vehicle, rc_map, prearm_until_s=math.inf)
     io.shutdown_at_s = 3.0
     assert mission.run() == ec.EXIT_SHUTDOWN
     # told at the end of the retry pause it was in (arm_retry_wait_s 1 s), no request after
@@ -261,16 +261,16 @@ def test_shutdown_while_setting_the_mode_or_arming_says_so(setup, rc_map):
     assert not io.texts(mio.FATAL)
 
 
-def test_shutdown_during_the_dive_says_the_dive_did_not_finish(setup, rc_map):
-    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=30.0)
+def test_shutdown_during_the_dive_says_the_dive_did_not_finish(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=30.0)
     io.shutdown_at_s = 10.0
     assert mission.run() == ec.EXIT_SHUTDOWN
     assert io.texts(mio.WARN)[-1] == "shut down after 10.0 s while the dive was running (not finished)"
     assert not any("dive finished" in t for t in io.texts(mio.INFO))
 
 
-def test_mode_never_entered(setup, rc_map):
-    mission, io = _mission(setup, rc_map, accepts_mode=False)
+def test_mode_never_entered(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, accepts_mode=False)
     assert mission.run() == ec.EXIT_NO_VEHICLE
     assert [w for _, w, _ in io.events] == ["set_mode"] * 3
     times = [t for t, _, _ in io.events]
@@ -278,8 +278,8 @@ def test_mode_never_entered(setup, rc_map):
     assert io.texts(mio.FATAL) == ["the vehicle did not enter mode MANUAL after 3 requests (it reports 'STABILIZE')"]
 
 
-def test_arming_retries_name_each_failure_then_succeed(setup, rc_map):
-    mission, io = _mission(setup, rc_map, arm_replies=[None, mio.CommandReply(False, 4)])
+def test_arming_retries_name_each_failure_then_succeed(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, arm_replies=[None, mio.CommandReply(False, 4)])
     assert mission.run() == ec.EXIT_OK
     arms = [t for t, w, v in io.events if w == "arm" and v]
     assert np.diff(arms) == pytest.approx([1.0, 1.0], abs=1e-9)        # arm_retry_wait_s apart
@@ -289,10 +289,10 @@ def test_arming_retries_name_each_failure_then_succeed(setup, rc_map):
         "arming attempt 2 failed (refused by the vehicle, result 4), retrying (%.1f s left)" % (left - 1.0)]
 
 
-def test_arming_refused_after_boot_is_retried_and_the_prearm_reason_told(setup, rc_map):
+def test_arming_refused_after_boot_is_retried_and_the_prearm_reason_told(vehicle, rc_map):
     """ArduSub refuses arming for 1-2 s after boot ("PreArm: Battery 1 unhealthy"): the
     mission keeps asking (1 s apart) and each warning quotes the vehicle's reason."""
-    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", prearm_until_s=2.5)
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="stock"), firmware="stock", prearm_until_s=2.5)
     assert mission.run() == ec.EXIT_OK
     arms = [t for t, w, v in io.events if w == "arm" and v]
     assert len(arms) == 3 and arms[1] < 2.5 <= arms[2]                 # refused twice, armed on the third
@@ -305,8 +305,8 @@ def test_arming_refused_after_boot_is_retried_and_the_prearm_reason_told(setup, 
     assert not io.texts(mio.FATAL)
 
 
-def test_arming_gives_up_after_arm_timeout_s_with_the_last_reason(setup, rc_map):
-    mission, io = _mission(setup, rc_map, _settings(arm_timeout_s=4.0), prearm_until_s=math.inf,
+def test_arming_gives_up_after_arm_timeout_s_with_the_last_reason(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(arm_timeout_s=4.0), prearm_until_s=math.inf,
                            prearm_text="PreArm: Compass not calibrated")
     assert mission.run() == ec.EXIT_NO_VEHICLE
     arms = [t for t, w, v in io.events if w == "arm" and v]
@@ -319,8 +319,8 @@ def test_arming_gives_up_after_arm_timeout_s_with_the_last_reason(setup, rc_map)
     assert io.published("engaged", "release") == []
 
 
-def test_vehicle_reasons_are_recent_severe_or_arming_texts_without_repeats(setup, rc_map):
-    mission, io = _mission(setup, rc_map)
+def test_vehicle_reasons_are_recent_severe_or_arming_texts_without_repeats(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map)
     io.t = 1.0
     mission.on_statustext(2, "PreArm: old")
     io.t = 2.0
@@ -331,8 +331,8 @@ def test_vehicle_reasons_are_recent_severe_or_arming_texts_without_repeats(setup
     assert mission.vehicle_reasons(3.0) == []
 
 
-def test_arming_that_never_takes_effect_stops_the_run(setup, rc_map):
-    mission, io = _mission(setup, rc_map, _settings(arm_timeout_s=8.0), arm_takes_effect=False)
+def test_arming_that_never_takes_effect_stops_the_run(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(arm_timeout_s=8.0), arm_takes_effect=False)
     assert mission.run() == ec.EXIT_NO_VEHICLE
     # each attempt waits command_timeout_s (5 s) for the armed state: two fit in 8 s
     assert io.texts(mio.WARN)[-1] == ("arming attempt 2 failed (accepted, but /mavros/state did not report "
@@ -341,8 +341,8 @@ def test_arming_that_never_takes_effect_stops_the_run(setup, rc_map):
     assert io.published("engaged", "release") == []
 
 
-def test_override_ignored_names_the_system_id_and_disarms(setup, rc_map):
-    mission, io = _mission(setup, rc_map, firmware="ignores")
+def test_override_ignored_names_the_system_id_and_disarms(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, firmware="ignores")
     assert mission.run() == ec.EXIT_OVERRIDE_IGNORED
     fatal, = io.texts(mio.FATAL)
     assert "SYSID_MYGCS = 255" in fatal and "system_id 255" in fatal
@@ -352,8 +352,8 @@ def test_override_ignored_names_the_system_id_and_disarms(setup, rc_map):
     assert io.events[-2][1:] == ("arm", False)
 
 
-def test_configured_firmware_the_vehicle_does_not_run(setup, rc_map):
-    mission, io = _mission(setup, rc_map, _settings(firmware="quantitative"), firmware="stock")
+def test_configured_firmware_the_vehicle_does_not_run(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="quantitative"), firmware="stock")
     assert mission.run() == ec.EXIT_FIRMWARE
     fatal, = io.texts(mio.FATAL)
     assert "parameter 'firmware' is 'quantitative'" in fatal and "firmware:=stock" in fatal
@@ -361,8 +361,8 @@ def test_configured_firmware_the_vehicle_does_not_run(setup, rc_map):
     assert io.published("engaged", "release")[-2:] == [("release", True), ("engaged", False)]
 
 
-def test_auto_without_a_verdict_times_out(setup, rc_map):
-    mission, io = _mission(setup, rc_map, firmware="unknown")
+def test_auto_without_a_verdict_times_out(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, firmware="unknown")
     assert mission.run() == ec.EXIT_FIRMWARE
     fatal, = io.texts(mio.FATAL)
     assert fatal.startswith("parameter 'firmware' is auto but the vehicle's motor outputs (/mavros/rc/out) "
@@ -372,16 +372,16 @@ def test_auto_without_a_verdict_times_out(setup, rc_map):
     assert ("engaged", True) not in io.published("engaged")
 
 
-def test_a_disarmed_vehicle_is_reported_every_5_s(setup, rc_map):
-    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=30.0,
+def test_a_disarmed_vehicle_is_reported_every_5_s(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=30.0,
                            disarm_at_s=5.0)
     io.shutdown_at_s = 17.0
     assert mission.run() == ec.EXIT_SHUTDOWN                            # stopped before the dive ended
     assert io.texts(mio.WARN)[:3] == ["the vehicle is not armed"] * 3    # at 5, 10 and 15 s
 
 
-def test_failed_disarm_at_the_end_says_to_disarm_by_hand(setup, rc_map):
-    mission, io = _mission(setup, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=1.0)
+def test_failed_disarm_at_the_end_says_to_disarm_by_hand(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="stock"), firmware="stock", dive_s=1.0)
     io.arm_replies = [mio.CommandReply(True, 0), mio.CommandReply(False, 4)]
     assert mission.run() == ec.EXIT_OK
     assert io.texts(mio.ERROR) == ["disarm failed; disarm the vehicle by hand"]

@@ -9,6 +9,12 @@
    and which of them are numeric), so a new public function without one fails here.
 3. Every public function, class and method in src/brov2_hybrid, nodes/ and scripts/ has a
    docstring (:func:`undocumented`, an ``ast`` scan; placed after section 1).
+4. One word, one thing (issue 15): a :class:`~brov2_hybrid.vehicle.vehicle_file.Vehicle` is
+   called ``vehicle``, never ``setup`` -- no parameter, variable, attribute, keyword or
+   fixture named ``setup`` or ``*_setup`` in src/brov2_hybrid, nodes/, scripts/ and test/
+   (:func:`setup_names`, an ``ast`` scan) -- and no class of src/brov2_hybrid but ``Vehicle``
+   has "Vehicle" in its name (the plant, the simulator's MAVLink side and the FCU have their
+   own words: ``Plant``, ``MavlinkProtocol``, ``Fcu*``). Placed after section 3.
 """
 import ast
 import importlib
@@ -141,6 +147,91 @@ def test_every_public_name_has_a_docstring(path):
         path, ", ".join("%s (line %d)" % (name, line) for line, name in missing))
 
 
+# ----------------------------------------------------------------------------- 4. names
+
+#: Names that end in "_setup" and are not a Vehicle, each with what it is.
+SETUP_NAMES_ALLOWED = {
+    "signing_setup": "the bridge's ~signing_setup parameter: whether to send MAVLink SETUP_SIGNING",
+}
+
+
+def _is_setup_name(name):
+    return (name == "setup" or name.endswith("_setup")) and name not in SETUP_NAMES_ALLOWED
+
+
+def setup_names(source, filename="<source>"):
+    """[(line, what)] where ``source`` names something ``setup`` (or ``*_setup``): a parameter,
+    a variable, an attribute, a call's keyword, a function (a pytest fixture) or a
+    ``pytest.mark.parametrize`` argument. A Vehicle is ``vehicle`` (issue 15)."""
+    tree = ast.parse(source, filename)
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.arg) and _is_setup_name(node.arg):
+            found.append((node.lineno, "parameter %s" % node.arg))
+        elif isinstance(node, ast.Name) and _is_setup_name(node.id):
+            found.append((node.lineno, "name %s" % node.id))
+        elif isinstance(node, ast.Attribute) and _is_setup_name(node.attr):
+            found.append((node.lineno, "attribute .%s" % node.attr))
+        elif isinstance(node, ast.keyword) and node.arg and _is_setup_name(node.arg):
+            found.append((node.value.lineno, "keyword %s=" % node.arg))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and _is_setup_name(node.name):
+            found.append((node.lineno, "function %s" % node.name))
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "parametrize"
+              and node.args and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)):
+            for name in node.args[0].value.replace(",", " ").split():
+                if _is_setup_name(name):
+                    found.append((node.lineno, "parametrized %s" % name))
+    return sorted(set(found))
+
+
+def vehicle_classes(source, filename="<source>"):
+    """[(line, name)] of the classes of ``source`` with "Vehicle" in the name, but ``Vehicle``."""
+    return [(node.lineno, node.name) for node in ast.walk(ast.parse(source, filename))
+            if isinstance(node, ast.ClassDef) and "vehicle" in node.name.lower() and node.name != "Vehicle"]
+
+
+def _test_files():
+    out = []
+    for base, dirs, names in os.walk(os.path.join(ROOT, "test")):
+        dirs[:] = [d for d in dirs if d != "__pycache__"]
+        out += [os.path.relpath(os.path.join(base, n), ROOT) for n in names if n.endswith(".py")]
+    return sorted(out)
+
+
+def test_setup_finder_sees_every_form():
+    source = ("def f(setup, plant_setup=None, *, signing_setup=True):\n"
+              "    setup = load_vehicle()\n"
+              "    ctx.setup.body, Loop(setup=v), self.signing_setup, setup_parser(p), signing.setup_due(0)\n"
+              "@pytest.fixture\ndef setup():\n    pass\n"
+              "@pytest.mark.parametrize('setup, n', [(1, 2)])\ndef test_a(setup, n):\n    pass\n"
+              "class MavlinkVehicle:\n    pass\nclass Vehicle:\n    pass\nclass vehicle_clock:\n    pass\n")
+    assert setup_names(source) == [
+        (1, "parameter plant_setup"), (1, "parameter setup"), (2, "name setup"), (3, "attribute .setup"),
+        (3, "keyword setup="), (5, "function setup"), (7, "parametrized setup"), (8, "parameter setup")]
+    assert vehicle_classes(source) == [(10, "MavlinkVehicle"), (14, "vehicle_clock")]
+
+
+@pytest.mark.parametrize("path", _python_files() + _test_files())
+def test_no_setup_names_in_the_code(path):
+    """No parameter, variable, attribute, keyword or fixture named ``setup`` (issue 15:
+    ``vehicle`` is the one word for a Vehicle; pytest's and setuptools' own ``setup``
+    live in files this does not scan)."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
+        found = setup_names(handle.read(), path)
+    assert not found, "%s: a Vehicle is `vehicle`, not `setup`: %s" % (
+        path, ", ".join("%s (line %d)" % (what, line) for line, what in found))
+
+
+def test_only_the_vehicle_description_is_a_vehicle_class():
+    """In src/brov2_hybrid only ``Vehicle`` (the vehicle file) has "Vehicle" in a class name."""
+    found = []
+    for path in _python_files():
+        if path.startswith(os.path.join("src", "brov2_hybrid")):
+            with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
+                found += ["%s:%d %s" % (path, line, name) for line, name in vehicle_classes(handle.read(), path)]
+    assert not found, "classes named after the vehicle that are not the Vehicle: %s" % ", ".join(found)
+
+
 # ----------------------------------------------------------------------------- 2. NaN and shapes
 
 CORE_MODULES = ("vehicle.allocation", "control.law", "sim.delay", "control.gains", "physics.hydrostatics",
@@ -184,32 +275,32 @@ class Fixtures(object):
         from brov2_hybrid.params import load_controller_params
         from brov2_hybrid.vehicle.rc import load_rc_map
         from brov2_hybrid.vehicle.vehicle_file import load_vehicle
-        self.setup = load_vehicle()
+        self.vehicle = load_vehicle()
         self.controller_params = load_controller_params()
         self.rc_map = load_rc_map()
 
     @property
     def body(self):
-        return self.setup.body
+        return self.vehicle.body
 
     def controller(self):
         from brov2_hybrid.control.law import HybridController
-        return HybridController(self.body, self.controller_params, self.setup.tau_max)
+        return HybridController(self.body, self.controller_params, self.vehicle.tau_max)
 
     def gains(self):
         return self.controller().gains
 
     def table(self):
-        return self.setup.table
+        return self.vehicle.table
 
     def positions(self):
-        return self.setup.thrusters.positions_m
+        return self.vehicle.thrusters.positions_m
 
     def directions(self):
-        return self.setup.thrusters.directions
+        return self.vehicle.thrusters.directions
 
     def mixer(self):
-        return self.setup.mixer()
+        return self.vehicle.mixer()
 
 
 def _mod(name):
@@ -264,7 +355,7 @@ def _cases():
                        "kp": [1.0, 1.0, 2.0], "kd_total": [0.5, 0.5, 1.0], "feedforward_moment": [0, 0, 0]},
             ("eta2d", "eta2d_dot", "eta2", "nu2", "kp", "kd_total", "feedforward_moment")),
         "control.law.normalize": Case(lambda f: c.normalize,
-                                  lambda f: {"tau": np.ones(6), "tau_max": f.setup.tau_max}, ("tau", "tau_max")),
+                                  lambda f: {"tau": np.ones(6), "tau_max": f.vehicle.tau_max}, ("tau", "tau_max")),
         "control.law.ControlOutput": Case(lambda f: c.ControlOutput,
                                       lambda f: {"tau_body_frd": np.zeros(6), "saturated": np.zeros(6, bool)},
                                       note="a result record built by compute(), not an entry point"),
@@ -278,7 +369,7 @@ def _cases():
                                                   lambda f: {"now_s": 1.0}, ("now_s",)),
         "control.law.HybridController": Case(
             lambda f: c.HybridController,
-            lambda f: {"body": f.body, "settings": f.controller_params, "tau_max": f.setup.tau_max},
+            lambda f: {"body": f.body, "settings": f.controller_params, "tau_max": f.vehicle.tau_max},
             ("tau_max",)),
         "control.law.HybridController.configure": Case(
             lambda f: f.controller().configure,
@@ -293,13 +384,13 @@ def _cases():
             lambda f: {"eta2d": _eta2(), "u_linear": [0.1, 0, 0], "eta2": _eta2(), "nu2": [0, 0, 0.1],
                        "eta2d_dot": [0, 0, 0], "t_s": 1.0},
             ("eta2d", "u_linear", "eta2", "nu2", "eta2d_dot", "t_s")),
-        "control.integral_action.IntegralAction": Case(lambda f: ia.IntegralAction, lambda f: {"tau_max_nm": f.setup.tau_max[3:]},
+        "control.integral_action.IntegralAction": Case(lambda f: ia.IntegralAction, lambda f: {"tau_max_nm": f.vehicle.tau_max[3:]},
                                        ("tau_max_nm",)),
-        "control.integral_action.IntegralAction.reset": Case(lambda f: ia.IntegralAction(f.setup.tau_max[3:]).reset, lambda f: {}),
-        "control.integral_action.IntegralAction.reference": Case(lambda f: ia.IntegralAction(f.setup.tau_max[3:]).reference,
+        "control.integral_action.IntegralAction.reset": Case(lambda f: ia.IntegralAction(f.vehicle.tau_max[3:]).reset, lambda f: {}),
+        "control.integral_action.IntegralAction.reference": Case(lambda f: ia.IntegralAction(f.vehicle.tau_max[3:]).reference,
                                                  lambda f: {}),
         "control.integral_action.IntegralAction.step": Case(
-            lambda f: ia.IntegralAction(f.setup.tau_max[3:]).step, None,
+            lambda f: ia.IntegralAction(f.vehicle.tau_max[3:]).step, None,
             note="the integral's kernel, called by HybridController.compute with validated arrays; "
                  "compute's entry covers its inputs"),
         # gains
@@ -337,29 +428,29 @@ def _cases():
                                                         "directions": f.directions()},
                                              ("positions_m", "directions")),
         "vehicle.allocation.heuristic_matrix": Case(lambda f: a.heuristic_matrix,
-                                            lambda f: {"ardusub_factors": f.setup.frame.motor_factors},
+                                            lambda f: {"ardusub_factors": f.vehicle.frame.motor_factors},
                                             ("ardusub_factors",), shape_free=("ardusub_factors",),
                                             note="one row per thruster: any row count is a vehicle"),
-        "vehicle.allocation.pseudo_inverse": Case(lambda f: a.pseudo_inverse, lambda f: {"T": f.setup.T}, ("T",)),
-        "vehicle.allocation.matrix_6xn": Case(lambda f: a.matrix_6xn, lambda f: {"T": f.setup.T}, ("T",)),
+        "vehicle.allocation.pseudo_inverse": Case(lambda f: a.pseudo_inverse, lambda f: {"T": f.vehicle.T}, ("T",)),
+        "vehicle.allocation.matrix_6xn": Case(lambda f: a.matrix_6xn, lambda f: {"T": f.vehicle.T}, ("T",)),
         "vehicle.allocation.PseudoInverseAllocator": Case(lambda f: a.PseudoInverseAllocator,
-                                                  lambda f: {"vehicle": f.setup},
+                                                  lambda f: {"vehicle": f.vehicle},
                                                   note="built from a loaded Vehicle, which validates its file"),
-        "vehicle.allocation.PseudoInverseAllocator.forces": Case(lambda f: f.setup.allocator.forces,
+        "vehicle.allocation.PseudoInverseAllocator.forces": Case(lambda f: f.vehicle.allocator.forces,
                                                          lambda f: {"u": np.full(6, 0.1)}, ("u",)),
         "vehicle.allocation.make_allocator": Case(lambda f: a.make_allocator,
-                                          lambda f: {"name": "pseudo_inverse", "vehicle": f.setup},
+                                          lambda f: {"name": "pseudo_inverse", "vehicle": f.vehicle},
                                           note="built from a loaded Vehicle, which validates its file"),
         # saturating_allocation
         "vehicle.saturating_allocation.SaturatingAllocator": Case(lambda f: sa.SaturatingAllocator,
-                                                          lambda f: {"vehicle": f.setup},
+                                                          lambda f: {"vehicle": f.vehicle},
                                                           note="built from a loaded Vehicle, which validates its file"),
-        "vehicle.saturating_allocation.SaturatingAllocator.forces": Case(lambda f: sa.SaturatingAllocator(f.setup).forces,
+        "vehicle.saturating_allocation.SaturatingAllocator.forces": Case(lambda f: sa.SaturatingAllocator(f.vehicle).forces,
                                                                  lambda f: {"u": np.full(6, 0.1)}, ("u",)),
         "vehicle.saturating_allocation.least_distance": Case(lambda f: sa.least_distance,
                                                      lambda f: {"G": np.eye(2), "h": np.ones(2)}, ("G", "h")),
         "vehicle.allocation.tau_max_from_limit": Case(lambda f: a.tau_max_from_limit,
-                                              lambda f: {"T": f.setup.T, "directions": f.directions(),
+                                              lambda f: {"T": f.vehicle.T, "directions": f.directions(),
                                                          "force_limit_n": 40.0},
                                               ("T", "directions", "force_limit_n")),
         "vehicle.allocation.thruster_groups": Case(lambda f: a.thruster_groups,
@@ -374,12 +465,12 @@ def _cases():
             lambda f: mx.truncated_pwm_rows, None,
             note="a numba kernel on checked arrays; ardusub_thrust_to_pwm checks its inputs and covers them"),
         "vehicle.mixers.stock_normalized": Case(lambda f: mx.stock_normalized,
-                                        lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat}, ("u", "T_hat")),
+                                        lambda f: {"u": np.full(6, 0.1), "T_hat": f.vehicle.T_hat}, ("u", "T_hat")),
         "vehicle.mixers.stock_normalized_for_frame": Case(
             lambda f: mx.stock_normalized_for_frame,
-            lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat, "frame_config": 1, "fv_coupling_k": 1.0},
+            lambda f: {"u": np.full(6, 0.1), "T_hat": f.vehicle.T_hat, "frame_config": 1, "fv_coupling_k": 1.0},
             ("u", "T_hat", "fv_coupling_k")),
-        "vehicle.mixers.mix_stock": Case(lambda f: mx.mix_stock, lambda f: {"u": np.full(6, 0.1), "T_hat": f.setup.T_hat},
+        "vehicle.mixers.mix_stock": Case(lambda f: mx.mix_stock, lambda f: {"u": np.full(6, 0.1), "T_hat": f.vehicle.T_hat},
                                  ("u", "T_hat")),
         "vehicle.mixers.motor_pwm_from_rc": Case(lambda f: mx.motor_pwm_from_rc,
                                          lambda f: {"channel_pwm": [1500, 1500, 1500, 1600, 1500, 1500],
@@ -388,8 +479,8 @@ def _cases():
                                          ("pwm_min_us", "pwm_max_us"),
                                          note="channel_pwm: whole-microsecond PWMs from the wire (u_from_pwm)"),
         "vehicle.mixers.Mixer": Case(lambda f: mx.Mixer,
-                             lambda f: {"kind": "stock", "allocator": f.setup.allocator,
-                                        "table": f.table(), "T_hat": f.setup.T_hat, "frame_config": 1,
+                             lambda f: {"kind": "stock", "allocator": f.vehicle.allocator,
+                                        "table": f.table(), "T_hat": f.vehicle.T_hat, "frame_config": 1,
                                         "fv_coupling_k": 1.0},
                              ("T_hat", "fv_coupling_k"), shape_free=("T_hat",), note="T_hat: one column per thruster"),
         "vehicle.mixers.Mixer.normalized": Case(lambda f: f.mixer().normalized, lambda f: {"u": np.full(6, 0.1)}, ("u",)),

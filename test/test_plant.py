@@ -17,39 +17,39 @@ from brov2_hybrid.sim.plant import Plant
 DEEP_M = 50.0  # far from the surface
 
 
-def neutral_setup(setup, **changes):
+def neutral_vehicle(vehicle, **changes):
     """The same vehicle with changed parameters (e.g. buoyancy_n = weight_n)."""
-    return dataclasses.replace(setup, body=dataclasses.replace(setup.body, **changes))
+    return dataclasses.replace(vehicle, body=dataclasses.replace(vehicle.body, **changes))
 
 
-def new_plant(setup, **options):
-    return Plant(setup, SimOptions(**options))
+def new_plant(vehicle, **options):
+    return Plant(vehicle, SimOptions(**options))
 
 
-def yaw_pwm(setup, u_yaw):
-    return setup.mixer("quantitative").pwm([0, 0, 0, 0, 0, u_yaw])
+def yaw_pwm(vehicle, u_yaw):
+    return vehicle.mixer("quantitative").pwm([0, 0, 0, 0, 0, u_yaw])
 
 
-def test_paper_parameters_are_loaded(setup):
-    v = setup.body
+def test_paper_parameters_are_loaded(vehicle):
+    v = vehicle.body
     np.testing.assert_allclose(v.total_mass[3:], [0.96, 1.12, 1.12])
     assert v.quadratic_drag[5] == 2.42 and v.linear_drag[5] == 0.0
 
 
-def test_constant_yaw_torque_reaches_sqrt_n_over_2_42(setup):
+def test_constant_yaw_torque_reaches_sqrt_n_over_2_42(vehicle):
     """N = N_r|r| r at steady state with no linear yaw drag: r = sqrt(N / 2.42) (Eq. 10)."""
-    m = new_plant(setup)
+    m = new_plant(vehicle)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
-    m.set_motor_pwm(yaw_pwm(setup, 0.3))
-    torque = (setup.T @ setup.table.force_from_pwm(m.motor_pwm_us))[5]
+    m.set_motor_pwm(yaw_pwm(vehicle, 0.3))
+    torque = (vehicle.T @ vehicle.table.force_from_pwm(m.motor_pwm_us))[5]
     assert torque > 5.0
     m.advance(15.0)
     assert m.nu[5] == pytest.approx(math.sqrt(torque / 2.42), rel=0.01)
 
 
-def test_small_angle_roll_period(setup):
+def test_small_angle_roll_period(vehicle):
     """Period 2 pi sqrt((I_xx + K_pdot) / (B * 0.02)) for a small roll release."""
-    m = new_plant(setup)
+    m = new_plant(vehicle)
     m.reset(eta=[0, 0, DEEP_M, math.radians(2.0), 0, 0])
     times, roll = [], []
     for _ in range(int(20.0 / 0.01)):
@@ -66,9 +66,9 @@ def test_small_angle_roll_period(setup):
     assert period == pytest.approx(expected, rel=0.02)
 
 
-def test_positively_buoyant_vehicle_rises_at_terminal_speed(setup):
+def test_positively_buoyant_vehicle_rises_at_terminal_speed(vehicle):
     """B - W = 2 N balances heave drag 5.18 w + 36.99 w|w| at the terminal speed."""
-    m = new_plant(setup)
+    m = new_plant(vehicle)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     m.advance(20.0)
     a, b, c = 36.99, 5.18, -(114.8 - 112.8)
@@ -77,9 +77,9 @@ def test_positively_buoyant_vehicle_rises_at_terminal_speed(setup):
     assert m.velocity_ned_m_s()[2] == pytest.approx(-w_terminal, rel=0.01)  # rising: down decreases
 
 
-def test_vehicle_floats_where_submerged_buoyancy_equals_weight(setup):
+def test_vehicle_floats_where_submerged_buoyancy_equals_weight(vehicle):
     """Surface law: B (0.5 + depth / h) = W at rest."""
-    m = new_plant(setup, surface_buoyancy=True)
+    m = new_plant(vehicle, surface_buoyancy=True)
     m.reset(eta=[0, 0, 1.0, 0, 0, 0])
     m.advance(60.0)
     expected = (112.8 / 114.8 - 0.5) * 0.254
@@ -87,13 +87,13 @@ def test_vehicle_floats_where_submerged_buoyancy_equals_weight(setup):
     assert abs(m.nu[2]) < 1e-3
 
 
-def _lyapunov(setup, m):
+def _lyapunov(vehicle, m):
     """Unweighted linear kinetic energy + rotational energy + buoyancy potential.
 
     With W = B it never increases: the linear equations conserve |nu_1|^2 under the
     transport term, drag only removes energy, and the restoring moment is conservative.
     """
-    v = setup.body
+    v = vehicle.body
     eta, nu = m.eta, m.nu
     rot = 0.5 * np.sum(v.total_mass[3:] * nu[3:] ** 2)
     # Potential of the buoyancy couple: B * 0.02 m * (1 - cos(roll) cos(pitch)).
@@ -101,8 +101,8 @@ def _lyapunov(setup, m):
     return 0.5 * float(nu[:3] @ nu[:3]) + rot + pot
 
 
-def test_with_no_input_all_velocities_decay(setup):
-    neutral = neutral_setup(setup, buoyancy_n=setup.body.weight_n)
+def test_with_no_input_all_velocities_decay(vehicle):
+    neutral = neutral_vehicle(vehicle, buoyancy_n=vehicle.body.weight_n)
     m = new_plant(neutral)
     nu0 = np.array([0.5, -0.4, 0.3, 0.6, -0.5, 1.0])
     m.reset(eta=[0, 0, DEEP_M, 0.3, -0.2, 0], nu=nu0)
@@ -117,12 +117,12 @@ def test_with_no_input_all_velocities_decay(setup):
     assert np.all(np.abs(m.nu[3:]) < 0.1 * np.abs(nu0[3:]).max())
 
 
-def test_first_order_lag_reaches_63_percent_at_time_constant(setup):
+def test_first_order_lag_reaches_63_percent_at_time_constant(vehicle):
     tau = 0.2
-    m = new_plant(setup, thruster_lag="first_order", thruster_time_constant_s=tau)
+    m = new_plant(vehicle, thruster_lag="first_order", thruster_time_constant_s=tau)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
-    pwm = yaw_pwm(setup, 0.5)
-    target = setup.table.force_from_pwm(pwm)
+    pwm = yaw_pwm(vehicle, 0.5)
+    target = vehicle.table.force_from_pwm(pwm)
     m.set_motor_pwm(pwm)
     np.testing.assert_allclose(m.thruster_forces_n(), 0.0, atol=1e-12)
     m.advance(tau)
@@ -131,15 +131,15 @@ def test_first_order_lag_reaches_63_percent_at_time_constant(setup):
     np.testing.assert_allclose(m.thruster_forces_n(), target, rtol=1e-4, atol=1e-9)
 
 
-def test_third_order_lag_matches_k_of_s_and_has_unit_dc_gain(setup):
+def test_third_order_lag_matches_k_of_s_and_has_unit_dc_gain(vehicle):
     """Seed 003 Eq. 17, checked against scipy's step response of K(s)."""
     options = load_sim_options()
     num, den = options.third_order_numerator, options.third_order_denominator
     assert num[-1] == den[-1]  # K(0) = 1
-    m = new_plant(setup, thruster_lag="third_order", third_order_numerator=num, third_order_denominator=den)
+    m = new_plant(vehicle, thruster_lag="third_order", third_order_numerator=num, third_order_denominator=den)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
-    pwm = yaw_pwm(setup, 0.5)
-    target = setup.table.force_from_pwm(pwm)
+    pwm = yaw_pwm(vehicle, 0.5)
+    target = vehicle.table.force_from_pwm(pwm)
     m.set_motor_pwm(pwm)
     grid = np.arange(81) * 0.0025  # uniform grid, 0..0.2 s
     _, response = signal.step(signal.TransferFunction(num, den), T=grid)
@@ -151,19 +151,19 @@ def test_third_order_lag_matches_k_of_s_and_has_unit_dc_gain(setup):
     np.testing.assert_allclose(m.thruster_forces_n(), target, rtol=1e-6, atol=1e-9)
 
 
-def test_lagged_thrust_follows_a_command_change_continuously(setup):
-    m = new_plant(setup, thruster_lag="first_order", thruster_time_constant_s=0.1)
+def test_lagged_thrust_follows_a_command_change_continuously(vehicle):
+    m = new_plant(vehicle, thruster_lag="first_order", thruster_time_constant_s=0.1)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
-    m.set_motor_pwm(yaw_pwm(setup, 0.5))
+    m.set_motor_pwm(yaw_pwm(vehicle, 0.5))
     m.advance(0.05)
     before = m.thruster_forces_n()
-    m.set_motor_pwm(yaw_pwm(setup, -0.5))
+    m.set_motor_pwm(yaw_pwm(vehicle, -0.5))
     np.testing.assert_allclose(m.thruster_forces_n(), before, atol=1e-9)
-    np.testing.assert_allclose(m.thruster_wrench(), setup.T @ before, atol=1e-9)
+    np.testing.assert_allclose(m.thruster_wrench(), vehicle.T @ before, atol=1e-9)
 
 
-def test_ocean_current_drifts_the_vehicle_at_the_current_speed(setup):
-    neutral = neutral_setup(setup, buoyancy_n=setup.body.weight_n)
+def test_ocean_current_drifts_the_vehicle_at_the_current_speed(vehicle):
+    neutral = neutral_vehicle(vehicle, buoyancy_n=vehicle.body.weight_n)
     current = np.array([0.3, -0.2, 0.0])
     m = new_plant(neutral, current_ned_m_s=current)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, math.radians(30)])
@@ -171,11 +171,11 @@ def test_ocean_current_drifts_the_vehicle_at_the_current_speed(setup):
     np.testing.assert_allclose(m.velocity_ned_m_s(), current, atol=0.003)
 
 
-def test_stock_model_turns_more_slowly_than_the_updated_new_plant(setup):
-    pwm = yaw_pwm(setup, 0.3)
+def test_stock_model_turns_more_slowly_than_the_updated_new_plant(vehicle):
+    pwm = yaw_pwm(vehicle, 0.3)
     yaw = {}
     for kind in ("updated", "stock"):
-        m = new_plant(setup, model=kind)
+        m = new_plant(vehicle, model=kind)
         m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
         m.set_motor_pwm(pwm)
         m.advance(1.0)
@@ -183,9 +183,9 @@ def test_stock_model_turns_more_slowly_than_the_updated_new_plant(setup):
     assert 0 < yaw["stock"] < 0.8 * yaw["updated"]
 
 
-def test_stock_model_parameters_and_terminal_rate(setup):
+def test_stock_model_parameters_and_terminal_rate(vehicle):
     """Stock: 4 horizontal motors x 0.25 m arm, N = 7.08 r|r| at steady state."""
-    m = new_plant(setup, model="stock")
+    m = new_plant(vehicle, model="stock")
     s = m.params.stock
     pwm = np.array([1700, 1300, 1300, 1700, 1500, 1500, 1500, 1500], dtype=float)  # yaw factors + - - +
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
@@ -197,7 +197,7 @@ def test_stock_model_parameters_and_terminal_rate(setup):
     assert s.mass_kg == 10.5 and s.inertia_kg_m2 == 0.268
 
 
-def test_stock_thrust_dead_zone(setup):
+def test_stock_thrust_dead_zone(vehicle):
     s = sim_config.load_stock_model_params()
     thrust = dynamics.stock_thrust_n([1475, 1500, 1525, 1526, 1474, 1900, 1100, 1700], s)
     assert np.all(thrust[:3] == 0.0)
@@ -205,9 +205,9 @@ def test_stock_thrust_dead_zone(setup):
     np.testing.assert_allclose(thrust[3:], 51.48 * out * np.abs(out))
 
 
-def test_stock_model_rises_at_its_terminal_speed(setup):
+def test_stock_model_rises_at_its_terminal_speed(vehicle):
     """1 N / 16.755 kg upward acceleration on 10.5 kg balances 0.5 rho A C_d w^2."""
-    m = new_plant(setup, model="stock")
+    m = new_plant(vehicle, model="stock")
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     m.advance(30.0)
     force = 10.5 * 1.0 / 16.755
@@ -215,17 +215,17 @@ def test_stock_model_rises_at_its_terminal_speed(setup):
     assert -m.nu[2] == pytest.approx(expected, rel=0.01)
 
 
-def _stepper_error(setup, kind, dt_s, duration_s=4.0):
+def _stepper_error(vehicle, kind, dt_s, duration_s=4.0):
     """Max errors (position, angles, velocities) of the stepper against a tight RK45 solution of rhs.
 
     RK45 (DOP853 needs SciPy >= 1.4; Noetic's Ubuntu 20.04 has 1.3.3) at rtol 1e-10,
     atol 1e-12: it agrees with DOP853 at rtol 1e-13 within 4e-10, five orders of magnitude below
     the 1600 Hz stepper's errors (>6e-5), so the convergence ratio is not blurred by the reference.
     """
-    m = new_plant(setup, model=kind, dt_s=dt_s, current_ned_m_s=np.array([0.1, 0.05, 0.0]))
+    m = new_plant(vehicle, model=kind, dt_s=dt_s, current_ned_m_s=np.array([0.1, 0.05, 0.0]))
     x0 = np.array([1.0, -2.0, DEEP_M, 0.2, -0.15, 0.5, 0.2, -0.1, 0.05, 0.3, -0.2, 0.4])
     m.reset(eta=x0[:6], nu=x0[6:])
-    m.set_motor_pwm(setup.mixer("quantitative").pwm([0.3, -0.2, 0.2, 0.15, -0.1, 0.25]))
+    m.set_motor_pwm(vehicle.mixer("quantitative").pwm([0.3, -0.2, 0.2, 0.15, -0.1, 0.25]))
     m.advance(duration_s)
     tau = m.params.thruster_matrix @ m.thruster_forces_n()
     # a lambda, not args=: solve_ivp's args= is also SciPy >= 1.4
@@ -238,21 +238,21 @@ def _stepper_error(setup, kind, dt_s, duration_s=4.0):
 
 
 @pytest.mark.parametrize("kind", ["updated", "stock"])
-def test_fast_stepper_agrees_with_the_reference_rhs(setup, kind):
+def test_fast_stepper_agrees_with_the_reference_rhs(vehicle, kind):
     """Semi-implicit Euler at 400 Hz against scipy's RK45 (tight tolerances) on rhs, and first-order convergence."""
-    error_400 = _stepper_error(setup, kind, 1 / 400)
+    error_400 = _stepper_error(vehicle, kind, 1 / 400)
     assert np.all(error_400 < [0.01, 0.006, 0.002])  # m, rad, m/s or rad/s after 4 s
-    error_1600 = _stepper_error(setup, kind, 1 / 1600)
+    error_1600 = _stepper_error(vehicle, kind, 1 / 1600)
     np.testing.assert_allclose(error_1600 / error_400, 0.25, atol=0.05)
 
 
-def test_rhs_rejects_gimbal_lock_but_the_stepper_passes_through_it(setup):
-    m = new_plant(setup)
+def test_rhs_rejects_gimbal_lock_but_the_stepper_passes_through_it(vehicle):
+    m = new_plant(vehicle)
     x = np.concatenate([[0, 0, DEEP_M, 0, math.pi / 2, 0], np.zeros(6)])
     with pytest.raises(Brov2Error, match="gimbal lock"):
         rhs(0.0, x, np.zeros(6), m.params)
     m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
-    m.set_motor_pwm(setup.mixer().pwm([0, 0, 0, 0, 1.0, 0]))  # full pitch: loops the vehicle
+    m.set_motor_pwm(vehicle.mixer().pwm([0, 0, 0, 0, 1.0, 0]))  # full pitch: loops the vehicle
     pitch = []
     for _ in range(200):
         m.advance(0.01)
@@ -261,19 +261,19 @@ def test_rhs_rejects_gimbal_lock_but_the_stepper_passes_through_it(setup):
     assert np.linalg.norm(m.quaternion_ned_frd()) == pytest.approx(1.0, abs=1e-12)
 
 
-def test_pwm_is_clamped_and_neutral_gives_no_thrust(setup):
-    m = new_plant(setup)
+def test_pwm_is_clamped_and_neutral_gives_no_thrust(vehicle):
+    m = new_plant(vehicle)
     m.set_motor_pwm([2500, 500, 1500, 1500, 1500, 1500, 1500, 1500])
     np.testing.assert_array_equal(m.motor_pwm_us[:2], [1900, 1100])
     f = m.thruster_forces_n()
-    assert f[0] == pytest.approx(setup.table.force_from_pwm(1900)) and f[1] == pytest.approx(setup.table.force_from_pwm(1100))
+    assert f[0] == pytest.approx(vehicle.table.force_from_pwm(1900)) and f[1] == pytest.approx(vehicle.table.force_from_pwm(1100))
     np.testing.assert_array_equal(f[2:], 0.0)
     with pytest.raises(Brov2Error, match=r"expected shape \(8,\)"):
         m.set_motor_pwm([1500] * 6)
 
 
-def test_advance_takes_whole_steps_and_reset_restores_time(setup):
-    m = new_plant(setup, dt_s=0.0025)
+def test_advance_takes_whole_steps_and_reset_restores_time(vehicle):
+    m = new_plant(vehicle, dt_s=0.0025)
     assert m.advance(0.0101) == 4
     assert m.t_s == pytest.approx(0.01)
     m.reset(t_s=5.0)
@@ -282,10 +282,10 @@ def test_advance_takes_whole_steps_and_reset_restores_time(setup):
         m.step(-1)
 
 
-def test_noise_is_seeded_and_has_the_configured_spread(setup):
+def test_noise_is_seeded_and_has_the_configured_spread(vehicle):
     options = dict(noise_enabled=True, attitude_noise_std_rad=0.01, rate_noise_std_rad_s=0.002,
                    depth_noise_std_m=0.05, seed=7)
-    a, b = new_plant(setup, **options), new_plant(setup, **options)
+    a, b = new_plant(vehicle, **options), new_plant(vehicle, **options)
     for m in (a, b):
         m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
     samples = np.array([np.concatenate(a.measured_attitude() + ([a.depth_m()],)) for _ in range(4000)])
@@ -293,29 +293,29 @@ def test_noise_is_seeded_and_has_the_configured_spread(setup):
     np.testing.assert_array_equal(samples, again)
     np.testing.assert_allclose(samples.std(axis=0), [0.01] * 3 + [0.002] * 3 + [0.05], rtol=0.05)
     np.testing.assert_allclose(samples.mean(axis=0)[:6], 0.0, atol=0.001)
-    quiet = new_plant(setup)
+    quiet = new_plant(vehicle)
     quiet.reset(eta=[0, 0, DEEP_M, 0.1, 0.2, 0.3])
     np.testing.assert_array_equal(quiet.measured_attitude()[0], quiet.eta[3:])
     assert quiet.depth_m() == DEEP_M
 
 
-def test_specific_force_at_rest_is_minus_gravity_in_the_body(setup):
-    neutral = neutral_setup(setup, buoyancy_n=setup.body.weight_n)
+def test_specific_force_at_rest_is_minus_gravity_in_the_body(vehicle):
+    neutral = neutral_vehicle(vehicle, buoyancy_n=vehicle.body.weight_n)
     m = new_plant(neutral)
     m.reset(eta=[0, 0, DEEP_M, 0.3, 0, 0])
-    g = setup.body.gravity_m_s2
+    g = vehicle.body.gravity_m_s2
     # Neutral and at rest: buoyancy cancels weight, so the accelerometer reads -g up.
     expected = -(J1([0.3, 0, 0]).T @ [0, 0, g])
     np.testing.assert_allclose(m.specific_force_body(), expected, atol=1e-9)
 
 
-def test_options_are_validated(tmp_path, setup):
+def test_options_are_validated(tmp_path, vehicle):
     with pytest.raises(ParameterError, match="model"):
-        new_plant(setup, model="fancy")
+        new_plant(vehicle, model="fancy")
     with pytest.raises(ParameterError, match="thruster_lag"):
-        new_plant(setup, thruster_lag="second_order")
+        new_plant(vehicle, thruster_lag="second_order")
     with pytest.raises(ParameterError, match="dt_s"):
-        new_plant(setup, dt_s=0.0)
+        new_plant(vehicle, dt_s=0.0)
     bad = tmp_path / "sim.yaml"
     bad.write_text("physics:\n  modle: stock\n")
     with pytest.raises(ParameterError, match="unknown key"):
@@ -344,7 +344,7 @@ def _numba_expected():
 @pytest.mark.parametrize("options", [SimOptions(), SimOptions(model="stock"),
                                      SimOptions(current_ned_m_s=np.array([0.3, -0.2, 0.05]))],
                          ids=["updated", "stock", "current"])
-def test_compiled_stepper_gives_the_python_steppers_numbers(setup, options):
+def test_compiled_stepper_gives_the_python_steppers_numbers(vehicle, options):
     """The numba-compiled integrate is the same function: bit for bit the same states."""
     from brov2_hybrid.sim import plant as plant_module
     compiled = plant_module._compiled_integrate()
@@ -352,7 +352,7 @@ def test_compiled_stepper_gives_the_python_steppers_numbers(setup, options):
         if _numba_expected() and not os.environ.get("BROV2_NO_JIT"):
             pytest.fail("numba is in requirements-nodeps.txt but the compiled stepper is unavailable")
         pytest.skip("no numba here: the Python stepper runs")
-    plant = plant_module.Plant(setup, options)
+    plant = plant_module.Plant(vehicle, options)
     rng = np.random.default_rng(4)
     for _ in range(10):
         state = rng.normal(0.0, 0.4, 13).tolist()
@@ -364,11 +364,11 @@ def test_compiled_stepper_gives_the_python_steppers_numbers(setup, options):
         assert compiled(tuple(state), 400, plant.dt_s, tuple(tau), plant._constants, None) == expected
 
 
-def test_vehicle_model_steps_the_same_compiled_or_not(setup):
+def test_vehicle_model_steps_the_same_compiled_or_not(vehicle):
     from brov2_hybrid.sim.plant import Plant
     runs = []
     for compiled in (True, False):
-        plant = Plant(setup, SimOptions())
+        plant = Plant(vehicle, SimOptions())
         plant.compiled = compiled
         plant.reset(eta=[0, 0, 2.0, 0.1, -0.05, 0.3], nu=[0.1, 0, 0, 0.2, 0, -0.1])
         plant.set_motor_pwm([1600, 1400, 1550, 1450, 1700, 1300, 1500, 1520])
@@ -385,10 +385,10 @@ def test_simulator_hydrostatics_equal_the_control_laws(attitude_deg):
     from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.sim.dynamics import body_acceleration, model_params
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
-    setup = load_vehicle()
-    p = model_params(setup, load_sim_options())
+    vehicle = load_vehicle()
+    p = model_params(vehicle, load_sim_options())
     eta = np.concatenate([[0.0, 0.0, 10.0], np.radians(attitude_deg)])   # deep: no surface law
     nu_dot = body_acceleration(eta, np.zeros(6), np.zeros(6), p)
-    b = setup.body
+    b = vehicle.body
     expected = restoring_wrench(eta[3:6], b.weight_n, b.buoyancy_n, b.r_cg_m, b.r_cb_m)
     np.testing.assert_allclose(np.asarray(p.mass) * nu_dot, expected, rtol=1e-12, atol=1e-12)

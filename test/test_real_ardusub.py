@@ -31,13 +31,13 @@ def _binary():
         pytest.skip("real ArduSub tests: %s" % exc)
 
 
-def armed_flight(setup):
-    """Real ArduSub on our physics for ``setup`` (a free SITL instance), armed in MANUAL."""
+def armed_flight(vehicle):
+    """Real ArduSub on our physics for ``vehicle`` (a free SITL instance), armed in MANUAL."""
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
     from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
     binary = _binary()
     start = load_initial_state()
-    f = SitlFlight(ArduSubSitl(setup, load_sim_options(), start.eta(),
+    f = SitlFlight(ArduSubSitl(vehicle, load_sim_options(), start.eta(),
                                instance=free_instance(), speedup=50.0, binary=binary))
     try:
         f.set_mode("MANUAL")
@@ -49,8 +49,8 @@ def armed_flight(setup):
 
 
 @pytest.fixture(scope="module")
-def sitl(setup):
-    f = armed_flight(setup)
+def sitl(vehicle):
+    f = armed_flight(vehicle)
     try:
         yield f
     finally:
@@ -117,25 +117,25 @@ def mixer_vectors(rng):
     return vectors
 
 
-def mixing_mismatches(flight, setup, seed):
+def mixing_mismatches(flight, vehicle, seed):
     """(rc, ArduSub's motor outputs, ours) for every vector of :func:`mixer_vectors` that differs."""
-    mixer, t = setup.mixer(STOCK), setup.thrusters
+    mixer, t = vehicle.mixer(STOCK), vehicle.thrusters
     vectors = mixer_vectors(np.random.default_rng(seed))
     assert len(vectors) >= 50
     mismatches = []
     for rc in vectors:
         channels = [int(p) for p in rc] + [0, 0]
-        got = outputs_after(flight, channels)[:setup.n_thrusters]
-        want = motor_pwm_from_rc(channels, setup.rc_map, mixer, t.pwm_min_us, t.pwm_max_us)
+        got = outputs_after(flight, channels)[:vehicle.n_thrusters]
+        want = motor_pwm_from_rc(channels, vehicle.rc_map, mixer, t.pwm_min_us, t.pwm_max_us)
         if got != want:
             mismatches.append((rc, got, want))
     flight.override([1500] * 6 + [0, 0])
     return mismatches
 
 
-def test_manual_mixing_equals_our_algorithm_1_exactly(flight, setup):
+def test_manual_mixing_equals_our_algorithm_1_exactly(flight, vehicle):
     """Motor outputs of real ArduSub == brov2_hybrid.vehicle.mixers (stock, truncated), every motor, every vector."""
-    mismatches = mixing_mismatches(flight, setup, 14)
+    mismatches = mixing_mismatches(flight, vehicle, 14)
     assert not mismatches, "ArduSub vs our Algorithm 1 (rc, ArduSub, ours): %s" % mismatches[:5]
 
 
@@ -143,11 +143,11 @@ def test_six_thruster_vectored_frame_mixing_equals_ours():
     """FRAME_CONFIG 1 (the 6-thruster BlueROV2): ArduSub sums per motor and limits motors 1-4's
     forward command while heaving (output_armed_stabilizing_vectored); ours must agree exactly."""
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
-    setup = load_vehicle("bluerov2")
-    f = armed_flight(setup)
+    vehicle = load_vehicle("bluerov2")
+    f = armed_flight(vehicle)
     try:
         assert int(f.get_param("FRAME_CONFIG")) == 1
-        mismatches = mixing_mismatches(f, setup, 6)
+        mismatches = mixing_mismatches(f, vehicle, 6)
         assert not mismatches, "ArduSub vs ours, vectored frame (rc, ArduSub, ours): %s" % mismatches[:5]
     finally:
         f.close()
@@ -160,7 +160,7 @@ def test_all_channels_full_saturate_to_the_truncated_value(flight):
     assert 1366 in got and 1367 not in got
 
 
-def test_manual_control_gives_our_simulators_channels_and_motors(flight, setup):
+def test_manual_control_gives_our_simulators_channels_and_motors(flight, vehicle):
     """MANUAL_CONTROL -> RC channels and motors: ArduSub == our simulator's joystick transform."""
     fw = load_firmware_config()
     gain = joystick_gain(float(flight.get_param("JS_GAIN_DEFAULT")))
@@ -169,8 +169,8 @@ def test_manual_control_gives_our_simulators_channels_and_motors(flight, setup):
     flight.message_interval("RC_CHANNELS", 20.0)
     flight.override([0] * 8)  # release: MANUAL_CONTROL drives the channels
     settle(flight, 0.1)
-    mixer = setup.mixer(STOCK)
-    t = setup.thrusters
+    mixer = vehicle.mixer(STOCK)
+    t = vehicle.thrusters
     inputs = [(0, 0, 500, 0), (1000, 0, 500, 0), (-1000, 0, 500, 0), (0, 1000, 500, 0), (0, -1000, 500, 0),
               (0, 0, 1000, 0), (0, 0, 0, 0), (0, 0, 500, 1000), (0, 0, 500, -1000), (500, -300, 700, 250),
               (-700, 800, 200, -900), (1000, 1000, 1000, 1000), (-1000, -1000, 0, -1000)]
@@ -182,8 +182,8 @@ def test_manual_control_gives_our_simulators_channels_and_motors(flight, setup):
             settle(flight, 0.05)
         rc = flight.recv(("RC_CHANNELS",), 5.0)
         got_rc = [getattr(rc, "chan%d_raw" % i) for i in range(1, 7)]
-        got_motors = list(flight.servo_outputs[:setup.n_thrusters])
-        want_motors = motor_pwm_from_rc(want, setup.rc_map, mixer, t.pwm_min_us, t.pwm_max_us)
+        got_motors = list(flight.servo_outputs[:vehicle.n_thrusters])
+        want_motors = motor_pwm_from_rc(want, vehicle.rc_map, mixer, t.pwm_min_us, t.pwm_max_us)
         if got_rc != list(want[:6]) or got_motors != want_motors:
             wrong.append(((x, y, z, r), got_rc, list(want[:6]), got_motors, want_motors))
     flight.link.mav.manual_control_send(flight.link.target_system, 0, 0, 500, 0, 0)

@@ -13,9 +13,9 @@ GCS = 255
 NEUTRAL = [1500] * 8
 
 
-def firmware(setup, **changes):
+def firmware(vehicle, **changes):
     config = dataclasses.replace(load_firmware_config(), **changes)
-    return Firmware(setup, config)
+    return Firmware(vehicle, config)
 
 
 def channels(**pwm_by_channel):
@@ -26,40 +26,40 @@ def channels(**pwm_by_channel):
     return values
 
 
-def expected_pwm(setup, mixer, rc):
+def expected_pwm(vehicle, mixer, rc):
     """Whole microseconds as each firmware writes them: stock ArduSub truncates
     (AP_Motors6DOF::calc_thrust_to_pwm returns a float as int16_t), Algorithm 2 rounds."""
     u = load_rc_map().u_from_pwm(rc)
     whole = np.floor if mixer == "stock" else np.rint
-    return [int(p) for p in whole(setup.mixer(mixer).pwm(u))]
+    return [int(p) for p in whole(vehicle.mixer(mixer).pwm(u))]
 
 
-def test_defaults_match_ardusub(setup):
-    fw = firmware(setup)
+def test_defaults_match_ardusub(vehicle):
+    fw = firmware(vehicle)
     p = fw.params
     assert p.get("SYSID_MYGCS") == 255 and p.get("RC_OVERRIDE_TIME") == 3.0
     assert p.get("FS_PILOT_INPUT") == 2 and p.get("FS_PILOT_TIMEOUT") == 3.0
     assert p.get("MOT_MIXER") == 0 and fw.mode == MANUAL and not fw.armed
 
 
-def test_disarmed_motors_are_neutral_whatever_the_input(setup):
-    fw = firmware(setup)
+def test_disarmed_motors_are_neutral_whatever_the_input(vehicle):
+    fw = firmware(vehicle)
     fw.handle_rc_override(0.0, GCS, channels(ch4=1900, ch5=1900))
     assert fw.update(0.0) == NEUTRAL
 
 
-def test_armed_manual_motors_follow_algorithm_2(setup):
-    fw = firmware(setup)
+def test_armed_manual_motors_follow_algorithm_2(vehicle):
+    fw = firmware(vehicle)
     fw.set_armed(0.0, True)
     fw.handle_rc_override(0.0, GCS, channels(ch4=1600, ch5=1700, ch3=1450))
     rc = [1500, 1500, 1450, 1600, 1700, 1500, 1500, 1500]
-    assert fw.update(0.01) == expected_pwm(setup, "quantitative", rc)
+    assert fw.update(0.01) == expected_pwm(vehicle, "quantitative", rc)
     assert fw.params.set("MOT_MIXER", 1)[0]
-    assert fw.update(0.02) == expected_pwm(setup, "stock", rc)
+    assert fw.update(0.02) == expected_pwm(vehicle, "stock", rc)
 
 
-def test_release_and_no_change_semantics(setup):
-    fw = firmware(setup)
+def test_release_and_no_change_semantics(vehicle):
+    fw = firmware(vehicle)
     fw.handle_rc_override(0.0, GCS, channels(ch4=1600, ch5=1700))
     fw.handle_rc_override(0.1, GCS, channels(ch4=CHAN_RELEASE))        # ch5 unchanged
     rc = fw.rc_channels(0.1)
@@ -70,8 +70,8 @@ def test_release_and_no_change_semantics(setup):
     assert fw.rc_channels(0.3)[17] == 1234
 
 
-def test_override_from_another_system_is_ignored(setup):
-    fw = firmware(setup)
+def test_override_from_another_system_is_ignored(vehicle):
+    fw = firmware(vehicle)
     fw.set_armed(0.0, True)
     assert not fw.handle_rc_override(0.0, 1, channels(ch4=1900))
     assert fw.update(0.0) == NEUTRAL
@@ -83,8 +83,8 @@ def test_override_from_another_system_is_ignored(setup):
 
 
 @pytest.mark.parametrize("timeout, expect_live_at_10s", [(3.0, False), (-1.0, True)])
-def test_override_times_out_per_channel(setup, timeout, expect_live_at_10s):
-    fw = firmware(setup, rc_override_time_s=timeout, fs_pilot_input=0)
+def test_override_times_out_per_channel(vehicle, timeout, expect_live_at_10s):
+    fw = firmware(vehicle, rc_override_time_s=timeout, fs_pilot_input=0)
     fw.handle_rc_override(0.0, GCS, channels(ch4=1600))
     fw.handle_rc_override(2.0, GCS, channels(ch5=1700))
     rc = fw.rc_channels(2.999)
@@ -97,14 +97,14 @@ def test_override_times_out_per_channel(setup, timeout, expect_live_at_10s):
     assert (fw.rc_channels(10.0)[3] == 1600) == expect_live_at_10s
 
 
-def test_override_time_zero_disables_overrides(setup):
-    fw = firmware(setup, rc_override_time_s=0.0)
+def test_override_time_zero_disables_overrides(vehicle):
+    fw = firmware(vehicle, rc_override_time_s=0.0)
     assert not fw.handle_rc_override(0.0, GCS, channels(ch4=1600))
     assert fw.rc_channels(0.0)[3] == 1500
 
 
-def test_pilot_input_failsafe_disarms_after_the_timeout(setup):
-    fw = firmware(setup, fs_gcs_enable=0)    # the pilot-input failsafe alone (GCS failsafe: below)
+def test_pilot_input_failsafe_disarms_after_the_timeout(vehicle):
+    fw = firmware(vehicle, fs_gcs_enable=0)    # the pilot-input failsafe alone (GCS failsafe: below)
     fw.set_armed(1.0, True)
     fw.handle_rc_override(2.0, GCS, channels(ch4=1600))
     fw.update(2.0)
@@ -118,8 +118,8 @@ def test_pilot_input_failsafe_disarms_after_the_timeout(setup):
     assert fw.rc_channels(5.0)[3] == 1500  # controls went neutral
 
 
-def test_pilot_input_failsafe_warn_only_keeps_the_vehicle_armed(setup):
-    fw = firmware(setup, fs_pilot_input=1)
+def test_pilot_input_failsafe_warn_only_keeps_the_vehicle_armed(vehicle):
+    fw = firmware(vehicle, fs_pilot_input=1)
     fw.set_armed(0.0, True)
     fw.update(3.5)
     assert fw.armed and fw.failsafe_pilot_input
@@ -129,27 +129,27 @@ def test_pilot_input_failsafe_warn_only_keeps_the_vehicle_armed(setup):
     assert not fw.failsafe_pilot_input
 
 
-def test_only_manual_mode_is_accepted(setup):
-    fw = firmware(setup)
+def test_only_manual_mode_is_accepted(vehicle):
+    fw = firmware(vehicle)
     accepted, text = fw.set_mode(MODES["STABILIZE"])
     assert not accepted and "STABILIZE" in text and fw.mode == MANUAL
     assert any("not supported" in t for _, t in fw.pop_messages())
     assert fw.set_mode(MANUAL)[0]
 
 
-def test_command_delay_holds_input_back(setup):
-    fw = firmware(setup, command_delay_s=0.25, fs_pilot_input=0)
+def test_command_delay_holds_input_back(vehicle):
+    fw = firmware(vehicle, command_delay_s=0.25, fs_pilot_input=0)
     fw.set_armed(0.0, True)
     fw.handle_rc_override(1.0, GCS, channels(ch4=1700))
     assert fw.next_event_s(1.0) == pytest.approx(1.25)
     assert fw.update(1.2499) == NEUTRAL
-    assert fw.update(1.25) == expected_pwm(setup, "quantitative", [1500, 1500, 1500, 1700])
+    assert fw.update(1.25) == expected_pwm(vehicle, "quantitative", [1500, 1500, 1500, 1700])
     # The override times out RC_OVERRIDE_TIME after the firmware saw it.
     assert fw.rc_channels(4.2499)[3] == 1700 and fw.rc_channels(4.25)[3] == 1500
 
 
-def test_sim_cmd_delay_parameter_sets_the_command_delay(setup):
-    fw = firmware(setup, command_delay_s=0.25, fs_pilot_input=0)
+def test_sim_cmd_delay_parameter_sets_the_command_delay(vehicle):
+    fw = firmware(vehicle, command_delay_s=0.25, fs_pilot_input=0)
     assert fw.params.get("SIM_CMD_DELAY") == 0.25 and fw.command_delay_s == 0.25
     assert fw.params.set("SIM_CMD_DELAY", 0.5) == (True, "")
     assert fw.command_delay_s == 0.5 and fw.params.get("SIM_CMD_DELAY") == 0.5
@@ -160,8 +160,8 @@ def test_sim_cmd_delay_parameter_sets_the_command_delay(setup):
     assert fw.update(1.4999) == NEUTRAL and fw.update(1.5) != NEUTRAL
 
 
-def test_parameters_are_validated(setup):
-    p = firmware(setup).params
+def test_parameters_are_validated(vehicle):
+    p = firmware(vehicle).params
     assert p.set("FS_PILOT_INPUT", 3) == (False, "FS_PILOT_INPUT: 3 outside 0..2")
     assert not p.set("SYSID_MYGCS", 12.5)[0]
     assert not p.set("RC_OVERRIDE_TIME", -0.5)[0]
@@ -175,8 +175,8 @@ def test_parameters_are_validated(setup):
 # Sub::failsafe_pilot_input_check (ArduSub/failsafe.cpp): the count runs from the last
 # pilot input (boot = 0), armed or not; it fires once and stays latched until input resumes.
 
-def test_pilot_failsafe_counts_from_boot_not_from_arming(setup):
-    fw = firmware(setup)
+def test_pilot_failsafe_counts_from_boot_not_from_arming(vehicle):
+    fw = firmware(vehicle)
     fw.set_armed(1.0, True)                 # armed 1 s after boot, no input yet
     assert fw.next_event_s(1.0) == pytest.approx(3.0)   # FS_PILOT_TIMEOUT after boot
     fw.update(2.999)
@@ -185,8 +185,8 @@ def test_pilot_failsafe_counts_from_boot_not_from_arming(setup):
     assert not fw.armed and fw.failsafe_pilot_input
 
 
-def test_pilot_failsafe_fires_once_while_disarmed_and_latches(setup):
-    fw = firmware(setup, fs_gcs_enable=0)    # the pilot-input failsafe alone
+def test_pilot_failsafe_fires_once_while_disarmed_and_latches(vehicle):
+    fw = firmware(vehicle, fs_gcs_enable=0)    # the pilot-input failsafe alone
     fw.update(3.0)
     assert fw.failsafe_pilot_input and fw.counters["pilot_failsafe"] == 1
     assert [t for _, t in fw.pop_messages()] == ["Lost manual control"]
@@ -207,15 +207,15 @@ def test_pilot_failsafe_fires_once_while_disarmed_and_latches(setup):
     assert not fw.armed and fw.counters["pilot_failsafe"] == 2
 
 
-def test_pilot_failsafe_disabled_never_fires(setup):
-    fw = firmware(setup, fs_pilot_input=0)
+def test_pilot_failsafe_disabled_never_fires(vehicle):
+    fw = firmware(vehicle, fs_pilot_input=0)
     fw.set_armed(0.0, True)
     fw.update(100.0)
     assert fw.armed and not fw.failsafe_pilot_input
 
 
-def test_override_from_gcs_counts_as_pilot_input_even_when_overrides_are_off(setup):
-    fw = firmware(setup, rc_override_time_s=0.0)
+def test_override_from_gcs_counts_as_pilot_input_even_when_overrides_are_off(vehicle):
+    fw = firmware(vehicle, rc_override_time_s=0.0)
     fw.set_armed(0.0, True)
     fw.handle_rc_override(2.0, GCS, channels(ch4=1600))
     fw.update(4.0)
@@ -225,8 +225,8 @@ def test_override_from_gcs_counts_as_pilot_input_even_when_overrides_are_off(set
     assert fw.last_pilot_input_s(4.5) == 2.0
 
 
-def test_command_delay_delays_pilot_input_for_the_failsafe(setup):
-    fw = firmware(setup, command_delay_s=0.5)
+def test_command_delay_delays_pilot_input_for_the_failsafe(vehicle):
+    fw = firmware(vehicle, command_delay_s=0.5)
     fw.update(3.0)
     assert fw.failsafe_pilot_input
     fw.handle_rc_override(4.0, GCS, channels(ch4=1600))
@@ -253,41 +253,41 @@ def joystick_pwm(gain, x, y, z, r, thr_gain=1.0):
     (1.0, 1000, -1000, 0, -1000),   # full gain: 1900 / 1100
     (0.25, 333, -77, 611, 999),     # truncation toward zero
 ])
-def test_manual_control_maps_axes_like_ardusub(setup, gain, x, y, z, r):
-    fw = firmware(setup, js_gain_default=gain)
+def test_manual_control_maps_axes_like_ardusub(vehicle, gain, x, y, z, r):
+    fw = firmware(vehicle, js_gain_default=gain)
     assert fw.handle_manual_control(1.0, GCS, x, y, z, r)
     assert fw.rc_channels(1.0)[:11] == joystick_pwm(gain, x, y, z, r)
 
 
-def test_manual_control_hand_computed_values(setup):
-    fw = firmware(setup)                              # gain 0.5
+def test_manual_control_hand_computed_values(vehicle):
+    fw = firmware(vehicle)                              # gain 0.5
     assert fw.manual_control_channels(1000, 0, 1000, -500)[2:6] == [1700, 1400, 1700, 1500]
     assert fw.params.set("JS_THR_GAIN", 2.0)[0]
     assert fw.manual_control_channels(0, 0, 1000, 0)[2] == 1900   # 0.8*0.5*2 = 0.8: 1500 + 400
     assert fw.manual_control_channels(0, 0, 0, 0)[2] == 1100
 
 
-def test_manual_control_flies_and_counts_as_pilot_input(setup):
-    fw = firmware(setup, fs_gcs_enable=0)    # the pilot-input failsafe alone
+def test_manual_control_flies_and_counts_as_pilot_input(vehicle):
+    fw = firmware(vehicle, fs_gcs_enable=0)    # the pilot-input failsafe alone
     fw.set_armed(0.0, True)
     fw.handle_manual_control(2.0, GCS, 0, 0, 500, 1000)    # yaw right, gain 0.5 -> ch4 1700
     rc = [1500, 1500, 1500, 1700, 1500, 1500, 1500, 1500]
-    assert fw.update(2.0) == expected_pwm(setup, "quantitative", rc)
+    assert fw.update(2.0) == expected_pwm(vehicle, "quantitative", rc)
     fw.update(4.99)
     assert fw.armed                                         # input at 2 s: failsafe at 5 s
     fw.update(5.0)
     assert not fw.armed
 
 
-def test_manual_control_from_another_system_is_ignored(setup):
-    fw = firmware(setup)
+def test_manual_control_from_another_system_is_ignored(vehicle):
+    fw = firmware(vehicle)
     assert not fw.handle_manual_control(0.5, 1, 1000, 0, 500, 0)
     assert fw.rc_channels(0.5)[4] == 1500 and fw.counters["manual_control_rejected_sysid"] == 1
     assert fw.last_pilot_input_s(0.5) == 0.0
 
 
-def test_manual_control_and_rc_override_share_the_channels(setup):
-    fw = firmware(setup, fs_pilot_input=0)
+def test_manual_control_and_rc_override_share_the_channels(vehicle):
+    fw = firmware(vehicle, fs_pilot_input=0)
     fw.handle_manual_control(0.0, GCS, 1000, 0, 500, 0)         # forward 1700, yaw 1500
     fw.handle_rc_override(1.0, GCS, channels(ch4=1600))         # newest writer of ch4 wins
     rc = fw.rc_channels(1.0)
@@ -302,16 +302,16 @@ def test_manual_control_and_rc_override_share_the_channels(setup):
 
 
 # ---------------------------------------------------------------- GCS heartbeat failsafe
-def test_gcs_failsafe_defaults_match_ardusub_4_5(setup):
-    fw = firmware(setup)
+def test_gcs_failsafe_defaults_match_ardusub_4_5(vehicle):
+    fw = firmware(vehicle)
     assert fw.params.get("FS_GCS_ENABLE") == 2          # FS_GCS_DISARM (ArduSub/Parameters.cpp)
     assert fw.gcs_timeout_s == 2.5                       # FS_GCS_TIMEOUT_MS (ArduSub/defines.h)
 
 
-def test_gcs_failsafe_disarms_2_5_s_after_the_last_heartbeat(setup):
+def test_gcs_failsafe_disarms_2_5_s_after_the_last_heartbeat(vehicle):
     """A station that sent HEARTBEATs and stops: disarmed 2.5 s after the last one, with
     ArduSub's text (only once the vehicle has been up 30 s: last_gcs_warn_ms starts at 0)."""
-    fw = firmware(setup, fs_pilot_input=0)
+    fw = firmware(vehicle, fs_pilot_input=0)
     for t in range(30, 41):                              # 1 Hz heartbeats, boot + 30..40 s
         fw.handle_heartbeat(float(t), GCS)
         fw.update(float(t))
@@ -338,8 +338,8 @@ def test_gcs_failsafe_disarms_2_5_s_after_the_last_heartbeat(setup):
     assert not fw.armed and fw.counters["gcs_failsafe"] == 2
 
 
-def test_gcs_failsafe_text_waits_for_30_s_after_boot(setup):
-    fw = firmware(setup, fs_pilot_input=0)
+def test_gcs_failsafe_text_waits_for_30_s_after_boot(vehicle):
+    fw = firmware(vehicle, fs_pilot_input=0)
     fw.handle_heartbeat(1.0, GCS)
     fw.set_armed(1.0, True)
     fw.pop_messages()
@@ -350,8 +350,8 @@ def test_gcs_failsafe_text_waits_for_30_s_after_boot(setup):
     assert fw.pop_messages() == [(4, "MYGCS: 255, heartbeat lost")]
 
 
-def test_overrides_and_manual_control_count_as_gcs_heartbeats_other_systems_do_not(setup):
-    fw = firmware(setup, fs_pilot_input=0)
+def test_overrides_and_manual_control_count_as_gcs_heartbeats_other_systems_do_not(vehicle):
+    fw = firmware(vehicle, fs_pilot_input=0)
     fw.set_armed(0.0, True)
     fw.handle_heartbeat(0.0, GCS)
     fw.handle_heartbeat(2.0, 1)                           # another system: not our GCS
@@ -363,8 +363,8 @@ def test_overrides_and_manual_control_count_as_gcs_heartbeats_other_systems_do_n
     assert not fw.armed and fw.failsafe_gcs
 
 
-def test_gcs_failsafe_needs_a_station_seen_once(setup):
-    fw = firmware(setup, fs_pilot_input=0)
+def test_gcs_failsafe_needs_a_station_seen_once(vehicle):
+    fw = firmware(vehicle, fs_pilot_input=0)
     fw.set_armed(0.0, True)
     fw.handle_heartbeat(0.0, 1)                          # not SYSID_MYGCS
     fw.update(100.0)
@@ -372,10 +372,10 @@ def test_gcs_failsafe_needs_a_station_seen_once(setup):
 
 
 @pytest.mark.parametrize("action, armed_after", [(0, True), (1, True), (2, False), (3, False), (4, False)])
-def test_gcs_failsafe_actions(setup, action, armed_after):
+def test_gcs_failsafe_actions(vehicle, action, armed_after):
     """0 off, 1 warn only, 2 disarm; 3 (depth hold) and 4 (surface) ask for a mode this
     simulator refuses, so they disarm (ArduSub: GCS_FAILSAFE_HOLDFAILED / _SURFACEFAILED)."""
-    fw = firmware(setup, fs_pilot_input=0, fs_gcs_enable=action)
+    fw = firmware(vehicle, fs_pilot_input=0, fs_gcs_enable=action)
     fw.handle_heartbeat(40.0, GCS)
     fw.set_armed(40.0, True)
     fw.pop_messages()
@@ -387,9 +387,9 @@ def test_gcs_failsafe_actions(setup, action, armed_after):
         assert any(t.startswith("Mode %s not supported" % ("ALT_HOLD" if action == 3 else "SURFACE")) for t in texts)
 
 
-def test_pilot_failsafe_still_fires_while_the_station_sends_heartbeats(setup):
+def test_pilot_failsafe_still_fires_while_the_station_sends_heartbeats(vehicle):
     """Heartbeats without sticks: the GCS failsafe stays quiet, the pilot-input one disarms."""
-    fw = firmware(setup)
+    fw = firmware(vehicle)
     fw.set_armed(0.0, True)
     fw.pop_messages()
     for t in (0.0, 1.0, 2.0):
@@ -401,8 +401,8 @@ def test_pilot_failsafe_still_fires_while_the_station_sends_heartbeats(setup):
     assert [t for _, t in fw.pop_messages()] == ["Lost manual control", "Disarming motors"]
 
 
-def test_fs_gcs_enable_is_a_parameter_0_to_4(setup):
-    fw = firmware(setup)
+def test_fs_gcs_enable_is_a_parameter_0_to_4(vehicle):
+    fw = firmware(vehicle)
     assert fw.params.set("FS_GCS_ENABLE", 1)[0] and fw.params.get("FS_GCS_ENABLE") == 1
     assert not fw.params.set("FS_GCS_ENABLE", 5)[0] and fw.params.get("FS_GCS_ENABLE") == 1
 

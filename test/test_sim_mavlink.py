@@ -38,8 +38,8 @@ CHAN_NOCHANGE = 65535
 YAW_RIGHT = [1500, 1500, 1500, 1600, 1500, 1500, 1500, 1500]  # channel 4 = yaw
 
 
-def expected_servos(setup, rc8, mixer="quantitative"):
-    return setup.mixer(mixer).pwm(load_rc_map().u_from_pwm(rc8))
+def expected_servos(vehicle, rc8, mixer="quantitative"):
+    return vehicle.mixer(mixer).pwm(load_rc_map().u_from_pwm(rc8))
 
 
 def servos(msg):
@@ -47,12 +47,12 @@ def servos(msg):
 
 
 @pytest.fixture
-def sim(setup, request):
+def sim(vehicle, request):
     link = load_link_config()
     link.address = "tcp:127.0.0.1:0"
     link.udp_out = None
     link.home_alt_m = getattr(request, "param", link.home_alt_m)   # indirect parametrize: home altitude
-    simulator = Simulator(setup=setup, link_config=link, speedup=SPEEDUP, initial_eta=[0, 0, 5.0, 0, 0, 0])
+    simulator = Simulator(vehicle=vehicle, link_config=link, speedup=SPEEDUP, initial_eta=[0, 0, 5.0, 0, 0, 0])
     thread = threading.Thread(target=simulator.run, name="brov2_sitl", daemon=True)
     simulator.test_started_s = simulator.clock()   # before run(): simulated time 0 is no earlier
     thread.start()
@@ -199,11 +199,11 @@ def test_depth_is_reported_consistently(sim, gcs):
     assert gcs.wait_type("VFR_HUD").alt == pytest.approx(home - depth, abs=0.1)
 
 
-def test_yaw_override_turns_clockwise_with_algorithm_2_outputs(setup, gcs):
+def test_yaw_override_turns_clockwise_with_algorithm_2_outputs(vehicle, gcs):
     gcs.arm()
     gcs.manual()
     gcs.override = YAW_RIGHT
-    expected = expected_servos(setup, YAW_RIGHT)
+    expected = expected_servos(vehicle, YAW_RIGHT)
     assert np.any(np.abs(expected - 1500) > 50)
     out = gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
     start = gcs.wait_type("ATTITUDE")
@@ -216,15 +216,15 @@ def test_yaw_override_turns_clockwise_with_algorithm_2_outputs(setup, gcs):
     assert hb.base_mode & mavlink.MAV_MODE_FLAG_SAFETY_ARMED and out is not None
 
 
-@pytest.mark.parametrize("setup", [load_vehicle("bluerov2")], ids=["bluerov2"])
-def test_six_thruster_vehicle_mixes_its_frame_and_pads_the_servo_outputs(setup, gcs):
+@pytest.mark.parametrize("vehicle", [load_vehicle("bluerov2")], ids=["bluerov2"])
+def test_six_thruster_vehicle_mixes_its_frame_and_pads_the_servo_outputs(vehicle, gcs):
     """The vehicle file's frame reaches the simulated firmware: six motors mixed for the
     vectored frame, SERVO_OUTPUT_RAW's servo7/8 read 0, and yaw right turns clockwise."""
     gcs.arm()
     gcs.manual()
     gcs.override = YAW_RIGHT
-    expected = np.concatenate([expected_servos(setup, YAW_RIGHT), [0.0, 0.0]])
-    assert setup.n_thrusters == 6 and np.any(np.abs(expected[:6] - 1500) > 50)
+    expected = np.concatenate([expected_servos(vehicle, YAW_RIGHT), [0.0, 0.0]])
+    assert vehicle.n_thrusters == 6 and np.any(np.abs(expected[:6] - 1500) > 50)
     gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
     start = gcs.wait_type("ATTITUDE")
     gcs.wait_type("ATTITUDE", lambda m: m.time_boot_ms > start.time_boot_ms + 2000)
@@ -262,14 +262,14 @@ def test_override_from_another_system_has_no_effect(sim, gcs):
         other.close()
 
 
-def test_override_timeout_returns_to_neutral(setup, sim, gcs):
+def test_override_timeout_returns_to_neutral(vehicle, sim, gcs):
     assert gcs.set_param("RC_OVERRIDE_TIME", 1.0).param_value == 1.0
     assert gcs.set_param("FS_PILOT_TIMEOUT", 10.0).param_value == 10.0
     tap = SimTap(sim)
     gcs.arm()
     gcs.manual()
     gcs.override = YAW_RIGHT
-    expected = expected_servos(setup, YAW_RIGHT)
+    expected = expected_servos(vehicle, YAW_RIGHT)
     gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
     gcs.override = None
     neutral = gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(servos(m) == 1500))
@@ -318,7 +318,7 @@ def test_disarm_stops_the_motors(gcs):
         np.testing.assert_array_equal(servos(gcs.wait_type("SERVO_OUTPUT_RAW")), 1500)
 
 
-def test_param_set_of_sysid_mygcs_changes_who_is_accepted(setup, sim, gcs):
+def test_param_set_of_sysid_mygcs_changes_who_is_accepted(vehicle, sim, gcs):
     assert gcs.set_param("FS_PILOT_TIMEOUT", 60).param_value == 60  # the new GCS takes a while to join
     gcs.arm()
     gcs.manual()
@@ -327,7 +327,7 @@ def test_param_set_of_sysid_mygcs_changes_who_is_accepted(setup, sim, gcs):
     try:
         other.override = YAW_RIGHT
         gcs.override = [1500, 1500, 1500, 1400, 1500, 1500, 1500, 1500]  # now ignored
-        expected = expected_servos(setup, YAW_RIGHT)
+        expected = expected_servos(vehicle, YAW_RIGHT)
         for _ in range(5):
             other.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
             gcs.send_override(gcs.override)
@@ -353,12 +353,12 @@ def test_params_are_listed_and_read(gcs):
     assert "FS_PILOT_INPUT" in replies["STATUSTEXT"].text
 
 
-def test_mixer_and_model_are_selectable_by_parameter(setup, sim, gcs):
+def test_mixer_and_model_are_selectable_by_parameter(vehicle, sim, gcs):
     assert gcs.set_param("MOT_MIXER", 1).param_value == 1
     assert gcs.set_param("SIM_MODEL", 1).param_value == 1
     gcs.arm()
     gcs.override = YAW_RIGHT
-    expected = expected_servos(setup, YAW_RIGHT, mixer="stock")
+    expected = expected_servos(vehicle, YAW_RIGHT, mixer="stock")
     gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
     assert sim.plant.kind == "stock"
 
@@ -469,12 +469,12 @@ def test_telemetry_delay_holds_messages_back(sim, gcs):
     assert 1.0 - 1e-9 <= min(after) and max(after) < 1.0 + sim.tick_s + 0.001 + 1e-9
 
 
-def test_noise_is_on_attitude_but_not_on_the_true_state(setup):
+def test_noise_is_on_attitude_but_not_on_the_true_state(vehicle):
     link = load_link_config()
     link.address = "tcp:127.0.0.1:0"
     link.udp_out = None
     options = dataclasses.replace(load_sim_options(), noise_enabled=True, attitude_noise_std_rad=0.01)
-    simulator = Simulator(setup=setup, sim_options=options, link_config=link, speedup=SPEEDUP,
+    simulator = Simulator(vehicle=vehicle, sim_options=options, link_config=link, speedup=SPEEDUP,
                           initial_eta=[0, 0, 5.0, 0, 0, 0])
     thread = threading.Thread(target=simulator.run, daemon=True)
     thread.start()
@@ -493,14 +493,14 @@ def test_noise_is_on_attitude_but_not_on_the_true_state(setup):
     assert np.max(np.abs(true)) < 1e-9
 
 
-def test_udp_out_link_is_bidirectional(setup):
+def test_udp_out_link_is_bidirectional(vehicle):
     ground = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
     ground.bind(("127.0.0.1", 0))
     link = load_link_config()
     link.address = "tcp:127.0.0.1:0"
     link.udp_out = "127.0.0.1:%d" % ground.getsockname()[1]
     ground.close()
-    simulator = Simulator(setup=setup, link_config=link, speedup=SPEEDUP, initial_eta=[0, 0, 5.0, 0, 0, 0])
+    simulator = Simulator(vehicle=vehicle, link_config=link, speedup=SPEEDUP, initial_eta=[0, 0, 5.0, 0, 0, 0])
     thread = threading.Thread(target=simulator.run, daemon=True)
     thread.start()
     try:
@@ -586,25 +586,25 @@ def test_pilot_failsafe_counts_from_boot_and_stays_latched_when_armed_later(sim,
     assert sim.counters()["firmware"]["pilot_failsafe"] == 2
 
 
-def joystick_servos(setup, gain, x, y, z, r):
+def joystick_servos(vehicle, gain, x, y, z, r):
     rpy, thr = 0.4 * gain, 0.8 * gain
     rc = [1500, 1500, int(z * thr + 1500 - 500 * thr), int(r * rpy + 1500), int(x * rpy + 1500),
           int(y * rpy + 1500), 1500, 1500]
-    return expected_servos(setup, rc)
+    return expected_servos(vehicle, rc)
 
 
-def test_manual_control_flies_the_vehicle(setup, sim, gcs):
+def test_manual_control_flies_the_vehicle(vehicle, sim, gcs):
     gcs.joystick = (1, 0, 0, 500, 0)
     assert gcs.command(mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 1).result == mavlink.MAV_RESULT_ACCEPTED
     gcs.manual()
     gcs.joystick = (1, 600, 0, 500, -1000)      # forward 1620, yaw 1300 at gain 0.5
-    expected = joystick_servos(setup, 0.5, 600, 0, 500, -1000)
+    expected = joystick_servos(vehicle, 0.5, 600, 0, 500, -1000)
     gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
     rc = gcs.wait_type("RC_CHANNELS", lambda m: m.chan5_raw == 1620)
     assert (rc.chan3_raw, rc.chan4_raw, rc.chan9_raw) == (1500, 1300, 1100)
     # Joystick gain is a parameter (JS_GAIN_DEFAULT).
     assert gcs.set_param("JS_GAIN_DEFAULT", 1.0).param_value == 1.0
-    expected = joystick_servos(setup, 1.0, 600, 0, 500, -1000)
+    expected = joystick_servos(vehicle, 1.0, 600, 0, 500, -1000)
     gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
     gcs.joystick = (1, 0, 0, 500, 0)
     gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(servos(m) == 1500))
@@ -612,7 +612,7 @@ def test_manual_control_flies_the_vehicle(setup, sim, gcs):
     assert is_armed(gcs.wait_type("HEARTBEAT"))
 
 
-def test_manual_control_for_another_vehicle_or_from_another_system_is_ignored(setup, sim, gcs):
+def test_manual_control_for_another_vehicle_or_from_another_system_is_ignored(vehicle, sim, gcs):
     gcs.override = NEUTRAL8
     gcs.arm()
     other = Gcs(sim.port, sysid=200)
@@ -634,7 +634,7 @@ def test_manual_control_for_another_vehicle_or_from_another_system_is_ignored(se
     assert counters["firmware"]["manual_control_accepted"] == 0
 
 
-def test_rc_override_and_manual_control_share_channels(setup, sim, gcs):
+def test_rc_override_and_manual_control_share_channels(vehicle, sim, gcs):
     gcs.joystick = (1, 1000, 0, 500, 0)         # forward 1700 (gain 0.5), yaw neutral
     assert gcs.command(mavlink.MAV_CMD_COMPONENT_ARM_DISARM, 1).result == mavlink.MAV_RESULT_ACCEPTED
     gcs.wait_type("RC_CHANNELS", lambda m: m.chan5_raw == 1700)
@@ -642,7 +642,7 @@ def test_rc_override_and_manual_control_share_channels(setup, sim, gcs):
     gcs.override = [CHAN_NOCHANGE, CHAN_NOCHANGE, CHAN_NOCHANGE, 1600] + [CHAN_NOCHANGE] * 4
     rc = gcs.wait_type("RC_CHANNELS", lambda m: m.chan4_raw == 1600, timeout=5)
     assert rc.chan5_raw == 1700                 # the joystick's forward holds until RC_OVERRIDE_TIME
-    expected = expected_servos(setup, [1500, 1500, 1500, 1600, 1700, 1500, 1500, 1500])
+    expected = expected_servos(vehicle, [1500, 1500, 1500, 1600, 1700, 1500, 1500, 1500])
     gcs.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0), timeout=2)
     rc = gcs.wait_type("RC_CHANNELS", lambda m: m.chan5_raw == 1500)  # expired 3 s after the joystick
     assert rc.chan4_raw == 1600 and is_armed(gcs.wait_type("HEARTBEAT"))

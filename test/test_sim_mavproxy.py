@@ -31,11 +31,11 @@ pytestmark = pytest.mark.skipif(
     MAVPROXY is None, reason="MAVProxy is not installed (pip install --no-deps MAVProxy==1.8.75 pyserial)")
 
 
-def test_mavproxy_mode_arm_and_rc_override_fly_the_vehicle(setup, tmp_path):
+def test_mavproxy_mode_arm_and_rc_override_fly_the_vehicle(vehicle, tmp_path):
     link = load_link_config()
     link.address = "tcp:127.0.0.1:0"
     link.udp_out = None
-    sim = Simulator(setup=setup, link_config=link, speedup=1.0, initial_eta=[0, 0, 5.0, 0, 0, 0])
+    sim = Simulator(vehicle=vehicle, link_config=link, speedup=1.0, initial_eta=[0, 0, 5.0, 0, 0, 0])
     thread = threading.Thread(target=sim.run, daemon=True)
     thread.start()
     command = [MAVPROXY, "--master=tcp:127.0.0.1:%d" % sim.port, "--source-system=255",
@@ -43,7 +43,7 @@ def test_mavproxy_mode_arm_and_rc_override_fly_the_vehicle(setup, tmp_path):
                "--cmd=mode MANUAL; arm throttle; rc 4 1600"]
     proc = subprocess.Popen(command, cwd=str(tmp_path), stdin=subprocess.DEVNULL,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    expected = setup.mixer().pwm(load_rc_map().u_from_pwm([1500, 1500, 1500, 1600, 1500, 1500]))
+    expected = vehicle.mixer().pwm(load_rc_map().u_from_pwm([1500, 1500, 1500, 1600, 1500, 1500]))
     try:
         deadline = time.time() + 30
         flying = False

@@ -25,11 +25,11 @@ OTHER_KEY = bytes(range(32))
 ARM = mavlink.MAV_CMD_COMPONENT_ARM_DISARM
 
 
-def start(setup, signing_key=None):
+def start(vehicle, signing_key=None):
     link = load_link_config()
     link.address = "tcp:127.0.0.1:0"
     link.udp_out = None
-    sim = Simulator(setup=setup, link_config=link, speedup=SPEEDUP, initial_eta=[0, 0, 5.0, 0, 0, 0],
+    sim = Simulator(vehicle=vehicle, link_config=link, speedup=SPEEDUP, initial_eta=[0, 0, 5.0, 0, 0, 0],
                     signing_key=signing_key)
     thread = threading.Thread(target=sim.run, daemon=True)
     thread.start()
@@ -37,8 +37,8 @@ def start(setup, signing_key=None):
 
 
 @pytest.fixture
-def keyed_sim(setup):
-    sim, thread = start(setup, KEY)
+def keyed_sim(vehicle):
+    sim, thread = start(vehicle, KEY)
     yield sim
     sim.stop()
     thread.join(5.0)
@@ -46,8 +46,8 @@ def keyed_sim(setup):
 
 
 @pytest.fixture
-def unkeyed_sim(setup):
-    sim, thread = start(setup)
+def unkeyed_sim(vehicle):
+    sim, thread = start(vehicle)
     yield sim
     sim.stop()
     thread.join(5.0)
@@ -75,13 +75,13 @@ UNSIGNED_ATTACKER = textwrap.dedent("""
 """)
 
 
-def test_unsigned_override_from_another_process_is_dropped_while_the_signed_pilot_flies(setup, keyed_sim):
+def test_unsigned_override_from_another_process_is_dropped_while_the_signed_pilot_flies(vehicle, keyed_sim):
     pilot = signed_gcs(keyed_sim.port)
     try:
         pilot.arm()
         pilot.manual()
         pilot.override = YAW_RIGHT
-        expected = expected_servos(setup, YAW_RIGHT)
+        expected = expected_servos(vehicle, YAW_RIGHT)
         pilot.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
         attacker = subprocess.Popen([sys.executable, "-c", UNSIGNED_ATTACKER, str(keyed_sim.port), "2.0"])
         try:
@@ -104,14 +104,14 @@ def test_unsigned_override_from_another_process_is_dropped_while_the_signed_pilo
         pilot.close()
 
 
-def test_wrongly_signed_override_is_dropped(setup, keyed_sim):
+def test_wrongly_signed_override_is_dropped(vehicle, keyed_sim):
     pilot = signed_gcs(keyed_sim.port)
     forger = signed_gcs(keyed_sim.port, key=OTHER_KEY, compid=192)
     try:
         pilot.arm()
         pilot.manual()
         pilot.override = YAW_RIGHT
-        expected = expected_servos(setup, YAW_RIGHT)
+        expected = expected_servos(vehicle, YAW_RIGHT)
         pilot.wait_type("SERVO_OUTPUT_RAW", lambda m: np.all(np.abs(servos(m) - expected) <= 1.0))
         for _ in range(30):
             forger.send_override([1900] * 8)

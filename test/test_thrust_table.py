@@ -7,45 +7,45 @@ from brov2_hybrid.errors import Brov2Error, InputDataError
 from brov2_hybrid.vehicle.thrust_table import KGF_TO_N, ThrustTable, read_t200_csv
 
 
-def test_paper_grid(setup):
-    t = setup.table
+def test_paper_grid(vehicle):
+    t = vehicle.table
     assert len(t.pwm_us) == 81
     np.testing.assert_array_equal(t.pwm_us, np.arange(1100, 1901, 10))
     np.testing.assert_allclose(t.pwm_star, (t.pwm_us - 1500) / 400)
 
 
-def test_end_points_match_published_16v_data(setup):
+def test_end_points_match_published_16v_data(vehicle):
     """docs/DESIGN.md section 4: +5.245 kgf at 1900 us, -4.069 kgf at 1100 us, in newtons."""
-    assert setup.table.force_from_pwm(1900) == pytest.approx(5.245 * 9.80665, abs=0.01)
-    assert setup.table.force_from_pwm(1100) == pytest.approx(-4.069 * 9.80665, abs=0.01)
+    assert vehicle.table.force_from_pwm(1900) == pytest.approx(5.245 * 9.80665, abs=0.01)
+    assert vehicle.table.force_from_pwm(1100) == pytest.approx(-4.069 * 9.80665, abs=0.01)
 
 
-def test_dead_band_is_zero_and_zero_force_is_1500(setup):
-    np.testing.assert_array_equal(setup.table.force_from_pwm([1480, 1500, 1520]), 0.0)
-    assert setup.table.pwm_from_force(0.0) == 1500.0
+def test_dead_band_is_zero_and_zero_force_is_1500(vehicle):
+    np.testing.assert_array_equal(vehicle.table.force_from_pwm([1480, 1500, 1520]), 0.0)
+    assert vehicle.table.pwm_from_force(0.0) == 1500.0
 
 
-def test_small_forces_jump_the_dead_band(setup):
+def test_small_forces_jump_the_dead_band(vehicle):
     """A tiny thrust request starts at the dead band's edge (1520 / 1480 on the grid)."""
-    assert setup.table.pwm_from_force(1e-6) == pytest.approx(1520.0, abs=1e-3)
-    assert setup.table.pwm_from_force(-1e-6) == pytest.approx(1480.0, abs=1e-3)
+    assert vehicle.table.pwm_from_force(1e-6) == pytest.approx(1520.0, abs=1e-3)
+    assert vehicle.table.pwm_from_force(-1e-6) == pytest.approx(1480.0, abs=1e-3)
 
 
-def test_round_trip_force_pwm_force(setup):
+def test_round_trip_force_pwm_force(vehicle):
     forces = np.linspace(-39.0, 51.0, 37)
-    np.testing.assert_allclose(setup.table.force_from_pwm(setup.table.pwm_from_force(forces)), forces, atol=1e-9)
+    np.testing.assert_allclose(vehicle.table.force_from_pwm(vehicle.table.pwm_from_force(forces)), forces, atol=1e-9)
 
 
-def test_round_trip_against_raw_bench_data(setup):
+def test_round_trip_against_raw_bench_data(vehicle):
     """The 10 us resampling stays within 1 % of full thrust of the raw 4 us bench data."""
     pwm_raw, kgf = read_t200_csv(paths.params_path("t200_16V.csv"))
-    err = setup.table.force_from_pwm(pwm_raw) - kgf * KGF_TO_N
-    assert np.max(np.abs(err)) < 0.01 * setup.table.max_forward_n
+    err = vehicle.table.force_from_pwm(pwm_raw) - kgf * KGF_TO_N
+    assert np.max(np.abs(err)) < 0.01 * vehicle.table.max_forward_n
 
 
-def test_beyond_table_saturates(setup):
-    np.testing.assert_array_equal(setup.table.pwm_from_force([1e3, -1e3]), [1900.0, 1100.0])
-    np.testing.assert_array_equal(setup.table.force_from_pwm([2500, 500]), setup.table.force_n[[-1, 0]])
+def test_beyond_table_saturates(vehicle):
+    np.testing.assert_array_equal(vehicle.table.pwm_from_force([1e3, -1e3]), [1900.0, 1100.0])
+    np.testing.assert_array_equal(vehicle.table.force_from_pwm([2500, 500]), vehicle.table.force_n[[-1, 0]])
 
 
 def test_rejects_bad_csv(tmp_path):
@@ -65,8 +65,8 @@ def test_rejects_non_monotone_or_offset_tables():
         ThrustTable([1100, 1300, 1500, 1900], [-4, -1, 0.5, 5])
 
 
-def test_force_from_pwm_rejects_nan(setup):
-    table = setup.table
+def test_force_from_pwm_rejects_nan(vehicle):
+    table = vehicle.table
     with pytest.raises(Brov2Error, match="NaN"):
         table.force_from_pwm([1500.0, float("nan")])
     with pytest.raises(Brov2Error, match="NaN"):
@@ -74,10 +74,10 @@ def test_force_from_pwm_rejects_nan(setup):
     assert table.force_from_pwm(1e9) == table.max_forward_n    # beyond the table: its end value
 
 
-def test_force_at_is_force_from_pwm_number_for_number(setup):
+def test_force_at_is_force_from_pwm_number_for_number(vehicle):
     """The float path gives exactly np.interp's numbers: grid points, between them, the dead
     band, beyond both ends (random and whole-microsecond PWMs)."""
-    table = setup.table
+    table = vehicle.table
     rng = np.random.default_rng(5)
     pwm = np.concatenate([table.pwm_us, rng.uniform(1000.0, 2000.0, 20000), np.rint(rng.uniform(1090, 1910, 5000)),
                           1500.0 + 400.0 * rng.uniform(-1.0, 1.0, 20000), [1100.0, 1900.0, -1e9, 1e9]])

@@ -117,8 +117,8 @@ def test_controller_rules_guard_the_file_and_the_live_retune(tmp_path):
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     settings = params.load_controller_params()
     assert set(params.CONTROLLER_RULES) == set(settings.__dataclass_fields__) - {"source"}
-    setup = load_vehicle()
-    c = HybridController(setup.body, settings, setup.tau_max)
+    vehicle = load_vehicle()
+    c = HybridController(vehicle.body, settings, vehicle.tau_max)
     bad = {"kappa": -1.0, "integral_ratio": -0.1, "linear_scale": 1.5, "rate_window": 0,
            "closed_loop_enabled": [1, 0, 1], "integral_band_rad": 0.0, "feedforward_enabled": "yes"}
     for key, value in bad.items():

@@ -105,7 +105,7 @@ def test_bad_vehicle_files_name_the_field(tmp_path, change, match):
 
 def test_bluerov2_flies_a_yaw_step_in_the_simulator(bluerov2):
     """The 6-thruster vehicle through the same loop as the Heavy: yaw settles, pitch rides level."""
-    loop = ClosedLoop(LoopSettings(), setup=bluerov2)
+    loop = ClosedLoop(LoopSettings(), vehicle=bluerov2)
     step = math.pi / 2
     res = loop.run(step_dive(step, 1.0, 8.0, loop.settings.desired_rate_hz), omega_d_rad_s=3.0)
     yaw = res.log["yaw_rad"]

@@ -31,11 +31,11 @@ def percentile_summary(samples, percentiles=(50, 99)):
     return out
 
 
-def control_tick_times(n_ticks=10000, seed=0, vehicle=None):
+def control_tick_times(n_ticks=10000, seed=0, name_or_path=None):
     """Time n_ticks control ticks (control law + normalisation + Algorithm 2) [s each]."""
-    setup = load_vehicle(vehicle)
-    controller = HybridController(setup.body, load_controller_params(), setup.tau_max, setup.passive_dofs)
-    mixer = setup.mixer(QUANTITATIVE)
+    vehicle = load_vehicle(name_or_path)
+    controller = HybridController(vehicle.body, load_controller_params(), vehicle.tau_max, vehicle.passive_dofs)
+    mixer = vehicle.mixer(QUANTITATIVE)
     rng = np.random.default_rng(seed)
     eta2d = rng.uniform(-0.5, 0.5, (n_ticks, 3))
     eta2 = rng.uniform(-0.5, 0.5, (n_ticks, 3))
@@ -47,12 +47,12 @@ def control_tick_times(n_ticks=10000, seed=0, vehicle=None):
         start = clock()
         controller.update_desired(0.02 * k, eta2d[k])
         tau = controller.compute(eta2d[k], u_lin[k], eta2[k], nu2[k]).tau_body_frd
-        mixer.pwm(normalize(tau, setup.tau_max)[0])
+        mixer.pwm(normalize(tau, vehicle.tau_max)[0])
         times[k] = clock() - start
     return times
 
 
-def output_stage_times(n_commands=1000, seed=0, vehicle=None):
+def output_stage_times(n_commands=1000, seed=0, name_or_path=None):
     """Per-command times [s] of the output stages, interleaved command by command.
 
     Commands uniform in [-1, 1]^6 (most saturate a thruster group). Returns a dict of
@@ -64,9 +64,9 @@ def output_stage_times(n_commands=1000, seed=0, vehicle=None):
     """
     from brov2_hybrid.vehicle.firmware_output import output_stage
     from brov2_hybrid.vehicle.stock_search_reference import reference_stock_compensation
-    setup = load_vehicle(vehicle)
-    quantitative = output_stage(QUANTITATIVE, setup, setup.rc_map)
-    stock = output_stage("stock", setup, setup.rc_map)
+    vehicle = load_vehicle(name_or_path)
+    quantitative = output_stage(QUANTITATIVE, vehicle, vehicle.rc_map)
+    stock = output_stage("stock", vehicle, vehicle.rc_map)
     U = np.random.default_rng(seed).uniform(-1.0, 1.0, (n_commands, 6))
     out = {k: np.empty(n_commands) for k in ("quantitative", "stock", "stock_search", "stock_reference")}
     clock = time.perf_counter
@@ -88,10 +88,10 @@ def output_stage_times(n_commands=1000, seed=0, vehicle=None):
     return out
 
 
-def run_output_stages(n_commands=1000, vehicle=None):
+def run_output_stages(n_commands=1000, name_or_path=None):
     """Time the quantitative and stock-compensated output stages and the stock search against the
     reference search over ``n_commands`` commands; prints the medians [us]."""
-    t = output_stage_times(n_commands, vehicle=vehicle)
+    t = output_stage_times(n_commands, name_or_path=name_or_path)
     med = {k: float(np.median(v)) * 1e6 for k, v in t.items() if k != "same"}
     print("core: output stage per command (command(u): channels, motor PWMs, wrench), %d commands in [-1, 1]^6, "
           "median: quantitative %.0f us, stock-compensated %.0f us (goal <= 150 us)"
@@ -102,7 +102,7 @@ def run_output_stages(n_commands=1000, vehicle=None):
              t["same"], n_commands))
 
 
-def allocator_times(n_commands=1000, seed=0, vehicle=None):
+def allocator_times(n_commands=1000, seed=0, name_or_path=None):
     """Per-command times [s] of ``forces(u)`` of every registered allocator, built for the vehicle.
 
     Commands: half of them small (uniform in [-0.3, 0.3]^6: Eq. 9 within the thrust table)
@@ -110,8 +110,8 @@ def allocator_times(n_commands=1000, seed=0, vehicle=None):
     {allocator name: {'small': times, 'full': times}}.
     """
     from brov2_hybrid.vehicle.allocation import ALLOCATORS, make_allocator
-    setup = load_vehicle(vehicle)
-    allocators = {name: make_allocator(name, setup) for name in sorted(ALLOCATORS)}
+    vehicle = load_vehicle(name_or_path)
+    allocators = {name: make_allocator(name, vehicle) for name in sorted(ALLOCATORS)}
     rng = np.random.default_rng(seed)
     commands = {"small": rng.uniform(-0.3, 0.3, (n_commands, 6)), "full": rng.uniform(-1.0, 1.0, (n_commands, 6))}
     out = {name: {kind: np.empty(n_commands) for kind in commands} for name in allocators}
@@ -125,18 +125,18 @@ def allocator_times(n_commands=1000, seed=0, vehicle=None):
     return out
 
 
-def run_allocators(n_commands=1000, vehicle=None):
+def run_allocators(n_commands=1000, name_or_path=None):
     """Time ``forces(u)`` of every registered allocator; prints the medians [us] within and beyond
     the thrust table."""
-    for name, t in allocator_times(n_commands, vehicle=vehicle).items():
+    for name, t in allocator_times(n_commands, name_or_path=name_or_path).items():
         print("core: allocator %-14s forces(u) per command: median %.1f us within the table ([-0.3, 0.3]^6), "
               "%.1f us (p99 %.0f us) on commands in [-1, 1]^6" % (
                   name, np.median(t["small"]) * 1e6, np.median(t["full"]) * 1e6, np.percentile(t["full"], 99) * 1e6))
 
 
-def run_core(n_ticks=10000, vehicle=None):
+def run_core(n_ticks=10000, name_or_path=None):
     """Time ``n_ticks`` control ticks; prints the median and p99 [us]."""
-    times = control_tick_times(n_ticks, vehicle=vehicle) * 1e6
+    times = control_tick_times(n_ticks, name_or_path=name_or_path) * 1e6
     print("core: control tick (control law + normalisation + Algorithm 2), %d ticks: "
           "median %.1f us, p99 %.1f us (goal: median <= 50 us)"
           % (n_ticks, np.median(times), np.percentile(times, 99)))
@@ -150,8 +150,8 @@ def main(argv=None):
     add_vehicle_argument(parser)
     args = parser.parse_args(argv)
     run_core(args.ticks, args.vehicle)
-    run_output_stages(vehicle=args.vehicle)
-    run_allocators(vehicle=args.vehicle)
+    run_output_stages(name_or_path=args.vehicle)
+    run_allocators(name_or_path=args.vehicle)
 
 
 if __name__ == "__main__":

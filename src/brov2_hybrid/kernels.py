@@ -14,17 +14,17 @@ import numpy as np
 from brov2_hybrid import jit
 
 
-def warm(vehicle="bluerov2_heavy"):
-    """Build the kernels' users for ``vehicle`` (default the Heavy); return {family: compiled?}."""
+def warm(name_or_path="bluerov2_heavy"):
+    """Build the kernels' users for the vehicle file ``name_or_path`` (default the Heavy); return {family: compiled?}."""
     from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.sim.plant import Plant
     from brov2_hybrid.vehicle.firmware_output import output_stage
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
-    setup = load_vehicle(vehicle)
-    stage = output_stage("stock", setup, setup.rc_map)
+    vehicle = load_vehicle(name_or_path)
+    stage = output_stage("stock", vehicle, vehicle.rc_map)
     stage.channels(np.full(6, 0.2))
-    setup.mixer("stock").motor_pwm(np.full(6, 0.2))
-    plant = Plant(setup, load_sim_options())
+    vehicle.mixer("stock").motor_pwm(np.full(6, 0.2))
+    plant = Plant(vehicle, load_sim_options())
     plant.step(2)
     return jit.compiled_families()
 

@@ -129,13 +129,13 @@ def aggressive_dive(s):
     return Dive(t_s=t, eta2d_rad=eta, u_linear=lin, source="aggressive dive (params/analysis.yaml allocators)"), plateaus
 
 
-def vehicle_file_with_allocator(vehicle, allocator, out_dir):
+def vehicle_file_with_allocator(name_or_path, allocator, out_dir):
     """A copy of the vehicle file ``vehicle`` (name or path) naming ``allocator``, in ``out_dir``; its path.
 
     The thrust table's CSV path is made absolute so the copy loads from anywhere.
     """
     import yaml
-    source = vehicle_file(vehicle)
+    source = vehicle_file(name_or_path)
     data = load_yaml(source)
     data["allocator"] = allocator
     table = data.get("thrust_table") or {}
@@ -201,7 +201,7 @@ def run_allocator_job(job):
     loop = closed_loop_for(job.loop)
     dive, plateaus = aggressive_dive(job.settings)
     res = loop.run(dive, omega_d_rad_s=job.omega_d_rad_s)
-    out = dive_figures(res.log, plateaus, job.settings.measure_fraction, loop.setup)
+    out = dive_figures(res.log, plateaus, job.settings.measure_fraction, loop.vehicle)
     out.update({"stage": job.loop.mixer, "allocator": job.allocator, "omega_d": job.omega_d_rad_s,
                 "sim_s": res.duration_s, "wall_s": res.wall_s,
                 "curves": {k: res.log[k] for k in ("time_s",) + tuple("%s%s_rad" % (a, d) for a in AXES

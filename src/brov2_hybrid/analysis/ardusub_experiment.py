@@ -146,7 +146,7 @@ def new_flight(ctx, cs):
     from brov2_hybrid.sim.config import load_sim_options, start_eta
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
     options = replace(load_sim_options(), model=ctx.loop.model)
-    sitl = ArduSubSitl(ctx.setup, options, start_eta(ctx.loop.initial_depth_m, [0.0, 0.0, 0.0]),
+    sitl = ArduSubSitl(ctx.vehicle, options, start_eta(ctx.loop.initial_depth_m, [0.0, 0.0, 0.0]),
                        instance=free_instance(), speedup=cs.speedup)
     flight = SitlFlight(sitl)
     try:
@@ -163,8 +163,8 @@ def hybrid_pilot(ctx, omega_d_rad_s):
     from brov2_hybrid.analysis.ardusub_pilots import HybridPilot
     from brov2_hybrid.analysis.closed_loop import ClosedLoop
     from dataclasses import replace
-    loop = ClosedLoop(replace(ctx.loop, mixer=STOCK, output_stage="stock"), ctx.setup)
-    return HybridPilot(loop.new_controller(omega_d_rad_s), loop.output, ctx.setup.tau_max)
+    loop = ClosedLoop(replace(ctx.loop, mixer=STOCK, output_stage="stock"), ctx.vehicle)
+    return HybridPilot(loop.new_controller(omega_d_rad_s), loop.output, ctx.vehicle.tau_max)
 
 
 def ardusub_pilot(ctx):
@@ -311,7 +311,7 @@ def simulator_reference(ctx, dive, omega_d_rad_s):
     """The hybrid autopilot on our own simulator (in-process loop, stock mixer and output stage)."""
     from dataclasses import replace
     from brov2_hybrid.analysis.closed_loop import ClosedLoop
-    loop = ClosedLoop(replace(ctx.loop, mixer=STOCK, output_stage="stock"), ctx.setup)
+    loop = ClosedLoop(replace(ctx.loop, mixer=STOCK, output_stage="stock"), ctx.vehicle)
     result = loop.run(dive, omega_d_rad_s=omega_d_rad_s)
     return dive_metrics(result.log, None)
 

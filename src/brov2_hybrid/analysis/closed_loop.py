@@ -93,32 +93,32 @@ class ClosedLoop(object):
     ----------
     settings : LoopSettings, optional
         Rates, latency, mixer and model (default: ``params/analysis.yaml`` values).
-    setup : brov2_hybrid.vehicle.vehicle_file.Vehicle, optional
+    vehicle : brov2_hybrid.vehicle.vehicle_file.Vehicle, optional
     controller_params : brov2_hybrid.params.ControllerParams, optional
     sim_options : brov2_hybrid.sim.config.SimOptions, optional
         Simulator options (default: ``load_sim_options()``); ``settings.model`` wins
         over ``sim_options.model``.
-    plant_setup : brov2_hybrid.vehicle.vehicle_file.Vehicle, optional
+    plant_vehicle : brov2_hybrid.vehicle.vehicle_file.Vehicle, optional
         The vehicle the simulator flies when it differs from the one the controller
-        is tuned for (model mismatch; default: ``setup``).
+        is tuned for (model mismatch; default: ``vehicle``).
     """
 
-    def __init__(self, settings=None, setup=None, controller_params=None, sim_options=None, rc_map=None,
-                 plant_setup=None):
+    def __init__(self, settings=None, vehicle=None, controller_params=None, sim_options=None, rc_map=None,
+                 plant_vehicle=None):
         self.settings = settings or load_analysis_settings().loop
-        self.setup = setup or load_vehicle(self.settings.vehicle)
+        self.vehicle = vehicle or load_vehicle(self.settings.vehicle)
         self.controller_params = controller_params or load_controller_params()
-        self.rc_map = rc_map or self.setup.rc_map
-        self.mixer = self.setup.mixer(self.settings.mixer)
+        self.rc_map = rc_map or self.vehicle.rc_map
+        self.mixer = self.vehicle.mixer(self.settings.mixer)
         stage = self.settings.mixer if self.settings.output_stage == "auto" else self.settings.output_stage
-        self.output = output_stage(stage, self.setup, self.rc_map)
+        self.output = output_stage(stage, self.vehicle, self.rc_map)
         if self.output.firmware != self.settings.mixer:
             raise Brov2Error("output_stage %r drives %s firmware, but the loop's mixer is %r"
                              % (stage, self.output.firmware, self.settings.mixer))
         sim_config, plant_module = _plant_module()
         options = sim_options if sim_options is not None else sim_config.load_sim_options()
         self.sim_options = replace(options, model=self.settings.model)
-        self.plant = plant_module.Plant(plant_setup or self.setup, self.sim_options)
+        self.plant = plant_module.Plant(plant_vehicle or self.vehicle, self.sim_options)
         self.dt_s = float(self.sim_options.dt_s)
         self.steps_per_tick = self._steps(1.0 / self.settings.control_rate_hz, "control period", exact=True)
         self.steps_per_sample = self._steps(1.0 / self.settings.telemetry_rate_hz, "telemetry period", exact=True)
@@ -136,7 +136,7 @@ class ClosedLoop(object):
     def new_controller(self, omega_d_rad_s=None, kappa=None, options=None):
         """A fresh HybridController (params/controller.yaml), optionally retuned;
         ``options``: more :meth:`HybridController.configure` keywords (e.g. integral_enabled)."""
-        c = HybridController(self.setup.body, self.controller_params, self.setup.tau_max, self.setup.passive_dofs)
+        c = HybridController(self.vehicle.body, self.controller_params, self.vehicle.tau_max, self.vehicle.passive_dofs)
         c.configure(omega_d_rad_s=omega_d_rad_s, kappa=kappa, **(options or {}))
         return c
 
@@ -173,7 +173,7 @@ class ClosedLoop(object):
         if initial_eta is None:
             initial_eta = np.concatenate([[0.0, 0.0, self.settings.initial_depth_m], dive.eta2d_rad[0]])
         self.plant.reset(eta=np.asarray(initial_eta, dtype=float), nu=np.zeros(6), t_s=0.0)
-        self.plant.set_motor_pwm(np.full(self.setup.n_thrusters, self.mixer.table.neutral_us))
+        self.plant.set_motor_pwm(np.full(self.vehicle.n_thrusters, self.mixer.table.neutral_us))
         n_ticks = int(math.floor(duration / (self.steps_per_tick * self.dt_s) + 1e-9)) + 1
         rows = np.zeros((n_ticks, len(NUMERIC_COLUMNS)))
         rows[:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
@@ -212,12 +212,12 @@ class ClosedLoop(object):
         steps_per_tick, steps_per_sample, command_delay = self.steps_per_tick, self.steps_per_sample, \
             self.command_delay_steps
         rc_map, mixer = self.rc_map, self.mixer
-        pwm_min_us, pwm_max_us = self.setup.thrusters.pwm_min_us, self.setup.thrusters.pwm_max_us
-        tau_max = self.setup.tau_max
+        pwm_min_us, pwm_max_us = self.vehicle.thrusters.pwm_min_us, self.vehicle.thrusters.pwm_max_us
+        tau_max = self.vehicle.tau_max
         zeros = np.zeros(6)
         # One fancy-indexed write per row: the columns in the order the values are listed.
         written = np.array([0] + _DESIRED + _ACTUAL + _RATES + _LINEAR + _TAU + _U + _RC
-                           + _PWM[:self.setup.n_thrusters] + [_COL["depth_m"]])
+                           + _PWM[:self.vehicle.n_thrusters] + [_COL["depth_m"]])
         channels = range(1, 7)
         next_tick = 0
         while tick < n_ticks:
@@ -282,9 +282,9 @@ def _reference_ticks(loop, dive, controller, rows):
     pending = collections.deque()
     step, tick, next_sample = 0, 0, 0
     rc_map, mixer, output = loop.rc_map, loop.mixer, loop.output
-    pwm_min_us, pwm_max_us = loop.setup.thrusters.pwm_min_us, loop.setup.thrusters.pwm_max_us
-    tau_max = loop.setup.tau_max
-    pwm_cols = _PWM[:loop.setup.n_thrusters]
+    pwm_min_us, pwm_max_us = loop.vehicle.thrusters.pwm_min_us, loop.vehicle.thrusters.pwm_max_us
+    tau_max = loop.vehicle.tau_max
+    pwm_cols = _PWM[:loop.vehicle.n_thrusters]
     if isinstance(output, StockCompensatedOutput):
         def channels(u):
             return rc_map.pwm_from_u(reference_stock_compensation(output, np.clip(u, -1.0, 1.0)))

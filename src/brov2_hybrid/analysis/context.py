@@ -35,9 +35,9 @@ class Context(object):
         os.makedirs(out_dir, exist_ok=True)
         self.runner = runner or Runner()
         self.loop = loop or self.settings.loop
-        self.setup = load_vehicle(self.loop.vehicle)
+        self.vehicle = load_vehicle(self.loop.vehicle)
         self.controller_params = load_controller_params()
-        self.rc_map = self.setup.rc_map
+        self.rc_map = self.vehicle.rc_map
         self._controllers = {}
 
     def path(self, name):
@@ -48,7 +48,7 @@ class Context(object):
         """Controller at omega_d (cached) for gains and LTI predictions."""
         key = round(float(omega_d_rad_s), 9)
         if key not in self._controllers:
-            self._controllers[key] = lti.controller_for(key, self.setup, self.controller_params)
+            self._controllers[key] = lti.controller_for(key, self.vehicle, self.controller_params)
         return self._controllers[key]
 
 

@@ -27,7 +27,7 @@ FIRMWARE_CASES = (("quantitative firmware", QUANTITATIVE, "quantitative"),
                   ("stock to requested wrench", STOCK, "stock_wrench"))
 
 
-def torque_fidelity(setup, rc_map, amplitudes, n_random, seed):
+def torque_fidelity(vehicle, rc_map, amplitudes, n_random, seed):
     """Requested vs delivered wrench of each output stage over |u| levels.
 
     Per level a: ``n_random`` commands u ~ U(-a, a)^6 (error = largest per-DOF
@@ -37,17 +37,17 @@ def torque_fidelity(setup, rc_map, amplitudes, n_random, seed):
     from brov2_hybrid.vehicle.firmware_output import output_stage
     rows = []
     for label, _, stage_name in FIRMWARE_CASES:
-        stage = output_stage(stage_name, setup, rc_map)
+        stage = output_stage(stage_name, vehicle, rc_map)
         rng = np.random.default_rng(seed)
         for a in amplitudes:
-            errs = [float(np.max(np.abs(stage.command(u).tau_error / setup.tau_max)))
+            errs = [float(np.max(np.abs(stage.command(u).tau_error / vehicle.tau_max)))
                     for u in rng.uniform(-a, a, (n_random, 6))]
             ratios = []
             for j in range(6):
                 for sign in (1.0, -1.0):
                     u = np.zeros(6)
                     u[j] = sign * a
-                    ratios.append(stage.command(u).tau_achieved[j] / (sign * a * setup.tau_max[j]))
+                    ratios.append(stage.command(u).tau_achieved[j] / (sign * a * vehicle.tau_max[j]))
             rows.append({"stage": label, "u_amplitude": float(a),
                          "median_error_pct": 100.0 * float(np.median(errs)),
                          "p95_error_pct": 100.0 * float(np.percentile(errs, 95)),
@@ -64,7 +64,7 @@ def firmware_experiment(ctx, omegas=None):
     """
     fw = ctx.settings.firmware
     omegas = tuple(omegas or fw.omega_d_rad_s)
-    fid = torque_fidelity(ctx.setup, ctx.rc_map, fw.amplitudes, fw.random_commands, fw.seed)
+    fid = torque_fidelity(ctx.vehicle, ctx.rc_map, fw.amplitudes, fw.random_commands, fw.seed)
     keys = ("median_error_pct", "p95_error_pct", "single_dof_min_ratio", "single_dof_max_ratio")
     write_csv(ctx.path("firmware_torque_fidelity.csv"), ["stage", "u_amplitude"] + list(keys),
               [[r["stage"], r["u_amplitude"]] + [r[k] for k in keys] for r in fid])

@@ -131,7 +131,7 @@ def integral_experiment(ctx, omegas=None, settings=None):
     step_ws = tuple(omegas if omegas != s.omega_d_rad_s else s.step_omega_d_rad_s)
     lti_rows = []
     for w in sorted(set(step_ws + omegas)):
-        c = lti.controller_for(w, ctx.setup, ctx.controller_params)
+        c = lti.controller_for(w, ctx.vehicle, ctx.controller_params)
         lti_rows.append(lti_row(c, s.ratio, s.lti_duration_s))
     write_csv(ctx.path("integral_lti.csv"),
               ["omega_d_rad_s", "ratio", "ki_nm_rad_s", "poles", "overshoot_pct", "plain_pid_overshoot_pct",

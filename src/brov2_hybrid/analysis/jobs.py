@@ -125,7 +125,7 @@ def run_sysid_job(job):
     from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     options = replace(load_sim_options(), model=job.model)
-    return sysid.simulate_runs([job.torque_nm], job.duration_s, job.sample_period_s, setup=load_vehicle(job.vehicle),
+    return sysid.simulate_runs([job.torque_nm], job.duration_s, job.sample_period_s, vehicle=load_vehicle(job.vehicle),
                                sim_options=options, mixer_kind=job.mixer)[0]
 
 

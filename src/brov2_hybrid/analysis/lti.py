@@ -17,10 +17,10 @@ from brov2_hybrid.params import load_controller_params
 YAW = 2
 
 
-def controller_for(omega_d_rad_s, setup=None, controller_params=None):
+def controller_for(omega_d_rad_s, vehicle=None, controller_params=None):
     """A :class:`HybridController` at ``omega_d_rad_s`` built from the parameter files."""
-    setup = setup or load_vehicle()
-    c = HybridController(setup.body, controller_params or load_controller_params(), setup.tau_max)
+    vehicle = vehicle or load_vehicle()
+    c = HybridController(vehicle.body, controller_params or load_controller_params(), vehicle.tau_max)
     c.configure(omega_d_rad_s=omega_d_rad_s)
     return c
 

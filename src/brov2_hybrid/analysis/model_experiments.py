@@ -23,7 +23,7 @@ def sysid_experiment(ctx, runs=None, model="updated"):
                 for n in sy.torques_nm]
         runs = ctx.runner.map(run_sysid_job, jobs, "sysid")
     drag = sysid.fit_drag(runs, sy.steady_window_s)
-    body = ctx.setup.body
+    body = ctx.vehicle.body
     added = float(body.added_mass[5])
     inertia = sysid.fit_inertia(runs, drag, added, sy.inertia_bounds_kg_m2, sy.settle_tolerance, sy.settle_window_s)
     rows, fitted = [], []
@@ -87,7 +87,7 @@ def gains_experiment(ctx, omegas=None):
 
 def trim_experiment(ctx, rate_max=None):
     """Sec. 5.1: B-check per angular axis over a range of velocity spans, and Fig. 12."""
-    v = ctx.setup.body
+    v = ctx.vehicle.body
     p = ctx.controller_params
     spans = tuple(rate_max or ctx.settings.trim_rate_max_rad_s)
     rows = []

@@ -73,9 +73,9 @@ def draw_samples(s, n=None):
     return out
 
 
-def perturbed_setup(setup, sample):
-    """Copy of ``setup`` whose vehicle carries ``sample``'s mismatch (the simulator's plant)."""
-    v = setup.body
+def perturbed_vehicle(vehicle, sample):
+    """Copy of ``vehicle`` whose body carries ``sample``'s mismatch (the simulator's plant)."""
+    v = vehicle.body
     r_cb = v.r_cb_m.copy()
     r_cb[2] = v.r_cg_m[2] + (v.r_cb_m[2] - v.r_cg_m[2]) * sample.cb_height_scale
     body = replace(
@@ -84,7 +84,7 @@ def perturbed_setup(setup, sample):
         linear_drag=v.linear_drag * np.array(sample.linear_drag_scale),
         quadratic_drag=v.quadratic_drag * np.array(sample.quadratic_drag_scale),
         buoyancy_n=v.buoyancy_n + sample.net_buoyancy_n, r_cb_m=r_cb)
-    return replace(setup, body=body)
+    return replace(vehicle, body=body)
 
 
 @dataclass(frozen=True)
@@ -110,8 +110,8 @@ def run_robust_job(job):
                       noise_enabled=smp.noise_scale > 0.0,
                       attitude_noise_std_rad=s.attitude_noise_std_rad * smp.noise_scale,
                       rate_noise_std_rad_s=s.rate_noise_std_rad_s * smp.noise_scale, seed=smp.noise_seed)
-    setup = load_vehicle(job.loop.vehicle)
-    loop = ClosedLoop(loop_settings, setup=setup, sim_options=options, plant_setup=perturbed_setup(setup, smp))
+    vehicle = load_vehicle(job.loop.vehicle)
+    loop = ClosedLoop(loop_settings, vehicle=vehicle, sim_options=options, plant_vehicle=perturbed_vehicle(vehicle, smp))
     ctl = {"integral_enabled": job.integral, "integral_ratio": s.ratio}
     step_rad = math.radians(s.step_deg)
     res = loop.run(step_dive(step_rad, s.step_time_s, s.step_duration_s, loop_settings.desired_rate_hz),

@@ -191,7 +191,7 @@ def run_from_bag(path, torque_nm=None, imu_topic="/mavros/imu/data", torque_topi
     return YawRun(t[keep] - onset, r[keep], torque, path)
 
 
-def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_options=None, mixer_kind=QUANTITATIVE):
+def simulate_runs(torques_nm, duration_s, sample_period_s, vehicle=None, sim_options=None, mixer_kind=QUANTITATIVE):
     """Constant yaw-torque runs in the vehicle model, through the RC channel and the mixer.
 
     The yaw command goes to the motors as the firmware sends it: RC channel PWMs, then
@@ -205,21 +205,21 @@ def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_optio
     from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
-    setup = setup or load_vehicle()
+    vehicle = vehicle or load_vehicle()
     options = sim_options if sim_options is not None else load_sim_options()
-    rc = setup.rc_map
-    mixer = setup.mixer(mixer_kind)
+    rc = vehicle.rc_map
+    mixer = vehicle.mixer(mixer_kind)
     runs = []
     n = int(round(duration_s / sample_period_s))
     for torque in torques_nm:
-        plant = Plant(setup, options)
+        plant = Plant(vehicle, options)
         plant.reset(eta=np.zeros(6), nu=np.zeros(6), t_s=0.0)
         u = np.zeros(6)
-        u[YAW] = torque / setup.tau_max[YAW]
+        u[YAW] = torque / vehicle.tau_max[YAW]
         if abs(u[YAW]) > 1.0:
-            raise Brov2Error("torques_nm: %g N m exceeds tau_max %.2f N m" % (torque, setup.tau_max[YAW]))
-        plant.set_motor_pwm(motor_pwm_from_rc(rc.pwm_from_u(u), rc, mixer, setup.thrusters.pwm_min_us,
-                                           setup.thrusters.pwm_max_us))
+            raise Brov2Error("torques_nm: %g N m exceeds tau_max %.2f N m" % (torque, vehicle.tau_max[YAW]))
+        plant.set_motor_pwm(motor_pwm_from_rc(rc.pwm_from_u(u), rc, mixer, vehicle.thrusters.pwm_min_us,
+                                           vehicle.thrusters.pwm_max_us))
         t = np.zeros(n + 1)
         r = np.zeros(n + 1)
         applied = np.zeros(n + 1)
@@ -228,6 +228,6 @@ def simulate_runs(torques_nm, duration_s, sample_period_s, setup=None, sim_optio
                 plant.advance(sample_period_s)
             t[k] = k * sample_period_s
             r[k] = plant.nu[YAW]
-            applied[k] = (setup.T @ plant.thruster_forces_n())[YAW]
+            applied[k] = (vehicle.T @ plant.thruster_forces_n())[YAW]
         runs.append(YawRun(t, r, float(np.mean(applied[n // 2:])), "simulated %g N m" % torque))
     return runs

@@ -114,12 +114,12 @@ class LinkSchedule(object):
 
 class SigningLink(object):
     """The bridge's side of MAVLink 2 signing: counts vehicle frames refused by
-    signing, and says when to (re)send SETUP_SIGNING (with ``setup``: on connect
+    signing, and says when to (re)send SETUP_SIGNING (with ``signing_setup``: on connect
     and when the target vehicle talks unsigned, at most every
     :data:`SETUP_SIGNING_PERIOD_S`)."""
 
-    def __init__(self, setup, target_system):
-        self.setup = bool(setup)
+    def __init__(self, signing_setup, target_system):
+        self.signing_setup = bool(signing_setup)
         self.target_system = int(target_system)
         self.rejected = 0
         self._next_setup_s = 0.0
@@ -130,7 +130,7 @@ class SigningLink(object):
 
     def setup_due(self, mono):
         """True when SETUP_SIGNING is to be sent now (and it is then counted as sent)."""
-        if self.setup and mono >= self._next_setup_s:
+        if self.signing_setup and mono >= self._next_setup_s:
             self._next_setup_s = mono + SETUP_SIGNING_PERIOD_S
             return True
         return False

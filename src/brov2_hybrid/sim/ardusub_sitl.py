@@ -87,7 +87,7 @@ def find_ardusub(explicit=None):
     raise Brov2Error("no ArduSub SITL build in %s; %s" % (cache, BUILD_HINT))
 
 
-def write_defaults(folder, settings, setup, binary):
+def write_defaults(folder, settings, vehicle, binary):
     """ArduSub's ``--defaults`` list: the frame's file, ours, and the run's own (path list)."""
     frame_file = os.path.join(os.path.dirname(binary), settings.defaults)
     if not os.path.isfile(frame_file):
@@ -104,7 +104,7 @@ def write_defaults(folder, settings, setup, binary):
     with open(run_file, "w") as f:
         f.write("# written by brov2_hybrid.sim.ardusub_sitl for this run\n")
         f.write("SIM_RATE_HZ %d\n" % settings.sim_rate_hz)
-        f.write("FRAME_CONFIG %d\n" % setup.frame.frame_config)
+        f.write("FRAME_CONFIG %d\n" % vehicle.frame.frame_config)
     files.append(run_file)
     return files
 
@@ -155,7 +155,7 @@ class ArduSubSitl(object):
 
     Parameters
     ----------
-    setup : Vehicle
+    vehicle : Vehicle
     sim_options : SimOptions
     eta0 : array_like (6,)
         Start pose (north, east, down [m], roll, pitch, yaw [rad]).
@@ -169,8 +169,8 @@ class ArduSubSitl(object):
         Simulator YAML (default ``params/simulator.yaml``).
     """
 
-    def __init__(self, setup, sim_options, eta0, instance=0, speedup=1.0, binary=None, params_file=None):
-        self.setup = setup
+    def __init__(self, vehicle, sim_options, eta0, instance=0, speedup=1.0, binary=None, params_file=None):
+        self.vehicle = vehicle
         self.settings = load_sitl_settings(params_file)
         expected_rate = 1.0 / sim_options.dt_s
         if abs(self.settings.sim_rate_hz - expected_rate) > 1e-6 * expected_rate:
@@ -184,7 +184,7 @@ class ArduSubSitl(object):
         self.speedup = float(speedup)
         link = sim_config.load_link_config(params_file)
         self.home = "%.7f,%.7f,0,0" % (link.home_lat_deg, link.home_lon_deg)
-        self.plant = Plant(setup, sim_options)
+        self.plant = Plant(vehicle, sim_options)
         self.plant.reset(eta=eta0)
         self.physics = JsonPhysics(self.plant)
         self.server = JsonPhysicsServer(self.physics, "127.0.0.1", json_port(self.instance))
@@ -195,7 +195,7 @@ class ArduSubSitl(object):
 
     def command(self):
         """ArduSub's command line (list)."""
-        defaults = write_defaults(self.folder, self.settings, self.setup, self.binary)
+        defaults = write_defaults(self.folder, self.settings, self.vehicle, self.binary)
         return [self.binary, "-S", "-w", "-I", str(self.instance), "--model", "JSON:127.0.0.1",
                 "--speedup", repr(self.speedup), "--home", self.home, "--defaults", ",".join(defaults)]
 
@@ -278,8 +278,8 @@ def build_arg_parser():
 
 def sitl_from_args(args):
     """Build an :class:`ArduSubSitl` from parsed command-line ``args``."""
-    setup, options, eta = physics_from_args(args)
-    return ArduSubSitl(setup, options, eta, instance=args.instance, speedup=args.speedup, binary=args.ardusub,
+    vehicle, options, eta = physics_from_args(args)
+    return ArduSubSitl(vehicle, options, eta, instance=args.instance, speedup=args.speedup, binary=args.ardusub,
                        params_file=args.params)
 
 

@@ -31,17 +31,17 @@ def _best_seconds(fn, repeats=REPEATS):
     return best
 
 
-def physics_cost_us(setup, options, sim_seconds=20.0, command_period_s=None, batch=True, compiled=True):
+def physics_cost_us(vehicle, options, sim_seconds=20.0, command_period_s=None, batch=True, compiled=True):
     """Mean cost [us] of one physics step.
 
     ``command_period_s``: change the motor PWMs this often (keeps a thruster lag busy);
     ``batch=False`` calls ``step(1)`` per step instead of one ``step(n)``; ``compiled=False``
     steps with the Python stepper instead of its numba-compiled twin.
     """
-    plant = Plant(setup, options)
+    plant = Plant(vehicle, options)
     plant.compiled = compiled
-    pwm_a = setup.mixer().pwm([0.3, 0.1, 0.2, 0.1, -0.1, 0.4])
-    pwm_b = setup.mixer().pwm([-0.2, 0.2, -0.1, -0.1, 0.1, -0.3])
+    pwm_a = vehicle.mixer().pwm([0.3, 0.1, 0.2, 0.1, -0.1, 0.4])
+    pwm_b = vehicle.mixer().pwm([-0.2, 0.2, -0.1, -0.1, 0.1, -0.3])
     n_total = int(round(sim_seconds / plant.dt_s))
     chunk = n_total if command_period_s is None else max(1, int(round(command_period_s / plant.dt_s)))
 
@@ -62,7 +62,7 @@ def physics_cost_us(setup, options, sim_seconds=20.0, command_period_s=None, bat
     return _best_seconds(run) / n_total * 1e6
 
 
-def simulator_loop_cost(setup, sim_seconds=10.0):
+def simulator_loop_cost(vehicle, sim_seconds=10.0):
     """Wall seconds per simulated second of the whole loop with one telemetry link.
 
     The link is UDP to the discard port, so every default stream is built and sent.
@@ -73,7 +73,7 @@ def simulator_loop_cost(setup, sim_seconds=10.0):
     link = load_link_config()
     link.address = "tcp:127.0.0.1:0"
     link.udp_out = "127.0.0.1:9"
-    sim = Simulator(setup=setup, link_config=link, initial_eta=[0, 0, 5.0, 0, 0, 0])
+    sim = Simulator(vehicle=vehicle, link_config=link, initial_eta=[0, 0, 5.0, 0, 0, 0])
     try:
         sim.firmware.set_armed(0.0, True)
         sim.firmware.params.set("FS_PILOT_INPUT", 0)
@@ -89,7 +89,7 @@ def simulator_loop_cost(setup, sim_seconds=10.0):
 
 def run():
     """Run the benchmark and print its figures."""
-    setup = load_vehicle()
+    vehicle = load_vehicle()
     dt_us = SimOptions().dt_s * 1e6
     print("brov2_sitl benchmark: physics at %.0f Hz (semi-implicit Euler), Python %s, %s"
           % (1e6 / dt_us, platform.python_version(), platform.machine()))
@@ -104,13 +104,13 @@ def run():
     ]
     worst = 0.0
     for name, options, kwargs in cases:
-        cost = physics_cost_us(setup, options, **kwargs)
+        cost = physics_cost_us(vehicle, options, **kwargs)
         worst = max(worst, cost)
         print("  %-34s %6.2f us/step   %6.0fx real time" % (name, cost, dt_us / cost))
     verdict = "met" if worst <= GOAL_US_PER_STEP else "NOT met"
     print("  goal <= %.0f us/step (>= %.0fx real time): %s (worst case %.2f us/step)"
           % (GOAL_US_PER_STEP, dt_us / GOAL_US_PER_STEP, verdict, worst))
-    per_sim_second = simulator_loop_cost(setup)
+    per_sim_second = simulator_loop_cost(vehicle)
     print("  whole simulator loop (physics + firmware + default telemetry, one link): "
           "%.1f ms per simulated s -> up to %.0fx real time" % (per_sim_second * 1e3, 1.0 / per_sim_second))
 

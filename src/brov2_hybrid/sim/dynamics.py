@@ -67,20 +67,20 @@ class ModelParams:
     stock: Optional[StockModelParams] = None
 
 
-def model_params(setup, options):
-    """Build :class:`ModelParams` for ``setup`` (a Vehicle) and ``options`` (SimOptions)."""
+def model_params(vehicle, options):
+    """Build :class:`ModelParams` for ``vehicle`` (a Vehicle) and ``options`` (SimOptions)."""
     options = options.validated()
-    v = setup.body
+    v = vehicle.body
     if options.model == "updated":
         return ModelParams(
             kind="updated", mass=v.total_mass, linear_drag=v.linear_drag.copy(),
             quadratic_drag=v.quadratic_drag.copy(), weight_n=v.weight_n, buoyancy_n=v.buoyancy_n,
             r_cg_m=v.r_cg_m.copy(), r_cb_m=v.r_cb_m.copy(), gravity_m_s2=v.gravity_m_s2,
             current_ned_m_s=options.current_ned_m_s, vehicle_height_m=v.height_m if options.surface_buoyancy else None,
-            thruster_matrix=np.array(setup.T, dtype=float))
+            thruster_matrix=np.array(vehicle.T, dtype=float))
     s = options.stock if options.stock is not None else load_stock_model_params()
     half_rho_a = 0.5 * s.water_density_kg_m3 * s.sphere_area_m2
-    matrix = np.vstack([setup.T_hat[:3], s.thruster_arm_m * setup.T_hat[3:]])
+    matrix = np.vstack([vehicle.T_hat[:3], s.thruster_arm_m * vehicle.T_hat[3:]])
     return ModelParams(
         kind="stock",
         mass=np.array([s.mass_kg] * 3 + [s.inertia_kg_m2] * 3),

@@ -96,21 +96,21 @@ class Firmware(object):
 
     Parameters
     ----------
-    setup : Vehicle
-        The vehicle: both mixers (``setup.mixer(kind)``), the PWM limits, one motor
+    vehicle : Vehicle
+        The vehicle: both mixers (``vehicle.mixer(kind)``), the PWM limits, one motor
         output per thruster.
     config : FirmwareConfig
     rc_map : RCMap, optional
-        Defaults to the vehicle's (``setup.rc_map``).
+        Defaults to the vehicle's (``vehicle.rc_map``).
     """
 
-    def __init__(self, setup, config, rc_map=None):
-        self.setup = setup
+    def __init__(self, vehicle, config, rc_map=None):
+        self.vehicle = vehicle
         self.config = config
-        self.rc_map = rc_map if rc_map is not None else setup.rc_map
-        self.n_motors = setup.n_thrusters
-        self.mixers = {kind: setup.mixer(kind) for kind in MIXER_KINDS}
-        thrusters = setup.thrusters
+        self.rc_map = rc_map if rc_map is not None else vehicle.rc_map
+        self.n_motors = vehicle.n_thrusters
+        self.mixers = {kind: vehicle.mixer(kind) for kind in MIXER_KINDS}
+        thrusters = vehicle.thrusters
         self.pwm_min_us = int(thrusters.pwm_min_us)
         self.pwm_max_us = int(thrusters.pwm_max_us)
         self.neutral_us = int(thrusters.pwm_neutral_us)

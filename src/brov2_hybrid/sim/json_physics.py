@@ -135,7 +135,7 @@ class JsonPhysics(object):
         #: from our timestamps, so ArduSub's time_boot_ms is physics time).
         self.history = collections.deque(maxlen=self.HISTORY_STEPS)
         self.n_motors = plant.n_thrusters
-        self.neutral_us = float(plant.setup.thrusters.pwm_neutral_us)
+        self.neutral_us = float(plant.vehicle.thrusters.pwm_neutral_us)
         self.frames = 0
         self.restarts = 0
         self._last_count = None

@@ -34,7 +34,7 @@ class Plant(object):
 
     Parameters
     ----------
-    setup : brov2_hybrid.vehicle.vehicle_file.Vehicle
+    vehicle : brov2_hybrid.vehicle.vehicle_file.Vehicle
         From :func:`brov2_hybrid.vehicle.vehicle_file.load_vehicle` (T, thrust table, T-hat, vehicle).
     options : SimOptions, optional
         Defaults to :func:`brov2_hybrid.sim.config.load_sim_options` (``params/simulator.yaml``).
@@ -50,16 +50,16 @@ class Plant(object):
     params : ModelParams
     """
 
-    def __init__(self, setup, options=None):
-        self.setup = setup
+    def __init__(self, vehicle, options=None):
+        self.vehicle = vehicle
         self.options = (options if options is not None else load_sim_options()).validated()
-        self.params = model_params(setup, self.options)
+        self.params = model_params(vehicle, self.options)
         self.dt_s = self.options.dt_s
         self.kind = self.params.kind
-        thrusters = setup.thrusters
+        thrusters = vehicle.thrusters
         self._pwm_limits = (float(thrusters.pwm_min_us), float(thrusters.pwm_max_us))
         self._neutral_us = float(thrusters.pwm_neutral_us)
-        self.n_thrusters = setup.n_thrusters
+        self.n_thrusters = vehicle.n_thrusters
         self._lag = None
         if self.options.thruster_lag == "first_order":
             tc = self.options.thruster_time_constant_s
@@ -168,7 +168,7 @@ class Plant(object):
         pwm = np.minimum(np.maximum(as_vector(pwm_us, self.n_thrusters, "pwm_us"), lo), hi)
         self.motor_pwm_us = pwm
         if self.kind == "updated":
-            f_cmd = np.asarray(self.setup.table.force_from_pwm(pwm), dtype=float)
+            f_cmd = np.asarray(self.vehicle.table.force_from_pwm(pwm), dtype=float)
         else:
             f_cmd = stock_thrust_n(pwm, self.params.stock)
         self._f_cmd = f_cmd

@@ -50,7 +50,7 @@ class Simulator(object):
 
     Parameters
     ----------
-    setup : Vehicle, optional
+    vehicle : Vehicle, optional
         Defaults to :func:`brov2_hybrid.vehicle.vehicle_file.load_vehicle`.
     sim_options : SimOptions, optional
     firmware_config : FirmwareConfig, optional
@@ -70,11 +70,11 @@ class Simulator(object):
         (:mod:`brov2_hybrid.link.mavlink_signing`); default: unkeyed until SETUP_SIGNING.
     """
 
-    def __init__(self, setup=None, sim_options=None, firmware_config=None, link_config=None,
+    def __init__(self, vehicle=None, sim_options=None, firmware_config=None, link_config=None,
                  speedup=1.0, initial_eta=None, params_file=None, clock=time.monotonic, signing_key=None):
         if not (isinstance(speedup, (int, float)) and math.isfinite(speedup) and speedup > 0):
             raise Brov2Error("speedup: expected a number > 0, got %r" % (speedup,))
-        self.setup = setup if setup is not None else load_vehicle()
+        self.vehicle = vehicle if vehicle is not None else load_vehicle()
         self.sim_options = sim_options if sim_options is not None else load_sim_options(params_file)
         self.firmware_config = firmware_config or sim_config.load_firmware_config(params_file)
         self.link_config = link_config or sim_config.load_link_config(params_file)
@@ -83,9 +83,9 @@ class Simulator(object):
         if initial_eta is None:
             start = sim_config.load_initial_state(params_file)
             initial_eta = start.eta()
-        self.plant = Plant(self.setup, self.sim_options)
+        self.plant = Plant(self.vehicle, self.sim_options)
         self.plant.reset(eta=initial_eta)
-        self.firmware = Firmware(self.setup, self.firmware_config)
+        self.firmware = Firmware(self.vehicle, self.firmware_config)
         ratio = (1.0 / self.plant.dt_s) / self.firmware_config.loop_rate_hz
         self.steps_per_tick = max(1, int(round(ratio)))
         if abs(ratio - self.steps_per_tick) > 1e-6:
@@ -99,7 +99,7 @@ class Simulator(object):
         self.server = MavlinkServer(host, port, udp_out)
         encoder = mavlink.MAVLink(None, srcSystem=self.link_config.system_id,
                                   srcComponent=self.link_config.component_id)
-        builder = TelemetryBuilder(encoder, self.link_config, self.setup.body, time.time())
+        builder = TelemetryBuilder(encoder, self.link_config, self.vehicle.body, time.time())
         self.protocol = MavlinkProtocol(self.server, self.plant, self.firmware, builder, self.link_config,
                                       self.firmware_config.telemetry_delay_s)
         if signing_key is not None:
@@ -129,7 +129,7 @@ class Simulator(object):
             return None
         old = self.plant
         options = dataclasses.replace(self.sim_options, model=kind)
-        plant = Plant(self.setup, options)
+        plant = Plant(self.vehicle, options)
         plant.reset(eta=old.eta, nu=old.nu, t_s=old.t_s)
         plant.set_motor_pwm(old.motor_pwm_us)
         self.plant = self.protocol.plant = plant
@@ -268,7 +268,7 @@ def build_arg_parser():
 
 def simulator_from_args(args):
     """Build a :class:`Simulator` from parsed command-line ``args``."""
-    setup, options, eta = physics_from_args(args)
+    vehicle, options, eta = physics_from_args(args)
     firmware = sim_config.load_firmware_config(args.params)
     if args.mixer:
         firmware.mixer = args.mixer
@@ -284,8 +284,8 @@ def simulator_from_args(args):
     if args.udp_out:
         link.udp_out = args.udp_out
     key = mavlink_signing.load_key(args.signing_key_file) if args.signing_key_file else None
-    LOG.info("%s", setup.describe())
-    return Simulator(setup=setup, sim_options=options, firmware_config=firmware, link_config=link,
+    LOG.info("%s", vehicle.describe())
+    return Simulator(vehicle=vehicle, sim_options=options, firmware_config=firmware, link_config=link,
                      speedup=args.speedup, initial_eta=eta, params_file=args.params, signing_key=key)
 
 

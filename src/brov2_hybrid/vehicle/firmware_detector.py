@@ -14,14 +14,14 @@ from brov2_hybrid.vehicle.firmware_output import FIRMWARES
 from brov2_hybrid.vehicle.mixers import QUANTITATIVE, STOCK, motor_pwm_from_rc
 
 
-def predicted_motor_pwms(channel_pwm, setup, rc_map):
+def predicted_motor_pwms(channel_pwm, vehicle, rc_map):
     """{firmware: motor PWMs (n,) [us]} that each firmware outputs for these RC channels."""
-    lo, hi = setup.thrusters.pwm_min_us, setup.thrusters.pwm_max_us
-    return {fw: np.array(motor_pwm_from_rc(channel_pwm, rc_map, setup.mixer(fw), lo, hi), dtype=float)
+    lo, hi = vehicle.thrusters.pwm_min_us, vehicle.thrusters.pwm_max_us
+    return {fw: np.array(motor_pwm_from_rc(channel_pwm, rc_map, vehicle.mixer(fw), lo, hi), dtype=float)
             for fw in FIRMWARES}
 
 
-def classify_outputs(channel_pwm, motor_pwm, setup, rc_map, tolerance_us):
+def classify_outputs(channel_pwm, motor_pwm, vehicle, rc_map, tolerance_us):
     """Which firmware explains ``motor_pwm`` for the RC input ``channel_pwm``?
 
     Motor directions may be reversed on a vehicle (MOT_n_DIRECTION), so each motor is
@@ -30,10 +30,10 @@ def classify_outputs(channel_pwm, motor_pwm, setup, rc_map, tolerance_us):
     within ``tolerance_us`` on every motor while the other's is not; None when both or
     neither fit (e.g. a neutral command, which every firmware maps to 1500).
     """
-    neutral = setup.table.neutral_us
-    seen = np.abs(np.asarray(motor_pwm[:setup.n_thrusters], dtype=float) - neutral)
+    neutral = vehicle.table.neutral_us
+    seen = np.abs(np.asarray(motor_pwm[:vehicle.n_thrusters], dtype=float) - neutral)
     dist = {fw: float(np.max(np.abs(np.abs(p - neutral) - seen)))
-            for fw, p in predicted_motor_pwms(channel_pwm, setup, rc_map).items()}
+            for fw, p in predicted_motor_pwms(channel_pwm, vehicle, rc_map).items()}
     fits = [fw for fw in FIRMWARES if dist[fw] <= tolerance_us]
     return (fits[0] if len(fits) == 1 else None), dist
 
@@ -49,7 +49,7 @@ class FirmwareDetector(object):
 
     Parameters
     ----------
-    setup, rc_map : as :class:`OutputStage`
+    vehicle, rc_map : as :class:`OutputStage`
     tolerance_us : float
         Largest per-motor difference [us] for a prediction to explain the outputs.
     votes_needed : int
@@ -57,8 +57,8 @@ class FirmwareDetector(object):
         Overrides this recent [s] may have produced an output sample (transport delay).
     """
 
-    def __init__(self, setup, rc_map, tolerance_us, votes_needed, window_s):
-        self.setup = setup
+    def __init__(self, vehicle, rc_map, tolerance_us, votes_needed, window_s):
+        self.vehicle = vehicle
         self.rc_map = rc_map
         self.tolerance_us = float(tolerance_us)
         self.votes_needed = int(votes_needed)
@@ -78,16 +78,16 @@ class FirmwareDetector(object):
 
     def on_outputs(self, now_s, motor_pwm):
         """A motor-output sample [us] (at least one per thruster). Returns the firmware once decided."""
-        n = self.setup.n_thrusters
+        n = self.vehicle.n_thrusters
         if self.firmware is not None or len(motor_pwm) < n:
             return self.firmware
-        if all(float(c) == self.setup.table.neutral_us for c in motor_pwm[:n]):
+        if all(float(c) == self.vehicle.table.neutral_us for c in motor_pwm[:n]):
             return None      # disarmed, released or a neutral command: says nothing
         explained = set()
         for sent_s, channels in self._sent:
             if now_s - sent_s > self.window_s and (sent_s, channels) != self._sent[-1]:
                 continue
-            fw, dist = classify_outputs(channels, motor_pwm, self.setup, self.rc_map, self.tolerance_us)
+            fw, dist = classify_outputs(channels, motor_pwm, self.vehicle, self.rc_map, self.tolerance_us)
             self.last_distances = dist
             if fw is not None:
                 explained.add(fw)

@@ -80,19 +80,19 @@ class OutputStage(object):
 
     Parameters
     ----------
-    setup : brov2_hybrid.vehicle.vehicle_file.Vehicle
+    vehicle : brov2_hybrid.vehicle.vehicle_file.Vehicle
     rc_map : brov2_hybrid.vehicle.rc.RCMap
     """
 
     name = ""
     firmware = ""
 
-    def __init__(self, setup, rc_map):
-        self.setup = setup
+    def __init__(self, vehicle, rc_map):
+        self.vehicle = vehicle
         self.rc_map = rc_map
-        self.vehicle_mixer = setup.mixer(self.firmware)
-        self.pwm_min_us = setup.thrusters.pwm_min_us
-        self.pwm_max_us = setup.thrusters.pwm_max_us
+        self.vehicle_mixer = vehicle.mixer(self.firmware)
+        self.pwm_min_us = vehicle.thrusters.pwm_min_us
+        self.pwm_max_us = vehicle.thrusters.pwm_max_us
 
     def u_to_send(self, u):
         """u (6,) in [-1, 1] -> the u to put on the channels (before 1 us quantization)."""
@@ -109,9 +109,9 @@ class OutputStage(object):
         rc = self.rc_map.pwm_from_u(self.u_to_send(u))
         motor = np.array(motor_pwm_from_rc(rc, self.rc_map, self.vehicle_mixer, self.pwm_min_us, self.pwm_max_us),
                          dtype=float)
-        force = self.setup.table.force_from_pwm(motor)
+        force = self.vehicle.table.force_from_pwm(motor)
         return OutputCommand(u_sent=self.rc_map.u_from_pwm(rc), channel_pwm=rc, motor_pwm=motor, force_n=force,
-                             tau_requested=self.setup.tau_max * u, tau_achieved=self.setup.T @ force)
+                             tau_requested=self.vehicle.tau_max * u, tau_achieved=self.vehicle.T @ force)
 
 
 class QuantitativeFirmwareOutput(OutputStage):
@@ -179,17 +179,17 @@ class StockCompensatedOutput(OutputStage):
     #: Newton steps per group (they stop early once no motor moves).
     newton_steps = 3
 
-    def __init__(self, setup, rc_map):
-        super(StockCompensatedOutput, self).__init__(setup, rc_map)
-        self.target_mixer = setup.mixer(QUANTITATIVE)
+    def __init__(self, vehicle, rc_map):
+        super(StockCompensatedOutput, self).__init__(vehicle, rc_map)
+        self.target_mixer = vehicle.mixer(QUANTITATIVE)
         self.half_range_us = float(rc_map.half_range_us)
         # The 2^3 neighbouring 1 us quantizations of a group's three channels.
         self.corners = np.array(list(itertools.product((0.0, 1.0), repeat=3)))
-        T_hat_t = setup.T_hat.T  # (n, 6): motor i's factors for (surge, ..., yaw)
+        T_hat_t = vehicle.T_hat.T  # (n, 6): motor i's factors for (surge, ..., yaw)
         # Per group (horizontal first, then vertical: its candidates are scored with the
         # horizontal thrusters' roll and pitch moments already known).
-        self.groups = [_Group(dofs, setup.T, T_hat_t) for dofs in (HORIZONTAL_DOFS, VERTICAL_DOFS)]
-        table = setup.table
+        self.groups = [_Group(dofs, vehicle.T, T_hat_t) for dofs in (HORIZONTAL_DOFS, VERTICAL_DOFS)]
+        table = vehicle.table
         mixer = self.vehicle_mixer
         # The firmware's motor outputs already lie within the vehicle's PWM limits (the
         # usual 1100..1900): clipping them to the limits changes nothing and is skipped.
@@ -198,7 +198,7 @@ class StockCompensatedOutput(OutputStage):
         # What group_search takes besides the group and the command: the scoring and the
         # stock mixer model (its kernel code), the thrust table and the PWM limits.
         self._search_args = (
-            1.0 / setup.tau_max, np.ascontiguousarray(mixer.T_hat), MIXING_CODES[mixer.frame_mixing],
+            1.0 / vehicle.tau_max, np.ascontiguousarray(mixer.T_hat), MIXING_CODES[mixer.frame_mixing],
             float(mixer.fv_coupling_k or 0.0), table.pwm_us, table.force_n, table.slope_n_per_us,
             float(table.neutral_us), float(table.half_range_us),
             0.5 * float(np.min(np.diff(table.pwm_us))),      # one-sided slope step [us]
@@ -217,12 +217,12 @@ class StockCompensatedOutput(OutputStage):
 
     def _u_to_send(self, u, search):
         """:meth:`u_to_send` with the group search ``search`` (compiled or Python)."""
-        setup = self.setup
-        table = setup.table
+        vehicle = self.vehicle
+        table = vehicle.table
         hr = self.half_range_us
         m_target = self.target_mixer.normalized(u)               # Algorithm 2's m* (n,)
         f_target = table.force_from_pwm(np.rint(table.pwm_from_normalized(m_target)))
-        tau_req = setup.T @ f_target if self.target == "algorithm2" else setup.tau_max * u
+        tau_req = vehicle.T @ f_target if self.target == "algorithm2" else vehicle.tau_max * u
         f_now = f_target.copy()
         u_out = np.zeros(6)
         u_grid = np.rint(u * hr) / hr                             # u itself on the 1/400 grid
@@ -265,15 +265,15 @@ OUTPUT_STAGES = collections.OrderedDict(
                                 StockRequestedWrenchOutput))
 
 
-def output_stage(name, setup, rc_map):
+def output_stage(name, vehicle, rc_map):
     """The output stage called ``name`` (``quantitative``, ``stock`` or ``stock_naive``)."""
     if name not in OUTPUT_STAGES:
         raise Brov2Error("output stage: expected one of %s, got %r" % (tuple(OUTPUT_STAGES), name))
-    return OUTPUT_STAGES[name](setup, rc_map)
+    return OUTPUT_STAGES[name](vehicle, rc_map)
 
 
-def stage_for_firmware(firmware, setup, rc_map):
+def stage_for_firmware(firmware, vehicle, rc_map):
     """The output stage to fly a vehicle running ``firmware`` ('quantitative' or 'stock')."""
     if firmware not in FIRMWARES:
         raise Brov2Error("firmware: expected one of %s, got %r" % (FIRMWARES, firmware))
-    return output_stage(firmware, setup, rc_map)
+    return output_stage(firmware, vehicle, rc_map)

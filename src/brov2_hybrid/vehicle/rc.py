@@ -59,9 +59,9 @@ class RCMap:
         return np.minimum(np.maximum(u, -1.0), 1.0)
 
 
-def load_rc_map(vehicle=None):
+def load_rc_map(name_or_path=None):
     """Read the ``rc_input`` section of a vehicle file (a name or a path; default: the Heavy)."""
-    path = vehicle_file(vehicle)
+    path = vehicle_file(name_or_path)
     s = Section(load_yaml(path), path, "rc_input")
     channels = s.raw("channels")
     # Channels 1-6: ArduSub's pilot inputs (RCMAP defaults), the log's rc1..rc6 columns and

@@ -30,24 +30,24 @@ def reference_stock_compensation(stage, u):
     """
     if not np.any(u):
         return u
-    setup = stage.setup
-    table = setup.table
+    vehicle = stage.vehicle
+    table = vehicle.table
     m_target = stage.target_mixer.normalized(u)
     f_target = table.force_from_pwm(np.rint(table.pwm_from_normalized(m_target)))
-    tau_req = setup.T @ f_target if stage.target == "algorithm2" else setup.tau_max * u
-    w = 1.0 / setup.tau_max
+    tau_req = vehicle.T @ f_target if stage.target == "algorithm2" else vehicle.tau_max * u
+    w = 1.0 / vehicle.tau_max
     f_now = f_target.copy()
     u_out = np.zeros(6)
-    T_hat_t = setup.T_hat.T
+    T_hat_t = vehicle.T_hat.T
     for dofs in (HORIZONTAL_DOFS, VERTICAL_DOFS):
         dofs = list(dofs)
         motors = np.nonzero(np.any(T_hat_t[:, dofs] != 0.0, axis=1))[0]
         A = T_hat_t[np.ix_(motors, dofs)]
         A_pinv = np.linalg.pinv(A)
-        others = np.ones(setup.T.shape[1], dtype=bool)
+        others = np.ones(vehicle.T.shape[1], dtype=bool)
         others[motors] = False
-        T_g = setup.T[:, motors]
-        tau_rest = setup.T[:, others] @ f_now[others]
+        T_g = vehicle.T[:, motors]
+        tau_rest = vehicle.T[:, others] @ f_now[others]
         v = A_pinv @ m_target[motors]
         for _ in range(stage.newton_steps):
             m = np.clip(A @ v, -1.0, 1.0)
