@@ -108,3 +108,25 @@ def test_warm_compiles_every_family():
     assert {"mixers", "stock_search", "plant"} <= set(families)
     if _numba_expected():
         assert all(families.values()), families
+
+
+def test_cache_is_shared_by_every_import_path(tmp_path):
+    """The catkin workspace imports the package through symlinks, `make setup` from the
+    repository: a kernel compiled through one path is loaded, not recompiled, through the other."""
+    if not _numba_expected():
+        pytest.skip("no numba here")
+    real = tmp_path / "real"
+    real.mkdir()
+    (real / "toy_kernels.py").write_text("def twice(x):\n    return 2.0 * x\n")
+    (tmp_path / "link").symlink_to(real, target_is_directory=True)
+    code = ("import sys; sys.path.insert(0, sys.argv[1])\n"
+            "import toy_kernels\n"
+            "from brov2_hybrid import jit\n"
+            "k = jit.compile_family('toy', (toy_kernels.twice,), lambda c: c['twice'](1.5) == 3.0)\n"
+            "print(k is not None)\n")
+    env = dict(os.environ, BROV2_NUMBA_CACHE=str(tmp_path / "cache"), NUMBA_DEBUG_CACHE="1")
+    runs = [subprocess.run([sys.executable, "-c", code, str(tmp_path / folder)], env=env, capture_output=True,
+                           text=True, check=True) for folder in ("link", "real")]
+    assert [r.stdout.splitlines()[-1] for r in runs] == ["True", "True"]
+    assert "data saved to" in runs[0].stdout
+    assert "data loaded from" in runs[1].stdout and "data saved to" not in runs[1].stdout

@@ -101,7 +101,14 @@ def compile_family(name, functions, probe=None):
         numba.config.CACHE_DIR = cache     # read when each dispatcher sets up its cache
     try:
         for f, scope in zip(functions, scopes):
-            clone = types.FunctionType(f.__code__, scope, f.__name__, f.__defaults__, f.__closure__)
+            # numba files its cache under the kernel's source folder as the code names it;
+            # the catkin workspace imports the package through symlinks, the command line
+            # from the repository: the real path gives every process the same cache.
+            code = f.__code__
+            real = os.path.realpath(code.co_filename)
+            if real != code.co_filename:
+                code = code.replace(co_filename=real)
+            clone = types.FunctionType(code, scope, f.__name__, f.__defaults__, f.__closure__)
             compiled[f.__name__] = numba.njit(cache=bool(cache))(clone)
     finally:
         numba.config.CACHE_DIR = saved_dir
