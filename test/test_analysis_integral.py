@@ -89,6 +89,16 @@ def test_robustness_cli_is_reproducible(tmp_path):
     assert outs[0] == outs[1]
     assert {r["law"] for r in outs[0]} == {"PD", "PD+I"}
     assert os.path.getsize(os.path.join(str(tmp_path / "r0"), "robustness.png")) > 0
+    summary = _rows(os.path.join(str(tmp_path / "r0"), "robustness_summary.csv"))
+    assert {"settling_median_lo_s", "settling_median_hi_s", "iae_median_deg_s", "iae_median_lo_deg_s"} <= set(summary[0])
+
+
+def test_robustness_statistics_give_the_medians_interval():
+    """Each summary cell: median, its 95 % sign-test interval (n = 10: x_(2)..x_(9)), p90, max."""
+    from brov2_hybrid.analysis import robustness
+    st = robustness._stats([float(v) for v in range(1, 11)] + [float("nan"), None])
+    assert st == {"median": 5.5, "median_lo": 2.0, "median_hi": 9.0, "p90": pytest.approx(9.1), "max": 10.0, "n": 10}
+    assert robustness._cell(st, "%.1f") == "5.5 [2.0, 9.0] / 9.1 / 10.0"
 
 
 def test_integral_cli_pd_plus_i_holds_attitude(tmp_path):

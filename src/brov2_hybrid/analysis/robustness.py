@@ -30,6 +30,10 @@ from brov2_hybrid.analysis.integral import plateau_dive
 from brov2_hybrid.analysis.settings import LatencyCase, RobustnessSettings
 
 LAWS = ("PD", "PD+I")
+#: robustness_summary.csv: per measure (column prefix, unit suffix) these statistics
+#: (median_lo / median_hi: the median's 95 % distribution-free confidence interval).
+SUMMARY_MEASURES = (("settling", "_s"), ("overshoot", "_pct"), ("iae", "_deg_s"))
+SUMMARY_STATS = ("median", "median_lo", "median_hi", "p90", "max")
 
 
 @dataclass(frozen=True)
@@ -129,10 +133,14 @@ def run_robust_job(job):
 
 
 def _stats(values):
+    """Median (with its 95 % distribution-free confidence interval), p90 and max of the finite values."""
     v = np.array([x for x in values if x is not None and math.isfinite(x)])
     if not v.size:
-        return {"median": float("nan"), "p90": float("nan"), "max": float("nan"), "n": 0}
-    return {"median": float(np.median(v)), "p90": float(np.percentile(v, 90)), "max": float(v.max()), "n": int(v.size)}
+        nan = float("nan")
+        return {"median": nan, "median_lo": nan, "median_hi": nan, "p90": nan, "max": nan, "n": 0}
+    lo, hi = metrics.median_ci(v)
+    return {"median": float(np.median(v)), "median_lo": lo, "median_hi": hi, "p90": float(np.percentile(v, 90)),
+            "max": float(v.max()), "n": int(v.size)}
 
 
 def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
@@ -161,12 +169,10 @@ def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
                           "dive_iae_deg_s": _stats([r["dive_iae_deg_s"] for r in sel]),
                           "unsettled": sum(1 for r in sel if not math.isfinite(r["settling_s"]))})
     write_csv(ctx.path("robustness_summary.csv"),
-              ["omega_d_rad_s", "law", "settling_median_s", "settling_p90_s", "settling_max_s", "unsettled",
-               "overshoot_median_pct", "overshoot_p90_pct", "overshoot_max_pct",
-               "iae_median_deg_s", "iae_p90_deg_s", "iae_max_deg_s"],
-              [[r["omega_d"], r["law"], r["settling_s"]["median"], r["settling_s"]["p90"], r["settling_s"]["max"],
-                r["unsettled"], r["overshoot_pct"]["median"], r["overshoot_pct"]["p90"], r["overshoot_pct"]["max"],
-                r["dive_iae_deg_s"]["median"], r["dive_iae_deg_s"]["p90"], r["dive_iae_deg_s"]["max"]]
+              ["omega_d_rad_s", "law", "unsettled"]
+              + ["%s_%s%s" % (name, stat, unit) for name, unit in SUMMARY_MEASURES for stat in SUMMARY_STATS],
+              [[r["omega_d"], r["law"], r["unsettled"]]
+               + [r[key][stat] for key in ("settling_s", "overshoot_pct", "dive_iae_deg_s") for stat in SUMMARY_STATS]
                for r in table])
     fig = _plot(ctx.path("robustness.png"), omegas, runs)
     return {"seed": s.seed, "samples": s.samples, "omega_d": list(omegas), "ratio": s.ratio, "table": table,
@@ -203,12 +209,14 @@ def _plot(path, omegas, runs):
 
 
 def _cell(st, fmt="%.2f"):
-    return (fmt + " / " + fmt + " / " + fmt) % (st["median"], st["p90"], st["max"])
+    """'median [lo, hi] / p90 / max' of a :func:`_stats` dict ([lo, hi]: the median's 95 % interval)."""
+    return (fmt + " [" + fmt + ", " + fmt + "] / " + fmt + " / " + fmt) % (
+        st["median"], st["median_lo"], st["median_hi"], st["p90"], st["max"])
 
 
 def console_lines(summary):
     """The summary of :func:`robustness_experiment` as console text: one line per omega_d and law."""
-    return "\n".join(["seed %d, %d samples per omega_d and law (median / p90 / max):" % (
+    return "\n".join(["seed %d, %d samples per omega_d and law (median [95 %% interval] / p90 / max):" % (
         summary["seed"], summary["samples"])] + [
         "  omega_d %g %-4s settling %s s (unsettled %d), overshoot %s %%, dive IAE %s deg s" % (
             r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], _cell(r["overshoot_pct"]),
@@ -219,7 +227,7 @@ def report_section(summary):
     """The REPORT.md section (Markdown) of :func:`robustness_experiment`'s summary: ranges, table, figure."""
     lines = ["## Robustness: Monte Carlo PD vs PD+I (issue 10)", "",
              "Seed %d, %d samples per omega_d and law (the same plants for both laws), scale ranges +-: %s. "
-             "Cells: median / p90 / max." % (summary["seed"], summary["samples"], summary["ranges"]), "",
+             "Cells: median [its 95 %% distribution-free confidence interval] / p90 / max." % (summary["seed"], summary["samples"], summary["ranges"]), "",
              "| omega_d | law | yaw settling [s] | unsettled | overshoot [%] | plateau-dive IAE [deg s] |",
              "|---|---|---|---|---|---|"]
     lines += ["| %g | %s | %s | %d | %s | %s |" % (r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"],
