@@ -364,7 +364,7 @@ def test_compiled_stepper_gives_the_python_steppers_numbers(vehicle, options):
         assert compiled(tuple(state), 400, plant.dt_s, tuple(tau), plant._constants, None) == expected
 
 
-def test_vehicle_model_steps_the_same_compiled_or_not(vehicle):
+def test_plant_steps_the_same_compiled_or_not(vehicle):
     from brov2_hybrid.sim.plant import Plant
     runs = []
     for compiled in (True, False):
