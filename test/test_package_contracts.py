@@ -15,6 +15,8 @@
    (:func:`setup_names`, an ``ast`` scan) -- and no class of src/brov2_hybrid but ``Vehicle``
    has "Vehicle" in its name (the plant, the simulator's MAVLink side and the FCU have their
    own words: ``Plant``, ``MavlinkProtocol``, ``Fcu*``). Placed after section 3.
+5. The six DOF names are written once (``brov2_hybrid.dofs``): no other tuple or list
+   literal in src/brov2_hybrid, nodes/ and scripts/ names three or more of them.
 """
 import ast
 import importlib
@@ -230,6 +232,32 @@ def test_only_the_vehicle_description_is_a_vehicle_class():
             with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
                 found += ["%s:%d %s" % (path, line, name) for line, name in vehicle_classes(handle.read(), path)]
     assert not found, "classes named after the vehicle that are not the Vehicle: %s" % ", ".join(found)
+
+
+# ----------------------------------------------------------------------------- 5. DOF names
+
+#: The DOF names; src/brov2_hybrid/dofs.py alone spells them out together.
+_DOF_WORDS = {"surge", "sway", "heave", "roll", "pitch", "yaw"}
+
+
+def spelled_dof_tuples(source, filename="<source>"):
+    """[line] of tuple / list literals of ``source`` that name three or more DOFs."""
+    tree = ast.parse(source, filename)
+    return sorted(node.lineno for node in ast.walk(tree)
+                  if isinstance(node, (ast.Tuple, ast.List))
+                  and len({e.value for e in node.elts if isinstance(e, ast.Constant)} & _DOF_WORDS) >= 3)
+
+
+def test_dof_tuple_finder():
+    assert spelled_dof_tuples('a = ("roll", "pitch", "yaw")\nb = ["x", "y"]\nc = ["surge", 1, "sway", "heave"]\n') == [1, 3]
+
+
+@pytest.mark.parametrize("path", [p for p in _python_files() if p != os.path.join("src", "brov2_hybrid", "dofs.py")])
+def test_dof_names_are_written_once(path):
+    """The DOF names come from brov2_hybrid.dofs (issue 15: each fact once)."""
+    with open(os.path.join(ROOT, path), encoding="utf-8") as handle:
+        lines = spelled_dof_tuples(handle.read(), path)
+    assert not lines, "%s: DOF names spelled out on line(s) %s; import them from brov2_hybrid.dofs" % (path, lines)
 
 
 # ----------------------------------------------------------------------------- 2. NaN and shapes

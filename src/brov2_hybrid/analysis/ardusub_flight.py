@@ -36,6 +36,7 @@ from brov2_hybrid.link import ardusub
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.physics.kinematics import euler_from_quaternion, quaternion_from_euler
 from brov2_hybrid.node_logic.logfile import NUMERIC_COLUMNS
+from brov2_hybrid.dofs import DOF_NAMES
 
 LOG = logging.getLogger(__name__)
 
@@ -331,7 +332,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
         row[[_COL[c] for c in ("p_rad_s", "q_rad_s", "r_rad_s")]] = nu2
         row[[_COL[c] for c in ("surge_cmd", "sway_cmd", "heave_cmd")]] = u_lin
         row[[_COL[c] for c in ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")]] = tau
-        row[[_COL["u_%s" % d] for d in ("surge", "sway", "heave", "roll", "pitch", "yaw")]] = u
+        row[[_COL["u_%s" % d] for d in DOF_NAMES]] = u
         row[[_COL["rc%d_us" % ch] for ch in range(1, 7)]] = [rc.get(ch, 0) for ch in range(1, 7)]
         servo = flight.servo_outputs or [0] * ardusub.SERVO_OUTPUTS
         row[[_COL["pwm%d_us" % i] for i in range(1, ardusub.SERVO_OUTPUTS + 1)]] = servo

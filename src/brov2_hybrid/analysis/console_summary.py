@@ -2,6 +2,7 @@
 import importlib
 
 from brov2_hybrid.analysis.report_format import fmt
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES
 
 
 def console_lines(command, summary):
@@ -45,8 +46,8 @@ def console_lines(command, summary):
         lines += ["  %-22s omega_d %g: settling %s s (%s %%), step IAE %s deg s, dive IAE r/p/y %s (%s %%)" % (
             r["case"], r["omega_d"], fmt(r["settling_s"]), fmt(r["settling_s_vs_quantitative_pct"], "%+.1f"),
             fmt(r["step_iae_deg_s"], "%.1f"),
-            " / ".join(fmt(r["dive_iae_%s_deg_s" % a], "%.0f") for a in ("roll", "pitch", "yaw")),
-            " / ".join(fmt(r["dive_iae_%s_deg_s_vs_quantitative_pct" % a], "%+.1f") for a in ("roll", "pitch", "yaw")))
+            " / ".join(fmt(r["dive_iae_%s_deg_s" % a], "%.0f") for a in ANGULAR_DOF_NAMES),
+            " / ".join(fmt(r["dive_iae_%s_deg_s_vs_quantitative_pct" % a], "%+.1f") for a in ANGULAR_DOF_NAMES))
             for r in summary["closed_loop"]]
         return "\n".join(lines)
     if command == "trim":

@@ -18,10 +18,11 @@ from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.analysis import lti
 from brov2_hybrid.analysis.runner import Runner
 from brov2_hybrid.analysis.settings import load_analysis_settings
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, LINEAR_DOF_NAMES
 
 #: Angular axes (closed loop) and linear DOFs (open loop), in the order of eta2 / u.
-AXES = ("roll", "pitch", "yaw")
-LINEAR = ("surge", "sway", "heave")
+AXES = ANGULAR_DOF_NAMES
+LINEAR = LINEAR_DOF_NAMES
 #: Index of yaw among :data:`AXES`.
 YAW = 2
 

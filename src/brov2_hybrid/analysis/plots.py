@@ -13,8 +13,9 @@ import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 
 from brov2_hybrid.analysis.metrics import HALF_POWER_GAIN  # noqa: E402
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES  # noqa: E402
 
-AXES = ("roll", "pitch", "yaw")
+AXES = ANGULAR_DOF_NAMES
 DPI = 110
 
 

@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from brov2_hybrid.analysis.report_format import fmt, index_at
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES
 
 AGREES, PARTLY, DISAGREES = "agrees", "partly", "disagrees"
 
@@ -137,7 +138,7 @@ def check_dive(dive):
     per = sorted(dive["per_omega_d"], key=lambda m: m["omega_d"])
     ws = [m["omega_d"] for m in per]
     err_rows, en_rows, err_ok, en_ok = [], [], [], []
-    for axis in ("roll", "pitch", "yaw"):
+    for axis in ANGULAR_DOF_NAMES:
         e = [m["iae_%s_deg_s" % axis] for m in per]
         n = [m["energy_%s" % axis] for m in per]
         err_ok.append(_monotone(e, False))

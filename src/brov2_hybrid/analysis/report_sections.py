@@ -5,6 +5,7 @@ Each ``*_section(summary, ...)`` returns the Markdown lines of one experiment's 
 puts them together.
 """
 from brov2_hybrid.analysis.report_format import fmt, image, index_at
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES
 
 
 def step_section(step):
@@ -136,10 +137,10 @@ def _firmware_rows(fw):
     for r in fw["closed_loop"]:
         out.append("| %s | %g | %s | %s | %s | %s | %s |" % (
             r["case"], r["omega_d"], fmt(r["settling_s"]), fmt(r["step_iae_deg_s"], "%.1f"),
-            " / ".join(fmt(r["dive_iae_%s_deg_s" % a], "%.0f") for a in ("roll", "pitch", "yaw")),
+            " / ".join(fmt(r["dive_iae_%s_deg_s" % a], "%.0f") for a in ANGULAR_DOF_NAMES),
             fmt(r["settling_s_vs_quantitative_pct"], "%+.1f"), " / ".join(
                 fmt(r[c + "_vs_quantitative_pct"], "%+.1f") for c in
-                ["step_iae_deg_s"] + ["dive_iae_%s_deg_s" % a for a in ("roll", "pitch", "yaw")])))
+                ["step_iae_deg_s"] + ["dive_iae_%s_deg_s" % a for a in ANGULAR_DOF_NAMES])))
     return out
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from brov2_hybrid.analysis.log_summary import measure_log
 from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
 
 
 def summarize(log_path, out_dir):
@@ -39,8 +40,8 @@ def summarize(log_path, out_dir):
 def format_summary(figures):
     """The figures of :func:`summarize` as console lines: duration, IAE, RMS error and energy per
     axis, and a warning when ticks inside the dive were not ACTIVE."""
-    axes = ("roll", "pitch", "yaw")
-    dofs = ("surge", "sway", "heave", "roll", "pitch", "yaw")
+    axes = ANGULAR_DOF_NAMES
+    dofs = DOF_NAMES
     lines = ["dive: %.1f s, %d control ticks, omega_d %.2f rad/s"
              % (figures["duration_s"], figures["ticks"], figures["omega_d_rad_s"]),
              "IAE [deg s]:   " + "  ".join("%s %.1f" % (a, figures["iae_%s_deg_s" % a]) for a in axes),

@@ -33,6 +33,7 @@ from brov2_hybrid.dive.dive_csv import Dive, write_dive_csv
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid.analysis.settings import DEFAULT_ANALYSIS_FILE
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, LINEAR_DOF_NAMES
 
 DEFAULT_OUTPUT = os.path.join("data", "dives", "ar_pilot_dive.csv")
 #: Peak speed of a minimum-jerk move over its mean speed.
@@ -191,11 +192,11 @@ def dive_statistics(dive):
     deg = np.degrees(dive.eta2d_rad)
     rates = np.diff(deg, axis=0) / np.diff(dive.t_s)[:, None]
     out = {"duration_s": dive.duration_s, "rows": len(dive)}
-    for k, name in enumerate(("roll", "pitch", "yaw")):
+    for k, name in enumerate(ANGULAR_DOF_NAMES):
         out[name + "_min_deg"] = float(np.min(deg[:, k]))
         out[name + "_max_deg"] = float(np.max(deg[:, k]))
         out[name + "_peak_rate_deg_s"] = float(np.max(np.abs(rates[:, k])))
-    for k, name in enumerate(("surge", "sway", "heave")):
+    for k, name in enumerate(LINEAR_DOF_NAMES):
         out[name + "_min"] = float(np.min(dive.u_linear[:, k]))
         out[name + "_max"] = float(np.max(dive.u_linear[:, k]))
     return out
@@ -214,10 +215,10 @@ def main(argv=None):
     write_dive_csv(args.out, dive.t_s, dive.eta2d_rad, dive.u_linear, precision=3)
     stats = dive_statistics(dive)
     print("wrote %s: %d rows, %.1f s" % (args.out, stats["rows"], stats["duration_s"]))
-    for name in ("roll", "pitch", "yaw"):
+    for name in ANGULAR_DOF_NAMES:
         print("  %-5s %7.2f .. %7.2f deg, peak rate %5.1f deg/s" % (
             name, stats[name + "_min_deg"], stats[name + "_max_deg"], stats[name + "_peak_rate_deg_s"]))
-    for name in ("surge", "sway", "heave"):
+    for name in LINEAR_DOF_NAMES:
         print("  %-5s %6.3f .. %6.3f" % (name, stats[name + "_min"], stats[name + "_max"]))
     return 0
 

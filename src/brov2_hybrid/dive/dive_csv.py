@@ -41,9 +41,10 @@ from brov2_hybrid.csv_input import open_csv
 from brov2_hybrid.validate import as_finite
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS
 from brov2_hybrid.params import load_yaml
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, LINEAR_DOF_NAMES
 
-ANGLE_AXES = ("roll", "pitch", "yaw")
-LINEAR_COLUMNS = ("surge", "sway", "heave")
+ANGLE_AXES = ANGULAR_DOF_NAMES
+LINEAR_COLUMNS = LINEAR_DOF_NAMES
 #: params/autopilot.yaml section and key of the default desired-pitch limit
 PITCH_LIMIT_SECTION, PITCH_LIMIT_KEY = "csv_reader", "max_abs_pitch_deg"
 #: |pitch| at which the control law refuses (J2 singular) [deg], about 89.94
@@ -244,7 +245,7 @@ def write_dive_csv(path, t_s, eta2d_rad, u_linear, precision=6):
     lin = np.asarray(u_linear, dtype=float)
     with open(path, "w", newline="") as handle:
         writer = csv.writer(handle)
-        writer.writerow(["time_s", "roll_deg", "pitch_deg", "yaw_deg", "surge", "sway", "heave"])
+        writer.writerow(["time_s"] + ["%s_deg" % a for a in ANGLE_AXES] + list(LINEAR_COLUMNS))
         fmt = "%%.%df" % precision
         for k in range(len(t_s)):
             writer.writerow([fmt % t_s[k]] + [fmt % v for v in deg[k]] + [fmt % v for v in lin[k]])

@@ -13,12 +13,13 @@ import numpy as np
 from brov2_hybrid import paths
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.params import Section, load_yaml
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, LINEAR_DOF_NAMES
 
 DEFAULT_JOYSTICK_FILE = "joystick.yaml"
 #: Angular DOFs, in the order of eta2d (NED/FRD roll, pitch, yaw).
-ANGULAR = ("roll", "pitch", "yaw")
+ANGULAR = ANGULAR_DOF_NAMES
 #: Linear DOFs, in the order of u_linear (surge, sway, heave).
-LINEAR = ("surge", "sway", "heave")
+LINEAR = LINEAR_DOF_NAMES
 #: Buttons whose presses are events (the deadman is held, not pressed).
 TOGGLE_BUTTONS = ("arm_toggle", "roll_enable_toggle", "pitch_enable_toggle", "yaw_enable_toggle")
 
@@ -78,7 +79,7 @@ def load_joystick_settings(path=None):
         axes=axes, buttons=buttons, dead_zone=dead_zone,
         expo=top.number("expo", 0.0, 1.0),
         max_rate_rad_s=np.radians([rates.number(k, 0.0, 360.0, strict_min=True) for k in ANGULAR]),
-        bound_rad=np.radians([bounds.number(k, 0.0, 80.0, strict_min=True) for k in ("roll", "pitch")]),
+        bound_rad=np.radians([bounds.number(k, 0.0, 80.0, strict_min=True) for k in ANGULAR[:2]]),
         takeover_threshold=takeover, release_threshold=release,
         joy_timeout_s=top.positive("joy_timeout_s"),
         pose_timeout_s=top.positive("pose_timeout_s"),

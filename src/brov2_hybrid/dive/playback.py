@@ -19,6 +19,7 @@ import struct
 
 from brov2_hybrid.dive.dive_csv import DiveRows, load_dive_csv
 from brov2_hybrid.errors import Brov2Error, InputDataError
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, LINEAR_DOF_NAMES
 
 DESIRED_STATE_TYPE = "brov2_hybrid/DesiredState"
 
@@ -108,7 +109,7 @@ def dive_from_samples(samples, source, max_abs_pitch_deg=None):
     The same checks as a dive CSV (:class:`~brov2_hybrid.dive.dive_csv.DiveRows`); errors name the message index
     (1-based) and the field.
     """
-    names = ("stamp", "roll_rad", "pitch_rad", "yaw_rad", "surge", "sway", "heave")
+    names = ("stamp",) + tuple("%s_rad" % a for a in ANGULAR_DOF_NAMES) + LINEAR_DOF_NAMES
     rows = DiveRows(source, max_abs_pitch_deg)
     for k, sample in enumerate(samples, start=1):
         where = "%s: message %d" % (source, k)

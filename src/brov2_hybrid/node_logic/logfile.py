@@ -19,9 +19,10 @@ import numpy as np
 from brov2_hybrid.link.ardusub import SERVO_OUTPUTS
 from brov2_hybrid.errors import Brov2Error, InputDataError
 from brov2_hybrid.csv_input import open_csv
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
 
-ANGULAR_AXES = ("roll", "pitch", "yaw")
-DOFS = ("surge", "sway", "heave", "roll", "pitch", "yaw")
+ANGULAR_AXES = ANGULAR_DOF_NAMES
+DOFS = DOF_NAMES
 # Column groups, each in the order of its AutopilotStatus field (see status_row).
 DESIRED_COLUMNS = tuple("%s_d_rad" % a for a in ANGULAR_AXES)
 ATTITUDE_COLUMNS = tuple("%s_rad" % a for a in ANGULAR_AXES)

@@ -27,9 +27,9 @@ from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid.vehicle.mixers import QUANTITATIVE, Mixer
 from brov2_hybrid.vehicle.rc import RCMap, load_rc_map
 from brov2_hybrid.vehicle.thrust_table import ThrustTable
+from brov2_hybrid.dofs import DOF_NAMES
 
 #: Names of the six DOFs, in the order of u, tau and tau_max.
-DOF_NAMES = ("surge", "sway", "heave", "roll", "pitch", "yaw")
 #: ArduSub FRAME_CONFIG values (AP_Motors6DOF.h, sub_frame_t) and their names.
 ARDUSUB_FRAMES = {0: "bluerov1", 1: "vectored", 2: "vectored_6dof", 3: "vectored_6dof_90deg",
                   4: "simplerov_3", 5: "simplerov_4", 6: "simplerov_5", 7: "custom"}
