@@ -59,7 +59,7 @@ def run(reproduce=True):
                                                  1.0 / loop.dt_s, settings.loop.latency_label()))
     dive = load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file))
     print("in-process closed loop, bundled 6-DOF dive (%.0f s), per core, goal >= %.0fx real time; baseline: the "
-          "loop as first written (ClosedLoop.run(reference=True): its tick loop, the vehicle model's Python stepper "
+          "loop as first written (ClosedLoop.run(reference=True): its tick loop, the plant's Python stepper "
           "and the stock search as first written; the control law, RC map and mixers are the one shared "
           "implementation, so their own speed-ups count on both sides), same run, interleaved:" % (dive.duration_s, RTF_GOAL))
     for mixer in ("quantitative", "stock"):

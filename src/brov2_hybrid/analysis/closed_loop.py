@@ -9,7 +9,7 @@ One control tick (default 50 Hz) does what the nodes do, with the same core obje
       -> Vehicle.mixer(kind).pwm (Algorithm 2 default, stock Algorithm 1 option)
       -> motor PWMs (integers, as ArduSub outputs them) -> Plant.set_motor_pwm
 
-and the vehicle model integrates its own fixed steps (1/400 s) between events.
+and the plant integrates its own fixed steps (1/400 s) between events.
 
 Loop latency (docs/DESIGN.md section 8) is modelled with two :class:`~brov2_hybrid.sim.delay.DelayLine`:
 attitude telemetry is sampled at ``telemetry_rate_hz`` and reaches the control law
@@ -87,7 +87,7 @@ class LoopResult(object):
 
 
 class ClosedLoop(object):
-    """The hybrid autopilot and the vehicle model in one process.
+    """The hybrid autopilot and the plant in one process.
 
     Parameters
     ----------
