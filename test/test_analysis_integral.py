@@ -99,6 +99,7 @@ def test_robustness_statistics_give_the_medians_interval():
     st = robustness._stats([float(v) for v in range(1, 11)] + [float("nan"), None])
     assert st == {"median": 5.5, "median_lo": 2.0, "median_hi": 9.0, "p90": pytest.approx(9.1), "max": 10.0, "n": 10}
     assert robustness._cell(st, "%.1f") == "5.5 [2.0, 9.0] / 9.1 / 10.0"
+    assert robustness._cell(robustness._stats([1.0, 2.0, 4.0]), "%.1f") == "2.0 [n/a] / 3.6 / 4.0"
 
 
 def test_integral_cli_pd_plus_i_holds_attitude(tmp_path):

@@ -209,9 +209,11 @@ def _plot(path, omegas, runs):
 
 
 def _cell(st, fmt="%.2f"):
-    """'median [lo, hi] / p90 / max' of a :func:`_stats` dict ([lo, hi]: the median's 95 % interval)."""
-    return (fmt + " [" + fmt + ", " + fmt + "] / " + fmt + " / " + fmt) % (
-        st["median"], st["median_lo"], st["median_hi"], st["p90"], st["max"])
+    """'median [lo, hi] / p90 / max' of a :func:`_stats` dict ([lo, hi]: the median's 95 % interval;
+    '[n/a]' with too few samples for one, fewer than 6)."""
+    ci = ("[" + fmt + ", " + fmt + "]") % (st["median_lo"], st["median_hi"]) \
+        if math.isfinite(st["median_lo"]) else "[n/a]"
+    return (fmt + " %s / " + fmt + " / " + fmt) % (st["median"], ci, st["p90"], st["max"])
 
 
 def console_lines(summary):
