@@ -551,9 +551,8 @@ def _cases():
                                                         shape_free=("pwm_us",)),
         "vehicle.thrust_table.interp_at": Case(
             lambda f: tt.interp_at, None,
-            note="a numba kernel on a checked table and a finite PWM; ThrustTable.force_at checks and covers it"),
-        "vehicle.thrust_table.ThrustTable.force_at": Case(lambda f: f.table().force_at, lambda f: {"pwm_us": 1600.0},
-                                                  ("pwm_us",)),
+            note="a numba kernel on a checked table and a finite PWM: the stock search looks up the whole-"
+                 "microsecond motor PWMs of checked commands (test_thrust_table holds it to np.interp)"),
         "vehicle.thrust_table.ThrustTable.pwm_from_force": Case(lambda f: f.table().pwm_from_force,
                                                         lambda f: {"force_n": np.full(8, 5.0)}, ("force_n",),
                                                         shape_free=("force_n",)),

@@ -74,14 +74,22 @@ def test_force_from_pwm_rejects_nan(vehicle):
     assert table.force_from_pwm(1e9) == table.max_forward_n    # beyond the table: its end value
 
 
-def test_force_at_is_force_from_pwm_number_for_number(vehicle):
-    """The float path gives exactly np.interp's numbers: grid points, between them, the dead
-    band, beyond both ends (random and whole-microsecond PWMs)."""
+def test_interp_at_is_force_from_pwm_number_for_number(vehicle):
+    """The stock search's scalar look-up (interp_at, Python and compiled) gives exactly
+    np.interp's numbers: grid points, between them, the dead band, beyond both ends
+    (random and whole-microsecond PWMs)."""
+    from brov2_hybrid import jit
+    from brov2_hybrid.vehicle import stock_search
+    from brov2_hybrid.vehicle.firmware_output import output_stage
+    from brov2_hybrid.vehicle.thrust_table import interp_at
     table = vehicle.table
     rng = np.random.default_rng(5)
     pwm = np.concatenate([table.pwm_us, rng.uniform(1000.0, 2000.0, 20000), np.rint(rng.uniform(1090, 1910, 5000)),
                           1500.0 + 400.0 * rng.uniform(-1.0, 1.0, 20000), [1100.0, 1900.0, -1e9, 1e9]])
-    np.testing.assert_array_equal([table.force_at(p) for p in pwm], table.force_from_pwm(pwm))
-    assert isinstance(table.force_at(1600), float)
-    with pytest.raises(Brov2Error, match="NaN"):
-        table.force_at(float("nan"))
+    expected = table.force_from_pwm(pwm)
+    args = (table.pwm_us, table.force_n, table.slope_n_per_us)
+    np.testing.assert_array_equal([interp_at(*args, p) for p in pwm.tolist()], expected)
+    output_stage("stock", vehicle, vehicle.rc_map)          # compiles the search's kernels where numba is
+    compiled = jit.compile_family("stock_search", stock_search.KERNELS)
+    if compiled is not None:
+        np.testing.assert_array_equal([compiled["interp_at"](*args, p) for p in pwm.tolist()], expected)

@@ -19,17 +19,15 @@ import numpy as np
 from brov2_hybrid.link.ardusub import SERVO_OUTPUTS
 from brov2_hybrid.errors import Brov2Error, InputDataError
 from brov2_hybrid.csv_input import open_csv
-from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES, LINEAR_DOF_NAMES
 
-ANGULAR_AXES = ANGULAR_DOF_NAMES
-DOFS = DOF_NAMES
 # Column groups, each in the order of its AutopilotStatus field (see status_row).
-DESIRED_COLUMNS = tuple("%s_d_rad" % a for a in ANGULAR_AXES)
-ATTITUDE_COLUMNS = tuple("%s_rad" % a for a in ANGULAR_AXES)
+DESIRED_COLUMNS = tuple("%s_d_rad" % a for a in ANGULAR_DOF_NAMES)
+ATTITUDE_COLUMNS = tuple("%s_rad" % a for a in ANGULAR_DOF_NAMES)
 RATE_COLUMNS = ("p_rad_s", "q_rad_s", "r_rad_s")
-LINEAR_CMD_COLUMNS = ("surge_cmd", "sway_cmd", "heave_cmd")
+LINEAR_CMD_COLUMNS = tuple("%s_cmd" % d for d in LINEAR_DOF_NAMES)
 TAU_COLUMNS = ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")
-U_COLUMNS = tuple("u_%s" % d for d in DOFS)
+U_COLUMNS = tuple("u_%s" % d for d in DOF_NAMES)
 #: RC override channels 1-6 (surge..yaw on ArduSub's default RCn_OPTION map) as last sent.
 RC_COLUMNS = tuple("rc%d_us" % i for i in range(1, 7))
 #: The vehicle's motor outputs 1-8 as SERVO_OUTPUT_RAW / RCOut report them (a MAVLink

@@ -119,7 +119,7 @@ class ThrustTable(object):
                                          self.pwm_star[pos]])
         self.max_forward_n = float(force[-1])
         self.max_reverse_n = float(-force[0])
-        # force_at / interp_at: each segment's slope [N/us] computed as np.interp computes it.
+        # interp_at (the stock search's look-up): each segment's slope [N/us] as np.interp computes it.
         self.slope_n_per_us = np.array([(f1 - f0) / (p1 - p0) for p0, p1, f0, f1 in zip(
             pwm.tolist(), pwm.tolist()[1:], force.tolist(), force.tolist()[1:])])
 
@@ -155,20 +155,6 @@ class ThrustTable(object):
         force = np.interp(pwm_us, self.pwm_us, self.force_n)
         _refuse_nan(force, "pwm_us", pwm_us)
         return force
-
-    def force_at(self, pwm_us):
-        """Thrust [N] for one PWM [us], as a float: the number :meth:`force_from_pwm` gives.
-
-        :func:`interp_at` on this table, for searches that look up a few values at a time,
-        where numpy's per-call cost would dominate. Raises Brov2Error for NaN.
-        """
-        try:
-            x = float(pwm_us)
-        except (TypeError, ValueError):
-            raise Brov2Error("pwm_us: expected one number, got %r" % (pwm_us,))
-        if math.isnan(x):
-            raise Brov2Error("pwm_us: expected a number, got NaN")
-        return float(interp_at(self.pwm_us, self.force_n, self.slope_n_per_us, x))
 
     def normalized_from_force(self, force_n):
         """Algorithm 2 lookup: thrust [N] -> m* in [-1, 1] (array in, array out).
