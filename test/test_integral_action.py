@@ -154,6 +154,7 @@ def test_integral_step_is_the_vector_equations_bit_for_bit(band):
     """IntegralAction.step (axis by axis on floats) against the same equations on 3-vectors:
     the same numbers, over random states, rates, saturation, disabled axes and uneven ticks."""
     from types import SimpleNamespace
+    from brov2_hybrid.control import integral_action as ia
     from brov2_hybrid.control.integral_action import IntegralAction
     rng = np.random.default_rng(21)
     for _ in range(40):
@@ -174,7 +175,7 @@ def test_integral_step_is_the_vector_equations_bit_for_bit(band):
             z = action.step(t, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, SimpleNamespace(kp=kp, kd_total=kd),
                             inertia, b_check, b_ff, ki, enabled).copy()
             if state is None:          # the first tick starts the model at the measured attitude, no dt
-                state = [action.reference(), action._eta2m_dot.copy(), np.zeros(3), t]
+                state = [action.reference(), action.state[ia.ETA2M_DOT].copy(), np.zeros(3), t]
                 continue
             state = _vector_step(state, t, eta2d, eta2d_dot, eta2, J2i, tau_att, kp, kd, inertia, b_check, b_ff, ki,
                                  enabled, tau_max, band)

@@ -373,6 +373,15 @@ def _cases():
         "physics.kinematics.vector_ned_to_enu": Case(lambda f: k.vector_ned_to_enu, lambda f: {"v": [1, 2, 3]}, ("v",)),
         "physics.kinematics.vector_flu_to_frd": Case(lambda f: k.vector_flu_to_frd, lambda f: {"v": [1, 2, 3]}, ("v",)),
         "physics.kinematics.vector_frd_to_flu": Case(lambda f: k.vector_frd_to_flu, lambda f: {"v": [1, 2, 3]}, ("v",)),
+        "physics.kinematics.wrapped": Case(lambda f: k.wrapped, None,
+                                           note="a numba kernel on a checked float; wrap_angle_float checks it"),
+        "physics.kinematics.down_axis": Case(lambda f: k.down_axis, None,
+                                             note="a numba kernel on checked floats; down_axis_in_body checks them"),
+        "physics.kinematics.j2_matrix": Case(lambda f: k.j2_matrix, None,
+                                             note="a numba kernel on checked floats; J2 and J2_from_roll_pitch check them"),
+        "physics.kinematics.j2_inv_matrix": Case(lambda f: k.j2_inv_matrix, None,
+                                                 note="a numba kernel on checked floats; J2_inv and "
+                                                      "J2_inv_from_roll_pitch check them"),
         "physics.kinematics.wrap_angle_float": Case(lambda f: k.wrap_angle_float, lambda f: {"angle_rad": 4.0}, ("angle_rad",)),
         "physics.kinematics.wrap_angle": Case(lambda f: k.wrap_angle, lambda f: {"angle_rad": [4.0, -7.0]}, ("angle_rad",),
                                       shape_free=("angle_rad",)),
@@ -407,6 +416,9 @@ def _cases():
         "control.law.HybridController.update_desired": Case(lambda f: f.controller().update_desired,
                                                         lambda f: {"t_s": 1.0, "eta2d": _eta2()}, ("t_s", "eta2d")),
         "control.law.HybridController.reset_integral": Case(lambda f: f.controller().reset_integral, lambda f: {}),
+        "control.law.HybridController.torque": Case(
+            lambda f: f.controller().torque, None,
+            note="the in-process loop's tick on checked float arrays; compute checks its inputs and covers it"),
         "control.law.HybridController.compute": Case(
             lambda f: f.controller().compute,
             lambda f: {"eta2d": _eta2(), "u_linear": [0.1, 0, 0], "eta2": _eta2(), "nu2": [0, 0, 0.1],
@@ -444,6 +456,9 @@ def _cases():
             lambda f: {"eta2": _eta2(), "weight_n": 112.8, "buoyancy_n": 114.8, "r_cg_m": [0, 0, 0],
                        "r_cb_m": [0, 0, -0.02]},
             ("eta2", "weight_n", "buoyancy_n", "r_cg_m", "r_cb_m")),
+        "physics.hydrostatics.lever_moment": Case(lambda f: h.lever_moment, None,
+                                                  note="a numba kernel on checked floats; restoring_wrench_from_lever "
+                                                       "checks them"),
         "physics.hydrostatics.restoring_wrench_from_lever": Case(
             lambda f: h.restoring_wrench_from_lever,
             lambda f: {"phi": 0.1, "theta": -0.2, "net_weight_n": -2.0, "lever": [0.0, 0.0, 2.3]},

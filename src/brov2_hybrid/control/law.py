@@ -43,9 +43,9 @@ import numpy as np
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.validate import as_finite, as_vector
 from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
-from brov2_hybrid.physics.hydrostatics import restoring_wrench_from_lever
+from brov2_hybrid.control import law_kernels
 from brov2_hybrid.control.integral_action import IntegralAction
-from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, J2_inv_from_roll_pitch, wrap_angle
+from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, j2_inv_matrix
 from brov2_hybrid.control.rate_estimate import DesiredRateEstimator
 from brov2_hybrid.params import CONTROLLER_RULES
 
@@ -67,23 +67,19 @@ def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_momen
         Torque added to cancel the hydrostatic moment at eta2d [N m].
     """
     eta2 = as_vector(eta2, 3, "eta2")
-    return _attitude_torque(_body_J2_inv(eta2), as_vector(eta2d, 3, "eta2d"), as_vector(eta2d_dot, 3, "eta2d_dot"),
-                            eta2, as_vector(nu2, 3, "nu2"),
-                            as_vector(kp, 3, "kp"), as_vector(kd_total, 3, "kd_total"),
-                            as_vector(feedforward_moment, 3, "feedforward_moment"))
+    _check_gimbal_lock(eta2[1])
+    ff = as_vector(feedforward_moment, 3, "feedforward_moment")
+    out = np.empty(3)
+    law_kernels.kernels()["pd_torque"](
+        j2_inv_matrix(eta2[0], eta2[1]), as_vector(eta2d, 3, "eta2d"), as_vector(eta2d_dot, 3, "eta2d_dot"), eta2,
+        as_vector(nu2, 3, "nu2"), as_vector(kp, 3, "kp"), as_vector(kd_total, 3, "kd_total"), ff[0], ff[1], ff[2], out)
+    return out
 
 
-def _body_J2_inv(eta2):
-    """J2_inv(eta2) (3, 3); raises at gimbal lock, where roll and yaw errors are undefined."""
-    theta = float(eta2[1])
+def _check_gimbal_lock(theta):
+    """Brov2Error at gimbal lock (pitch ``theta`` [rad] near +-pi/2), where roll and yaw errors are undefined."""
     if abs(math.cos(theta)) < GIMBAL_LOCK_COS:
         raise Brov2Error("eta2: pitch %.4f rad is at gimbal lock (+-pi/2); roll and yaw errors are undefined" % theta)
-    return J2_inv_from_roll_pitch(float(eta2[0]), theta)
-
-
-def _attitude_torque(J2i, eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
-    """Kernel of :func:`attitude_torque` on validated float arrays, J2i = J2_inv(eta2)."""
-    return kp * (J2i @ wrap_angle(eta2d - eta2)) + kd_total * (J2i @ eta2d_dot - nu2) + feedforward_moment
 
 
 def normalize(tau, tau_max):
@@ -99,8 +95,9 @@ def normalize(tau, tau_max):
 
 
 def _normalize(tau, tau_max):
-    ratio = tau / tau_max
-    return np.minimum(np.maximum(ratio, -1.0), 1.0), np.abs(ratio) > 1.0
+    u, saturated = np.empty(6), np.empty(6)
+    law_kernels.kernels()["normalized_command"](tau, tau_max, u, saturated)
+    return u, saturated != 0.0
 
 
 @dataclass
@@ -145,9 +142,11 @@ class HybridController(object):
         self.drag_feedforward_enabled = bool(settings.drag_feedforward_enabled)
         self.integral = IntegralAction(self.tau_max[3:])
         self.integral.band_rad = float(settings.integral_band_rad)
-        # W r_G - B r_B, the lever of the hydrostatic moment (see hydrostatics).
-        self._net_weight_n = body.weight_n - body.buoyancy_n
-        self._lever = (body.weight_n * body.r_cg_m - body.buoyancy_n * body.r_cb_m).tolist()
+        # W r_G - B r_B, the lever of the hydrostatic moment (see hydrostatics); NaN: no feed-forward.
+        self._feedforward_lever = body.weight_n * body.r_cg_m - body.buoyancy_n * body.r_cb_m
+        self._no_lever = np.full(3, math.nan)
+        self._kernels = law_kernels.kernels()
+        self._rate = np.zeros(3)
 
     def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
                   feedforward_enabled=None, linear_scale=None, rate_window=None,
@@ -224,12 +223,6 @@ class HybridController(object):
         """Feed a new desired attitude sample to the rate estimator."""
         self.rate_estimator.update(t_s, eta2d)
 
-    def _feedforward(self, eta2d):
-        """Torque cancelling the hydrostatic moment at eta2d (zeros when disabled)."""
-        if not self.feedforward_enabled:
-            return np.zeros(3)
-        return -restoring_wrench_from_lever(float(eta2d[0]), float(eta2d[1]), self._net_weight_n, self._lever)[3:]
-
     def reset_integral(self, axes=None):
         """Zero the integral torque on ``axes`` (0 roll, 1 pitch, 2 yaw; default all).
 
@@ -241,6 +234,17 @@ class HybridController(object):
     def ki(self):
         """Integral gains (3,) [N m / (rad s)]: integral_ratio * omega_d * k_p."""
         return self.integral_ratio * self.gains.omega_d_rad_s * self.gains.kp
+
+    @property
+    def integral_ratio(self):
+        """k_i / (omega_d k_p), the integral action's ratio (integral_ratio)."""
+        return self._integral_ratio
+
+    @integral_ratio.setter
+    def integral_ratio(self, value):
+        """Set the ratio (a float >= 0; checked by configure) and the gains k_i it gives."""
+        self._integral_ratio = float(value)
+        self._ki = self.ki
 
     def compute(self, eta2d, u_linear, eta2, nu2, eta2d_dot=None, t_s=None):
         """One control tick.
@@ -269,25 +273,32 @@ class HybridController(object):
             raise Brov2Error("u_linear: expected values in [-1, 1], got %s" % u_lin.tolist())
         eta2 = as_vector(eta2, 3, "eta2")
         nu2 = as_vector(nu2, 3, "nu2")
-        if t_s is not None:
-            t_s = as_finite(t_s, "t_s")
-        rate_d = self.rate_estimator.rate(t_s) if eta2d_dot is None else as_vector(eta2d_dot, 3, "eta2d_dot")
-        g = self.gains
-        tau = np.empty(6)
-        tau[:3] = self.linear_scale * u_lin * self.tau_max[:3]
-        J2i = _body_J2_inv(eta2)      # once per tick: PD, drag feed-forward and integral action
-        tau[3:] = _attitude_torque(J2i, eta2d, rate_d, eta2, nu2, g.kp, self._kd_total, self._feedforward(eta2d))
-        if self.drag_feedforward_enabled or self.integral_enabled:
-            b_ff = self.b_check if self.drag_feedforward_enabled else np.zeros(3)
-            if self.drag_feedforward_enabled:
-                tau[3:] += b_ff * (J2i @ rate_d)
-            if self.integral_enabled:
-                tau[3:] += self.integral.step(
-                    t_s, eta2d, rate_d, eta2, nu2, J2i,
-                    tau[3:] * self._enabled_mask, g, self.total_inertia, self.b_check, b_ff, self.ki,
-                    self.closed_loop_enabled)
-        tau[3:] *= self._enabled_mask
+        t = math.nan if t_s is None else as_finite(t_s, "t_s")
+        tau = self.torque(eta2d, u_lin, eta2, nu2, None if eta2d_dot is None else as_vector(eta2d_dot, 3, "eta2d_dot"),
+                          t)
         return ControlOutput(tau_body_frd=tau, saturated=np.abs(tau) > self.tau_max)
+
+    def torque(self, eta2d, u_linear, eta2, nu2, eta2d_dot, t_s):
+        """:meth:`compute`'s tau (6,) [N, N m] on checked float arrays (the in-process loop's
+        tick): ``eta2d_dot`` None for the estimate, ``t_s`` NaN for no tick time.
+
+        Raises Brov2Error at gimbal lock; runs :func:`~brov2_hybrid.control.law_kernels.control_torque`.
+        """
+        _check_gimbal_lock(eta2[1])
+        k = self._kernels
+        if eta2d_dot is None:
+            est = self.rate_estimator
+            eta2d_dot = self._rate
+            k["rate_estimate"](est.times, est.diffs, est.count, t_s, eta2d_dot)
+        g = self.gains
+        integral = self.integral
+        tau = np.empty(6)
+        k["control_torque"](eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, self.tau_max, self.linear_scale, g.kp,
+                            self._kd_total, self._feedforward_lever if self.feedforward_enabled else self._no_lever,
+                            self.drag_feedforward_enabled, self.integral_enabled, self.b_check, self._ki,
+                            self.total_inertia, self._enabled_mask, integral.state, integral.last_t,
+                            float(integral.band_rad), tau)
+        return tau
 
     @property
     def gains(self):
@@ -299,6 +310,8 @@ class HybridController(object):
         """Put PD gains (:class:`~brov2_hybrid.control.gains.PDGains`) in force."""
         self._gains = value
         self._kd_total = value.kd_total
+        if hasattr(self, "_integral_ratio"):
+            self._ki = self.ki
 
     @property
     def closed_loop_enabled(self):

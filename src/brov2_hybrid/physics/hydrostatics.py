@@ -42,8 +42,14 @@ def restoring_wrench_from_lever(phi, theta, net_weight_n, lever):
         raise Brov2Error("restoring_wrench_from_lever: expected finite phi, theta, net_weight_n and a lever of "
                          "3 numbers, got %r, %r, %r, %r" % (phi, theta, net_weight_n, lever))
     dx, dy, dz = down_axis_in_body(phi, theta)
-    return np.array([net_weight_n * dx, net_weight_n * dy, net_weight_n * dz,
-                     cy * dz - cz * dy, cz * dx - cx * dz, cx * dy - cy * dx])
+    return np.array((net_weight_n * dx, net_weight_n * dy, net_weight_n * dz) + lever_moment(cx, cy, cz, dx, dy, dz))
+
+
+def lever_moment(cx, cy, cz, dx, dy, dz):
+    """The restoring moment (3-tuple) [N m]: lever (cx, cy, cz) = W r_G - B r_B [N m] crossed
+    with the down axis d in body axes, unchecked floats (a kernel, also the control law's
+    feed-forward, :mod:`brov2_hybrid.control.law_kernels`)."""
+    return cy * dz - cz * dy, cz * dx - cx * dz, cx * dy - cy * dx
 
 
 def restoring_moment(eta2, params):

@@ -47,7 +47,7 @@ def wrap_angle(angle_rad):
         values = a.tolist() if a.ndim == 1 else a.ravel().tolist()
         if not all(map(math.isfinite, values)):
             raise Brov2Error("angle_rad: expected finite angles, got %s" % a.tolist())
-        return np.array([math.pi - (math.pi - x) % _TWO_PI for x in values]).reshape(a.shape)
+        return np.array([wrapped(x) for x in values]).reshape(a.shape)
     if not np.all(np.isfinite(a)):
         raise Brov2Error("angle_rad: expected finite angles, got NaN or infinity in an array of shape %s"
                          % (a.shape,))
@@ -65,6 +65,12 @@ def wrap_angle_float(angle_rad):
         raise Brov2Error("angle_rad: expected one number, got %r" % (angle_rad,))
     if not finite:
         raise Brov2Error("angle_rad: expected a finite angle, got %r" % (angle_rad,))
+    return wrapped(angle_rad)
+
+
+def wrapped(angle_rad):
+    """:func:`wrap_angle` of one finite float, unchecked (a kernel, compiled by numba in the
+    control law's tick, :mod:`brov2_hybrid.control.law_kernels`): pi - ((pi - a) mod 2 pi)."""
     return math.pi - (math.pi - angle_rad) % _TWO_PI
 
 
@@ -75,11 +81,16 @@ def down_axis_in_body(phi, theta):
     """
     try:
         if math.isfinite(phi) and math.isfinite(theta):
-            cth = math.cos(theta)
-            return -math.sin(theta), cth * math.sin(phi), cth * math.cos(phi)
+            return down_axis(phi, theta)
     except TypeError:
         pass
     raise Brov2Error("phi, theta: expected two finite angles [rad], got %r, %r" % (phi, theta))
+
+
+def down_axis(phi, theta):
+    """:func:`down_axis_in_body` of two finite floats, unchecked (a kernel): a 3-tuple."""
+    cth = math.cos(theta)
+    return -math.sin(theta), cth * math.sin(phi), cth * math.cos(phi)
 
 
 def J1(eta2):
@@ -120,6 +131,12 @@ def _J2(phi, theta):
     cth = math.cos(theta)
     if abs(cth) < GIMBAL_LOCK_COS:
         raise Brov2Error("eta2: pitch %.4f rad is at gimbal lock (+-pi/2); J2 is singular" % theta)
+    return j2_matrix(phi, theta)
+
+
+def j2_matrix(phi, theta):
+    """J2 (3x3) from finite roll and pitch [rad] outside gimbal lock, unchecked (a kernel)."""
+    cth = math.cos(theta)
     cphi, sphi, tth = math.cos(phi), math.sin(phi), math.tan(theta)
     return np.array([
         [1.0, sphi * tth, cphi * tth],
@@ -134,16 +151,16 @@ def J2_inv(eta2):
     Defined at every attitude (it is J2's inverse wherever J2 exists).
     """
     phi, theta, _ = as_vector(eta2, 3, "eta2")
-    return _J2_inv(phi, theta)
+    return j2_inv_matrix(phi, theta)
 
 
 def J2_inv_from_roll_pitch(phi, theta):
     """:func:`J2_inv` from roll ``phi`` and pitch ``theta`` [rad] (the per-tick form)."""
-    return _J2_inv(as_finite(phi, "phi"), as_finite(theta, "theta"))
+    return j2_inv_matrix(as_finite(phi, "phi"), as_finite(theta, "theta"))
 
 
-def _J2_inv(phi, theta):
-    """J2_inv from already-validated roll and pitch [rad]."""
+def j2_inv_matrix(phi, theta):
+    """J2_inv (3x3) from finite roll and pitch [rad], unchecked (a kernel)."""
     cphi, sphi = math.cos(phi), math.sin(phi)
     cth, sth = math.cos(theta), math.sin(theta)
     return np.array([
