@@ -1,9 +1,9 @@
 """Compile (or load from the disk cache) every numba kernel family, before anything flies.
 
 ``python -m brov2_hybrid.kernels`` (run by ``make setup``) builds the objects whose kernels
-:mod:`brov2_hybrid.jit` compiles: the plant's stepper, the stock mixers and the
-stock-compensated output stage's search. A cold cache costs some 15-25 s once per source
-version and machine; afterwards each process loads the kernels in well under a second, so
+:mod:`brov2_hybrid.jit` compiles: the control law, the channel maps, the thrust table, the
+mixers, the plant's input, attitude and stepper, and the stock-compensated output stage's
+search. A cold cache costs some 20 s once per source version and machine; afterwards each process loads the kernels in well under a second, so
 no node (thruster_allocation switching to stock firmware) and no test waits for numba.
 Prints which families run compiled; without numba, that the Python kernels run.
 """
@@ -20,7 +20,9 @@ def warm(name_or_path="bluerov2_heavy"):
     from brov2_hybrid.sim.plant import Plant
     from brov2_hybrid.vehicle.firmware_output import output_stage
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+    from brov2_hybrid.control import law_kernels
     vehicle = load_vehicle(name_or_path)
+    law_kernels.kernels()
     stage = output_stage("stock", vehicle, vehicle.rc_map)
     stage.channels(np.full(6, 0.2))
     vehicle.mixer("stock").motor_pwm(np.full(6, 0.2))

@@ -211,14 +211,14 @@ class ClosedLoop(object):
         step, tick, next_sample = 0, 0, 0
         steps_per_tick, steps_per_sample, command_delay = self.steps_per_tick, self.steps_per_sample, \
             self.command_delay_steps
-        rc_map, mixer = self.rc_map, self.mixer
-        pwm_min_us, pwm_max_us = self.vehicle.thrusters.pwm_min_us, self.vehicle.thrusters.pwm_max_us
+        # the log's rc1..rc6 columns from the channel PWMs per DOF of u
+        by_channel = [self.rc_map.channels.index(ch) for ch in range(1, 7)]
         tau_max = self.vehicle.tau_max
+        torque = controller.torque
         zeros = np.zeros(6)
         # One fancy-indexed write per row: the columns in the order the values are listed.
         written = np.array([0] + _DESIRED + _ACTUAL + _RATES + _LINEAR + _TAU + _U + _RC
                            + _PWM[:self.vehicle.n_thrusters] + [_COL["depth_m"]])
-        channels = range(1, 7)
         next_tick = 0
         while tick < n_ticks:
             t = step * dt
@@ -234,15 +234,15 @@ class ClosedLoop(object):
                 if seen is None:  # no attitude yet: neutral, as the nodes do
                     tau = u = zeros
                 else:
-                    tau = controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t).tau_body_frd
+                    # compute()'s tau on the checked arrays of the dive and the plant
+                    tau = torque(eta2d, u_lin, seen[0], seen[1], None, t)
                     u = normalize(tau, tau_max)[0]      # as thruster_allocation forms it
-                rc = output.channels(u)
-                pwm = motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us)
+                rc, pwm = output.rc_and_motor_pwm(u)
                 commands.push(t, pwm)
                 pending.append(step + command_delay)
                 eta, nu = plant.eta, plant.nu
                 rows[tick, written] = ([t] + eta2d.tolist() + eta[3:6].tolist() + nu[3:6].tolist() + u_lin.tolist()
-                                       + tau.tolist() + u.tolist() + [rc.get(ch, 0) for ch in channels] + pwm
+                                       + tau.tolist() + u.tolist() + rc[by_channel].tolist() + pwm.tolist()
                                        + [plant.depth_m()])
                 tick += 1
                 next_tick += steps_per_tick

@@ -184,12 +184,13 @@ def quaternion_from_euler(eta2):
     ])
 
 
-def _as_quaternion(q, name="q"):
+def _as_quaternion(q, name="q", normalise=True):
+    """q as a checked, non-zero float quaternion (4,), scaled to unit norm unless ``normalise`` is False."""
     q = as_vector(q, 4, name)
     norm = math.sqrt(float(q @ q))
     if norm < 1e-9:
         raise Brov2Error("%s: expected a non-zero quaternion (x, y, z, w), got %s" % (name, q.tolist()))
-    return q / norm
+    return q / norm if normalise else q
 
 
 def euler_from_quaternion(q):
@@ -197,12 +198,19 @@ def euler_from_quaternion(q):
 
     Yaw and roll in (-pi, pi], pitch in [-pi/2, pi/2]. The quaternion is normalised.
     """
-    x, y, z, w = _as_quaternion(q)
+    return np.array(euler_angles(_as_quaternion(q, normalise=False)))   # euler_angles normalises
+
+
+def euler_angles(q):
+    """:func:`euler_from_quaternion` of a finite quaternion array (x, y, z, w) (4,), scaled to
+    unit norm first, unchecked (a kernel, the plant's attitude): (roll, pitch, yaw) [rad]."""
+    norm = math.sqrt(q @ q)
+    x, y, z, w = q[0] / norm, q[1] / norm, q[2] / norm, q[3] / norm
     roll = math.atan2(2.0 * (w * x + y * z), 1.0 - 2.0 * (x * x + y * y))
     sin_pitch = max(-1.0, min(1.0, 2.0 * (w * y - z * x)))
     pitch = math.asin(sin_pitch)
     yaw = math.atan2(2.0 * (w * z + x * y), 1.0 - 2.0 * (y * y + z * z))
-    return np.array([roll, pitch, yaw])
+    return roll, pitch, yaw
 
 
 def quaternion_multiply(a, b):

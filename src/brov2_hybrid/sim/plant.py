@@ -19,7 +19,8 @@ import numpy as np
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.jit import compile_family
 from brov2_hybrid.validate import as_vector
-from brov2_hybrid.physics.kinematics import J1, euler_from_quaternion, quaternion_from_euler
+from brov2_hybrid.physics.kinematics import J1, euler_angles, quaternion_from_euler
+from brov2_hybrid.vehicle.thrust_table import interp_at
 from brov2_hybrid.sim.config import load_sim_options, third_order_coefficients
 from brov2_hybrid.sim.dynamics import (N_CONSTANTS, UPDATED_KIND, accelerations, body_acceleration, model_constants,
                                        model_params, stock_thrust_n)
@@ -69,6 +70,7 @@ class Plant(object):
             self._lag = ModalLag(num, den, self.dt_s, self.n_thrusters)
         self._rng = np.random.default_rng(self.options.seed)
         self._matrix = self.params.thruster_matrix
+        self._io = io_kernels()
         self._constants = self._stepper_constants()
         #: Step with :func:`integrate` compiled by numba where available (same numbers); False:
         #: the Python function (the baseline the benchmarks compare with).
@@ -108,7 +110,7 @@ class Plant(object):
         """Pose (6,): NED position [m] and roll, pitch, yaw [rad] (ZYX Euler of body FRD in NED)."""
         if self._eta is None:      # once per state: the loop reads it for telemetry and its log
             x = self._x
-            self._eta = np.concatenate([x[0:3], euler_from_quaternion([x[4], x[5], x[6], x[3]])])
+            self._eta = np.array(x[0:3] + list(self._io["euler_angles"](np.array([x[4], x[5], x[6], x[3]]))))
         return self._eta.copy()
 
     @property
@@ -164,16 +166,21 @@ class Plant(object):
     # ---------------------------------------------------------------- inputs
     def set_motor_pwm(self, pwm_us):
         """Hold one PWM [us] per motor (clamped to the table range) until the next call."""
-        lo, hi = self._pwm_limits   # np.minimum/np.maximum: np.clip's result, cheaper
-        pwm = np.minimum(np.maximum(as_vector(pwm_us, self.n_thrusters, "pwm_us"), lo), hi)
-        self.motor_pwm_us = pwm
+        lo, hi = self._pwm_limits
+        pwm_in = as_vector(pwm_us, self.n_thrusters, "pwm_us")
         if self.kind == "updated":
-            f_cmd = np.asarray(self.vehicle.table.force_from_pwm(pwm), dtype=float)
+            table = self.vehicle.table
+            pwm, f_cmd, tau = np.empty(self.n_thrusters), np.empty(self.n_thrusters), np.empty(6)
+            self._io["steady_wrench"](pwm_in, lo, hi, table.pwm_us, table.force_n, table.slope_n_per_us, self._matrix,
+                                      pwm, f_cmd, tau)
         else:
+            pwm = np.minimum(np.maximum(pwm_in, lo), hi)   # np.clip's result, cheaper
             f_cmd = stock_thrust_n(pwm, self.params.stock)
+            tau = self._matrix @ f_cmd
+        self.motor_pwm_us = pwm
         self._f_cmd = f_cmd
         if self._lag is None:
-            self._tau_ss = (self._matrix @ f_cmd).tolist()
+            self._tau_ss = tau.tolist()
             return
         deviations = self._lag.command(f_cmd)
         self._tau_ss = [float(a) for a in self._matrix @ (self._lag.dc_gain * f_cmd)]
@@ -304,6 +311,46 @@ def _compiled_integrate():
     """
     kernels = compile_family("plant", (integrate, accelerations), _probe_integrate)
     return kernels["integrate"] if kernels else None
+
+
+def steady_wrench(pwm_us, pwm_min_us, pwm_max_us, xp, fp, slopes, matrix, pwm_out, force_out, tau_out):
+    """The updated model's motor input (a kernel): each PWM clipped to [pwm_min_us, pwm_max_us]
+    into ``pwm_out``, its thrust from the T200 table (``xp`` [us], ``fp`` [N], ``slopes``;
+    :func:`~brov2_hybrid.vehicle.thrust_table.interp_at`, np.interp's numbers) into ``force_out``
+    [N], and the body wrench ``matrix`` @ thrusts (6,) into ``tau_out`` [N, N m]."""
+    for i in range(len(pwm_us)):
+        p = min(max(pwm_us[i], pwm_min_us), pwm_max_us)
+        pwm_out[i] = p
+        force_out[i] = interp_at(xp, fp, slopes, p)
+    tau = matrix @ force_out
+    for k in range(6):
+        tau_out[k] = tau[k]
+
+
+IO_KERNELS = (steady_wrench, interp_at, euler_angles)
+
+
+def _probe_io(kernels):
+    """True when the compiled plant input and attitude give the Python numbers (PWMs across the table, random attitudes)."""
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+    table = load_vehicle().table
+    rng = np.random.default_rng(5)
+    matrix = np.asfortranarray(rng.normal(size=(6, 8)))     # the plant's thruster matrix is F-ordered
+    for pwm in np.vstack([np.arange(1090.0, 1914.0).reshape(-1, 8), rng.uniform(1100.0, 1900.0, (20, 8))]):
+        outs = []
+        for run in (kernels["steady_wrench"], steady_wrench):
+            out = (np.empty(8), np.empty(8), np.empty(6))
+            run(pwm, 1100.0, 1900.0, table.pwm_us, table.force_n, table.slope_n_per_us, matrix, *out)
+            outs.append(np.concatenate(out))
+        if not np.array_equal(outs[0], outs[1]):
+            return False
+    return all(kernels["euler_angles"](q) == euler_angles(q) for q in rng.normal(size=(50, 4)))
+
+
+def io_kernels():
+    """{name: kernel} of the plant's input and attitude, compiled where numba is (else the Python functions)."""
+    compiled = compile_family("plant_io", IO_KERNELS, _probe_io)
+    return compiled if compiled else {f.__name__: f for f in IO_KERNELS}
 
 
 def _probe_integrate(kernels):

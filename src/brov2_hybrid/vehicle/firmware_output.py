@@ -47,6 +47,7 @@ from brov2_hybrid.jit import compile_family
 from brov2_hybrid.validate import as_vector
 from brov2_hybrid.vehicle import stock_search
 from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
+from brov2_hybrid.vehicle.rc import rc_kernels
 from brov2_hybrid.vehicle.mixers import KINDS, MIXING_CODES, QUANTITATIVE, STOCK, motor_pwm_from_rc
 
 #: Firmware names a vehicle can run (the mixer kinds of :mod:`brov2_hybrid.vehicle.mixers`).
@@ -102,6 +103,17 @@ class OutputStage(object):
         """u (6,) -> {RC channel: PWM us}: the override to send (the fast path)."""
         u = np.minimum(np.maximum(as_vector(u, 6, "u"), -1.0), 1.0)     # np.clip's result, cheaper
         return self.rc_map.pwm_from_u(self.u_to_send(u))
+
+    def rc_and_motor_pwm(self, u):
+        """u (6,) -> (channel PWMs per DOF of u (6,) [us], the motor PWMs the firmware outputs
+        for them (n,) [us]): :meth:`channels` and :func:`~brov2_hybrid.vehicle.mixers.motor_pwm_from_rc`
+        in two arrays (the in-process loop's tick), through the same kernels."""
+        u = np.minimum(np.maximum(as_vector(u, 6, "u"), -1.0), 1.0)
+        m, k = self.rc_map, rc_kernels()
+        rc, u_read = np.empty(6), np.empty(6)
+        k["rc_from_u"](self.u_to_send(u), m.signs, m.neutral_us, m.half_range_us, rc)
+        k["u_from_rc"](rc, m.signs, m.neutral_us, m.half_range_us, u_read)
+        return rc, self.vehicle_mixer.clipped_motor_pwm(u_read, self.pwm_min_us, self.pwm_max_us)
 
     def command(self, u):
         """u (6,) -> :class:`OutputCommand` with the motor PWMs and wrench it delivers."""

@@ -37,6 +37,7 @@ from brov2_hybrid.jit import compile_family
 from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS, matrix_6xn
 from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.vehicle.thrust_table import interp_at, pwm_from_star, star_from_force
 from brov2_hybrid.validate import as_finite, as_matrix, as_vector
 
 
@@ -146,6 +147,32 @@ def truncated_pwm_rows(M, half_range_us):
     return out
 
 
+def stock_motor_pwm(u, T_hat, mixing, fv_coupling_k, half_range_us, pwm_min_us, pwm_max_us, out):
+    """Stock ArduSub's whole-microsecond motor outputs (n,) for one u (6,) into ``out``, clipped
+    to [pwm_min_us, pwm_max_us] (a kernel: :func:`stock_rows`, :func:`truncated_pwm_rows`)."""
+    pwm = truncated_pwm_rows(stock_rows(T_hat, u.reshape(1, 6), mixing, fv_coupling_k), half_range_us)
+    for i in range(len(out)):
+        out[i] = min(max(pwm[0, i], pwm_min_us), pwm_max_us)
+
+
+def quantitative_motor_pwm(u, F, tau_max, inv_force, inv_star, inv_slopes, neutral_us, half_range_us, pwm_min_us,
+                           pwm_max_us, out):
+    """Algorithm 2's motor outputs (n,) for one u (6,) into ``out`` (a kernel): forces
+    F (tau_max u) [N] (the paper's allocation with F = T-dagger), m* by the thrust table's
+    inverse (:func:`~brov2_hybrid.vehicle.thrust_table.star_from_force`), PWM
+    (:func:`~brov2_hybrid.vehicle.thrust_table.pwm_from_star`) rounded to the microsecond,
+    clipped to [pwm_min_us, pwm_max_us]."""
+    forces = F @ (tau_max * u)
+    for i in range(len(out)):
+        pwm = np.rint(pwm_from_star(star_from_force(forces[i], inv_force, inv_star, inv_slopes), neutral_us,
+                                    half_range_us))
+        out[i] = min(max(pwm, pwm_min_us), pwm_max_us)
+
+
+_MIXER_KERNELS = (stock_rows, truncated_pwm_rows, stock_motor_pwm, quantitative_motor_pwm, star_from_force,
+                  pwm_from_star, interp_at)
+
+
 def _probe(kernels):
     """True when the compiled mixer kernels give the Python kernels' numbers (random stacks)."""
     rng = np.random.default_rng(7)
@@ -157,12 +184,27 @@ def _probe(kernels):
             return False
         if not np.array_equal(kernels["truncated_pwm_rows"](m, 400.0), truncated_pwm_rows(m, 400.0)):
             return False
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+    vehicle = load_vehicle()
+    t = vehicle.table
+    for u in U:
+        a, b = np.empty(8), np.empty(8)
+        kernels["stock_motor_pwm"](u, T_hat, VECTORED_6DOF, 0.0, 400.0, 1100.0, 1900.0, a)
+        stock_motor_pwm(u, T_hat, VECTORED_6DOF, 0.0, 400.0, 1100.0, 1900.0, b)
+        if not np.array_equal(a, b):
+            return False
+        args = (vehicle.T_pinv, vehicle.tau_max, t.inv_force_n, t.inv_star, t.inv_slopes, t.neutral_us,
+                t.half_range_us, 1100.0, 1900.0)
+        kernels["quantitative_motor_pwm"](u, *(args + (a,)))
+        quantitative_motor_pwm(u, *(args + (b,)))
+        if not np.array_equal(a, b):
+            return False
     return True
 
 
 def _kernels():
     """The compiled mixer kernels, or None (run the Python ones)."""
-    return compile_family("mixers", (stock_rows, truncated_pwm_rows), _probe)
+    return compile_family("mixers", _MIXER_KERNELS, _probe)
 
 
 def _commands(u):
@@ -254,6 +296,8 @@ class Mixer(object):
         self.T_hat = matrix_6xn(T_hat, "T_hat")
         self.frame_mixing = FRAME_MIXING.get(int(frame_config), "sum")
         self.fv_coupling_k = as_finite(fv_coupling_k, "fv_coupling_k") if self.frame_mixing == "vectored" else None
+        #: F (n, 6) of a linear allocator (forces = F (tau_max u), the paper's T-dagger), else None.
+        self.force_matrix = getattr(allocator, "T_pinv", None) if kind == QUANTITATIVE else None
 
     def normalized(self, u):
         """m* in [-1, 1], shape (n,); stock: also u (k, 6) -> (k, n)."""
@@ -267,6 +311,28 @@ class Mixer(object):
         """Motor PWMs [us], shape (n,)."""
         return self.table.pwm_from_normalized(self.normalized(u))
 
+    def clipped_motor_pwm(self, u, pwm_min_us=-np.inf, pwm_max_us=np.inf):
+        """:meth:`motor_pwm` of one command u (6,), clipped to [pwm_min_us, pwm_max_us] (n,).
+
+        One kernel call (:func:`stock_motor_pwm`, :func:`quantitative_motor_pwm`) for stock
+        ArduSub and for Algorithm 2 with a linear allocator (forces = F tau_max u); other
+        allocators run :meth:`motor_pwm` (the same table kernels) and clip.
+        """
+        u = as_vector(u, 6, "u")
+        out = np.empty(self.T_hat.shape[1])
+        k = _kernels() or {f.__name__: f for f in _MIXER_KERNELS}
+        if self.kind == STOCK:
+            k["stock_motor_pwm"](u, self.T_hat, MIXING_CODES[self.frame_mixing], float(self.fv_coupling_k or 0.0),
+                                 self.table.half_range_us, float(pwm_min_us), float(pwm_max_us), out)
+        elif self.force_matrix is not None:
+            t = self.table
+            k["quantitative_motor_pwm"](u, self.force_matrix, self.allocator.tau_max, t.inv_force_n, t.inv_star,
+                                        t.inv_slopes, t.neutral_us, t.half_range_us, float(pwm_min_us),
+                                        float(pwm_max_us), out)
+        else:
+            out = np.minimum(np.maximum(np.rint(self.pwm(u)), pwm_min_us), pwm_max_us)
+        return out
+
     def motor_pwm(self, u):
         """Motor PWMs in whole microseconds as the firmware writes them, shape (n,).
 
@@ -277,7 +343,7 @@ class Mixer(object):
         """
         if self.kind == STOCK:
             return ardusub_thrust_to_pwm(self.normalized(u), self.table.half_range_us)
-        return np.rint(self.pwm(u))
+        return self.clipped_motor_pwm(u)
 
 
 def motor_pwm_from_rc(channel_pwm, rc_map, mixer, pwm_min_us, pwm_max_us):
@@ -300,5 +366,4 @@ def motor_pwm_from_rc(channel_pwm, rc_map, mixer, pwm_min_us, pwm_max_us):
     list of int, one per thruster
     """
     pwm_min_us, pwm_max_us = as_finite(pwm_min_us, "pwm_min_us"), as_finite(pwm_max_us, "pwm_max_us")
-    pwm = mixer.motor_pwm(rc_map.u_from_pwm(channel_pwm))
-    return [int(p) for p in np.minimum(np.maximum(pwm, pwm_min_us), pwm_max_us)]
+    return [int(p) for p in mixer.clipped_motor_pwm(rc_map.u_from_pwm(channel_pwm), pwm_min_us, pwm_max_us).tolist()]

@@ -22,6 +22,7 @@ import numpy as np
 from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error, InputDataError
 from brov2_hybrid.csv_input import open_csv
+from brov2_hybrid.jit import compile_family
 from brov2_hybrid.validate import as_positive
 
 KGF_TO_N = 9.80665  # standard gravity, the definition of the kilogram-force
@@ -117,6 +118,12 @@ class ThrustTable(object):
         self._inv_force = np.concatenate([force[neg], [0.0, 0.0], force[pos]])
         self._inv_star = np.concatenate([self.pwm_star[neg], [self.pwm_star[edge_lo], self.pwm_star[edge_hi]],
                                          self.pwm_star[pos]])
+        # star_from_force's slopes of the inverse map (0 on the dead band's zero-width step,
+        # which no force beyond ZERO_FORCE_TOLERANCE_N falls in).
+        self.inv_force_n = self._inv_force
+        self.inv_star = self._inv_star
+        self.inv_slopes = np.array([(s1 - s0) / (f1 - f0) if f1 > f0 else 0.0 for f0, f1, s0, s1 in zip(
+            self._inv_force.tolist(), self._inv_force.tolist()[1:], self._inv_star.tolist(), self._inv_star.tolist()[1:])])
         self.max_forward_n = float(force[-1])
         self.max_reverse_n = float(-force[0])
         # interp_at (the stock search's look-up): each segment's slope [N/us] as np.interp computes it.
@@ -164,12 +171,12 @@ class ThrustTable(object):
         """
         f = np.asarray(force_n, dtype=float)
         _refuse_nan(f, "force_n", force_n)
-        star = np.interp(f, self._inv_force, self._inv_star, left=-1.0, right=1.0)
-        zero = np.abs(f) <= ZERO_FORCE_TOLERANCE_N
-        if star.ndim == 0:
-            return 0.0 if zero else float(star)
-        star[zero] = 0.0
-        return star
+        if f.ndim == 0:
+            return star_from_force(float(f), self.inv_force_n, self.inv_star, self.inv_slopes)
+        star = np.empty(f.size)
+        _table_kernels()["stars_from_forces"](np.ascontiguousarray(f).reshape(-1), self.inv_force_n, self.inv_star,
+                                              self.inv_slopes, star)
+        return star.reshape(f.shape)
 
     def pwm_from_force(self, force_n):
         """Thrust [N] -> PWM [us] through :meth:`normalized_from_force`."""
@@ -177,10 +184,14 @@ class ThrustTable(object):
 
     def pwm_from_normalized(self, m_star):
         """m* in [-1, 1] -> PWM [us] (Algorithm 2 line 17)."""
-        # np.minimum/np.maximum: same result as np.clip at a fraction of its overhead.
-        pwm = self.neutral_us + self.half_range_us * np.minimum(np.maximum(m_star, -1.0), 1.0)
-        _refuse_nan(pwm, "m_star", m_star)
-        return pwm
+        m = np.asarray(m_star, dtype=float)
+        _refuse_nan(m, "m_star", m_star)
+        if m.ndim == 0:
+            return pwm_from_star(float(m), self.neutral_us, self.half_range_us)
+        pwm = np.empty(m.size)
+        _table_kernels()["pwms_from_stars"](np.ascontiguousarray(m).reshape(-1), self.neutral_us, self.half_range_us,
+                                            pwm)
+        return pwm.reshape(m.shape)
 
 
 def interp_at(xp, fp, slopes, x):
@@ -206,6 +217,59 @@ def interp_at(xp, fp, slopes, x):
     if xp[lo] == x:
         return fp[lo]
     return slopes[lo] * (x - xp[lo]) + fp[lo]
+
+
+def star_from_force(f, inv_force, inv_star, inv_slopes):
+    """Algorithm 2's look-up of one finite thrust ``f`` [N] -> m* in [-1, 1] (a kernel).
+
+    0 within ZERO_FORCE_TOLERANCE_N of zero (PWM 1500); -1 / +1 beyond the table's
+    reverse / forward ends; else np.interp's number on the inverse table (``inv_force``
+    non-decreasing, ``inv_star`` its m*, ``inv_slopes`` their segments' slopes).
+    """
+    if abs(f) <= ZERO_FORCE_TOLERANCE_N:
+        return 0.0
+    if f < inv_force[0]:
+        return -1.0
+    if f > inv_force[len(inv_force) - 1]:
+        return 1.0
+    return interp_at(inv_force, inv_star, inv_slopes, f)
+
+
+def pwm_from_star(m_star, neutral_us, half_range_us):
+    """Algorithm 2 line 17 for one m* (a kernel): neutral + half_range clip(m*, -1, 1) [us]."""
+    return neutral_us + half_range_us * min(max(m_star, -1.0), 1.0)
+
+
+def pwms_from_stars(stars, neutral_us, half_range_us, out):
+    """:func:`pwm_from_star` of each m* in ``stars`` (k,) into ``out`` (k,) (a kernel)."""
+    for i in range(len(stars)):
+        out[i] = pwm_from_star(stars[i], neutral_us, half_range_us)
+
+
+def stars_from_forces(forces, inv_force, inv_star, inv_slopes, out):
+    """:func:`star_from_force` of each thrust in ``forces`` (k,) into ``out`` (k,) (a kernel)."""
+    for i in range(len(forces)):
+        out[i] = star_from_force(forces[i], inv_force, inv_star, inv_slopes)
+
+
+def _probe_table(kernels):
+    """True when the compiled look-up gives the Python numbers (forces across the table, the dead band's edges)."""
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+    table = load_vehicle().table
+    forces = np.concatenate([np.linspace(-60.0, 60.0, 2001), table.force_n, [0.0, -0.0, 1e-9, -1e-9, 2e-9, -2e-9]])
+    out, twin = np.empty(forces.size), np.empty(forces.size)
+    kernels["stars_from_forces"](forces, table.inv_force_n, table.inv_star, table.inv_slopes, out)
+    stars_from_forces(forces, table.inv_force_n, table.inv_star, table.inv_slopes, twin)
+    return np.array_equal(out, twin)
+
+
+TABLE_KERNELS = (interp_at, star_from_force, stars_from_forces, pwm_from_star, pwms_from_stars)
+
+
+def _table_kernels():
+    """The thrust table's kernels, compiled where numba is (else the Python functions)."""
+    compiled = compile_family("thrust_table", TABLE_KERNELS, _probe_table)
+    return compiled if compiled else {f.__name__: f for f in TABLE_KERNELS}
 
 
 def _refuse_nan(values, name, given):
