@@ -28,6 +28,7 @@ from dataclasses import replace
 
 import numpy as np
 
+from brov2_hybrid.control import law_kernels
 from brov2_hybrid.control.law import HybridController, normalize
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
@@ -215,6 +216,8 @@ class ClosedLoop(object):
         by_channel = [self.rc_map.channels.index(ch) for ch in range(1, 7)]
         tau_max = self.vehicle.tau_max
         torque = controller.torque
+        normalized = law_kernels.kernels()["normalized_command"]
+        saturated = np.empty(6)
         zeros = np.zeros(6)
         # One fancy-indexed write per row: the columns in the order the values are listed.
         written = np.array([0] + _DESIRED + _ACTUAL + _RATES + _LINEAR + _TAU + _U + _RC
@@ -236,8 +239,9 @@ class ClosedLoop(object):
                 else:
                     # compute()'s tau on the checked arrays of the dive and the plant
                     tau = torque(eta2d, u_lin, seen[0], seen[1], None, t)
-                    u = normalize(tau, tau_max)[0]      # as thruster_allocation forms it
-                rc, pwm = output.rc_and_motor_pwm(u)
+                    u = np.empty(6)
+                    normalized(tau, tau_max, u, saturated)      # normalize(), as thruster_allocation forms u
+                rc, pwm = output.rc_and_motor_pwm_of(u)
                 commands.push(t, pwm)
                 pending.append(step + command_delay)
                 eta, nu = plant.eta, plant.nu

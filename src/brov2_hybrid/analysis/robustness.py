@@ -15,6 +15,7 @@ The controller keeps the nominal parameters. Every sample flies a yaw step (sett
 overshoot) and the plateau dive of :mod:`brov2_hybrid.analysis.integral` (IAE of roll +
 pitch + yaw) at each omega_d with PD and PD+I; PD and PD+I see the same samples.
 """
+import functools
 import math
 import os
 from dataclasses import dataclass, replace
@@ -103,18 +104,25 @@ class RobustJob:
     band: float
 
 
-def run_robust_job(job):
-    """One sample at one omega_d with one law: yaw-step metrics and plateau-dive IAE."""
+@functools.lru_cache(maxsize=4)
+def _base_models(vehicle_name):
+    """(simulator options, vehicle) from their files, read once per process: a worker flies
+    hundreds of jobs, and parsing the YAML files for each cost a tenth of a job."""
     from brov2_hybrid.sim.config import load_sim_options
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+    return load_sim_options(), load_vehicle(vehicle_name)
+
+
+def run_robust_job(job):
+    """One sample at one omega_d with one law: yaw-step metrics and plateau-dive IAE."""
+    base_options, vehicle = _base_models(job.loop.vehicle)
     s, smp = job.settings, job.sample
     half = 0.5 * smp.latency_s
     loop_settings = job.loop.with_latency(LatencyCase("robustness", job.loop.telemetry_rate_hz, half, half))
-    options = replace(load_sim_options(), current_ned_m_s=np.array(smp.current_ned_m_s),
+    options = replace(base_options, current_ned_m_s=np.array(smp.current_ned_m_s),
                       noise_enabled=smp.noise_scale > 0.0,
                       attitude_noise_std_rad=s.attitude_noise_std_rad * smp.noise_scale,
                       rate_noise_std_rad_s=s.rate_noise_std_rad_s * smp.noise_scale, seed=smp.noise_seed)
-    vehicle = load_vehicle(job.loop.vehicle)
     loop = ClosedLoop(loop_settings, vehicle=vehicle, sim_options=options, plant_vehicle=perturbed_vehicle(vehicle, smp))
     ctl = {"integral_enabled": job.integral, "integral_ratio": s.ratio}
     step_rad = math.radians(s.step_deg)

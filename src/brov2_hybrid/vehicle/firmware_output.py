@@ -94,6 +94,7 @@ class OutputStage(object):
         self.vehicle_mixer = vehicle.mixer(self.firmware)
         self.pwm_min_us = vehicle.thrusters.pwm_min_us
         self.pwm_max_us = vehicle.thrusters.pwm_max_us
+        self._rc_from_u, self._u_from_rc = rc_kernels()["rc_from_u"], rc_kernels()["u_from_rc"]
 
     def u_to_send(self, u):
         """u (6,) in [-1, 1] -> the u to put on the channels (before 1 us quantization)."""
@@ -107,13 +108,17 @@ class OutputStage(object):
     def rc_and_motor_pwm(self, u):
         """u (6,) -> (channel PWMs per DOF of u (6,) [us], the motor PWMs the firmware outputs
         for them (n,) [us]): :meth:`channels` and :func:`~brov2_hybrid.vehicle.mixers.motor_pwm_from_rc`
-        in two arrays (the in-process loop's tick), through the same kernels."""
-        u = np.minimum(np.maximum(as_vector(u, 6, "u"), -1.0), 1.0)
-        m, k = self.rc_map, rc_kernels()
-        rc, u_read = np.empty(6), np.empty(6)
-        k["rc_from_u"](self.u_to_send(u), m.signs, m.neutral_us, m.half_range_us, rc)
-        k["u_from_rc"](rc, m.signs, m.neutral_us, m.half_range_us, u_read)
-        return rc, self.vehicle_mixer.clipped_motor_pwm(u_read, self.pwm_min_us, self.pwm_max_us)
+        in two arrays, through the same kernels."""
+        return self.rc_and_motor_pwm_of(np.minimum(np.maximum(as_vector(u, 6, "u"), -1.0), 1.0))
+
+    def rc_and_motor_pwm_of(self, u):
+        """:meth:`rc_and_motor_pwm` of a checked float u (6,) within [-1, 1] (the in-process loop's tick)."""
+        m = self.rc_map
+        rc, u_read, motor = np.empty(6), np.empty(6), np.empty(self.vehicle.n_thrusters)
+        self._rc_from_u(self.u_to_send(u), m.signs, m.neutral_us, m.half_range_us, rc)
+        self._u_from_rc(rc, m.signs, m.neutral_us, m.half_range_us, u_read)
+        self.vehicle_mixer.motor_pwm_into(u_read, self.pwm_min_us, self.pwm_max_us, motor)
+        return rc, motor
 
     def command(self, u):
         """u (6,) -> :class:`OutputCommand` with the motor PWMs and wrench it delivers."""

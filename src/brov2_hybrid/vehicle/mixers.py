@@ -298,6 +298,9 @@ class Mixer(object):
         self.fv_coupling_k = as_finite(fv_coupling_k, "fv_coupling_k") if self.frame_mixing == "vectored" else None
         #: F (n, 6) of a linear allocator (forces = F (tau_max u), the paper's T-dagger), else None.
         self.force_matrix = getattr(allocator, "T_pinv", None) if kind == QUANTITATIVE else None
+        self._mixing_code = MIXING_CODES[self.frame_mixing]
+        self._fv_k = float(self.fv_coupling_k or 0.0)
+        self._kernels = _kernels() or {f.__name__: f for f in _MIXER_KERNELS}
 
     def normalized(self, u):
         """m* in [-1, 1], shape (n,); stock: also u (k, 6) -> (k, n)."""
@@ -318,20 +321,22 @@ class Mixer(object):
         ArduSub and for Algorithm 2 with a linear allocator (forces = F tau_max u); other
         allocators run :meth:`motor_pwm` (the same table kernels) and clip.
         """
-        u = as_vector(u, 6, "u")
         out = np.empty(self.T_hat.shape[1])
-        k = _kernels() or {f.__name__: f for f in _MIXER_KERNELS}
+        self.motor_pwm_into(as_vector(u, 6, "u"), float(pwm_min_us), float(pwm_max_us), out)
+        return out
+
+    def motor_pwm_into(self, u, pwm_min_us, pwm_max_us, out):
+        """:meth:`clipped_motor_pwm` of a checked float u (6,) into ``out`` (n,) (the loop's tick)."""
+        k = self._kernels
         if self.kind == STOCK:
-            k["stock_motor_pwm"](u, self.T_hat, MIXING_CODES[self.frame_mixing], float(self.fv_coupling_k or 0.0),
-                                 self.table.half_range_us, float(pwm_min_us), float(pwm_max_us), out)
+            k["stock_motor_pwm"](u, self.T_hat, self._mixing_code, self._fv_k, self.table.half_range_us, pwm_min_us,
+                                 pwm_max_us, out)
         elif self.force_matrix is not None:
             t = self.table
             k["quantitative_motor_pwm"](u, self.force_matrix, self.allocator.tau_max, t.inv_force_n, t.inv_star,
-                                        t.inv_slopes, t.neutral_us, t.half_range_us, float(pwm_min_us),
-                                        float(pwm_max_us), out)
+                                        t.inv_slopes, t.neutral_us, t.half_range_us, pwm_min_us, pwm_max_us, out)
         else:
-            out = np.minimum(np.maximum(np.rint(self.pwm(u)), pwm_min_us), pwm_max_us)
-        return out
+            out[:] = np.minimum(np.maximum(np.rint(self.pwm(u)), pwm_min_us), pwm_max_us)
 
     def motor_pwm(self, u):
         """Motor PWMs in whole microseconds as the firmware writes them, shape (n,).
