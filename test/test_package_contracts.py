@@ -536,6 +536,8 @@ def _cases():
                                                note="a numba kernel on checked arrays; Mixer.clipped_motor_pwm checks its inputs"),
         "vehicle.mixers.stock_motor_pwm": Case(lambda f: mx.stock_motor_pwm, None,
                                         note="a numba kernel on checked arrays; Mixer.clipped_motor_pwm checks its inputs"),
+        "vehicle.mixers.Mixer.motor_pwm_into": Case(lambda f: f.mixer().motor_pwm_into, None,
+                                             note="the loop's tick on a checked u; clipped_motor_pwm checks it"),
         "vehicle.mixers.Mixer.motor_pwm": Case(lambda f: f.mixer().motor_pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
         "vehicle.mixers.ardusub_thrust_to_pwm": Case(lambda f: mx.ardusub_thrust_to_pwm,
                                              lambda f: {"m_star": np.full(8, 0.1), "half_range_us": 400.0},

@@ -4,6 +4,9 @@
   bundled dive, one process), for each firmware's output stage, against the loop as
   first written (``ClosedLoop.run(reference=True)``) measured in the same run.
   Goal (issue 16): >= 500x real time per core on the bundled dive, both output stages.
+* :func:`run_robustness` - wall time of ``brov2-analyze robustness`` at a few samples on
+  this machine's cores, projected to 1000 samples (6000 closed-loop jobs). Goal (issue 16):
+  1000 samples in <= 10 minutes on 2 cores.
 * :func:`run_reproduce` - wall time of the whole ``brov2-analyze reproduce`` on this
   machine's cores. Goal: < 10 minutes on 2 cores.
 
@@ -24,6 +27,9 @@ from brov2_hybrid.analysis.settings import load_analysis_settings
 
 RTF_GOAL = 500.0
 REPRODUCE_GOAL_S = 600.0
+ROBUSTNESS_GOAL_S = 600.0
+#: Samples per omega_d and law of the timed robustness sweep (projected to 1000).
+ROBUSTNESS_BENCH_SAMPLES = 40
 
 
 def real_time_factor(loop, dive, duration_s=None, repeats=3, reference=False):
@@ -66,9 +72,28 @@ def run(reproduce=True):
         fast, ref = against_reference(ClosedLoop(replace(settings.loop, mixer=mixer)), dive)
         print("  %-12s firmware: %4.0fx real time (baseline %4.0fx): %.2fx faster, goal %s"
               % (mixer, fast, ref, fast / ref, "met" if fast >= RTF_GOAL else "NOT met"))
+    run_robustness()
     if reproduce:
         with tempfile.TemporaryDirectory(prefix="brov2_reproduce_") as out_dir:
             run_reproduce(out_dir)
+
+
+def run_robustness(samples=ROBUSTNESS_BENCH_SAMPLES):
+    """Time ``brov2-analyze robustness --samples N`` on all cores; print it and its projection to
+    1000 samples (the pool's start-up counted in full, so the projection errs long); return the wall time [s]."""
+    from brov2_hybrid.analysis import cli
+    with tempfile.TemporaryDirectory(prefix="brov2_robustness_") as out_dir:
+        start = time.perf_counter()
+        code = cli.main(["robustness", "--samples", str(samples), "--out", out_dir, "--quiet"])
+        wall = time.perf_counter() - start
+    jobs = 6 * samples                  # 3 omega_d x (PD, PD+I)
+    projected = wall * 1000.0 / samples
+    print("brov2-analyze robustness --samples %d: %d closed-loop jobs (yaw step + plateau dive, 108 s simulated "
+          "each) in %.1f s on %d cores, %.0f ms per job and core; 1000 samples projected: %.0f s (goal <= %.0f s: "
+          "%s), exit %d" % (samples, jobs, wall, os.cpu_count() or 1, wall * (os.cpu_count() or 1) / jobs * 1e3,
+                            projected, ROBUSTNESS_GOAL_S, "met" if projected <= ROBUSTNESS_GOAL_S else "NOT met",
+                            code))
+    return wall
 
 
 def run_reproduce(out_dir=None, jobs=None):
