@@ -34,23 +34,23 @@ def test_kernels_are_compiled_where_numba_is_installed(heavy):
     if not _numba_expected():
         pytest.skip("no numba here (or BROV2_NO_JIT): the Python kernels run")
     assert mixers._kernels() is not None
-    assert stage._search is not stock_search.group_search     # the numba dispatcher
+    assert stage._command is not stock_search.compensated_command     # the numba dispatcher
 
 
 @pytest.mark.parametrize("name", ["bluerov2_heavy", "bluerov2"])
 def test_compiled_stock_search_gives_the_python_kernels_numbers(name):
-    """Compiled group_search == the same function run as Python, over saturating and
+    """Compiled compensated_command == the same function run as Python, over saturating and
     dead-band commands (the RC values are then the same: test_firmware_output holds both
     to the search as first written)."""
     vehicle = load_vehicle(name)
     stage = output_stage("stock", vehicle, vehicle.rc_map)
-    if stage._search is stock_search.group_search:
+    if stage._command is stock_search.compensated_command:
         pytest.skip("the Python kernel runs here")
     rng = np.random.default_rng(3)
     U = np.vstack([rng.uniform(-1.0, 1.0, (400, 6)), rng.uniform(-0.03, 0.03, (100, 6)),
                    np.clip(rng.normal(0.0, 1.5, (200, 6)), -1.0, 1.0)])
     for u in U:
-        assert np.array_equal(stage._u_to_send(u, stage._search), stage._u_to_send(u, stock_search.group_search)), u
+        assert np.array_equal(stage._u_to_send(u, stage._command), stage._u_to_send(u, stock_search.compensated_command)), u
 
 
 def test_mixer_kernel_matches_the_broadcast_algorithm1(heavy):
@@ -95,7 +95,7 @@ def test_no_jit_runs_the_python_kernels(heavy):
             "from brov2_hybrid.vehicle.firmware_output import output_stage\n"
             "from brov2_hybrid.vehicle import stock_search, mixers\n"
             "s = load_vehicle('bluerov2_heavy'); st = output_stage('stock', s, s.rc_map)\n"
-            "print(st._search is stock_search.group_search, mixers._kernels() is None)\n")
+            "print(st._command is stock_search.compensated_command, mixers._kernels() is None)\n")
     env = dict(os.environ, BROV2_NO_JIT="1")
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True)
     assert out.stdout.split() == ["True", "True"]

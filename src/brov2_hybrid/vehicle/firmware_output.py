@@ -212,55 +212,49 @@ class StockCompensatedOutput(OutputStage):
         # usual 1100..1900): clipping them to the limits changes nothing and is skipped.
         full_range = (table.neutral_us - self.half_range_us, table.neutral_us + self.half_range_us)
         clip = not (self.pwm_min_us <= full_range[0] and full_range[1] <= self.pwm_max_us)
-        # What group_search takes besides the group and the command: the scoring and the
-        # stock mixer model (its kernel code), the thrust table and the PWM limits.
-        self._search_args = (
-            1.0 / vehicle.tau_max, np.ascontiguousarray(mixer.T_hat), MIXING_CODES[mixer.frame_mixing],
-            float(mixer.fv_coupling_k or 0.0), table.pwm_us, table.force_n, table.slope_n_per_us,
-            float(table.neutral_us), float(table.half_range_us),
+        # What compensated_command takes besides u and its target m*: the target's thrust
+        # table and wrench, the two groups, the scoring and the stock mixer model (its kernel
+        # code), the search settings and the PWM limits.
+        self.command_args = (
+            vehicle.T, vehicle.tau_max, self.target == "requested", table.pwm_us, table.force_n,
+            table.slope_n_per_us, float(table.neutral_us), float(table.half_range_us), self.half_range_us,
+            1.0 / vehicle.tau_max, np.ascontiguousarray(mixer.T_hat),
+            MIXING_CODES[mixer.frame_mixing], float(mixer.fv_coupling_k or 0.0),
             0.5 * float(np.min(np.diff(table.pwm_us))),      # one-sided slope step [us]
-            int(self.newton_steps), self.half_range_us, clip, float(self.pwm_min_us), float(self.pwm_max_us),
-            TIE_BREAK)
-        self._group_args = [(g.dofs, g.motors, g.others, g.A, g.A_pinv, g.T_others, g.T_g.T, g.T_g_dofs,
-                             self.corners / self.half_range_us) for g in self.groups]
-        self._search = _search_kernel(self)
+            int(self.newton_steps), clip, float(self.pwm_min_us), float(self.pwm_max_us), TIE_BREAK,
+            self.corners / self.half_range_us)
+        for g in self.groups:      # horizontal, then vertical
+            self.command_args += (g.dofs, g.motors, g.others, g.A, g.A_pinv, g.T_others, g.T_g.T,
+                                  g.T_g_dofs)
+        self._command = _command_kernel(self)
 
     def u_to_send(self, u):
         """u (6,) -> the channels' u that makes stock Algorithm 1 output the target motor PWMs
         (on the 1/400 grid; zero stays exactly zero)."""
         if not u.any():
             return u                                              # neutral stays exactly neutral
-        return self._u_to_send(u, self._search)
+        return self._u_to_send(u, self._command)
 
-    def _u_to_send(self, u, search):
-        """:meth:`u_to_send` with the group search ``search`` (compiled or Python)."""
-        vehicle = self.vehicle
-        table = vehicle.table
-        hr = self.half_range_us
-        m_target = self.target_mixer.normalized(u)               # Algorithm 2's m* (n,)
-        f_target = table.force_from_pwm(np.rint(table.pwm_from_normalized(m_target)))
-        tau_req = vehicle.T @ f_target if self.target == "algorithm2" else vehicle.tau_max * u
-        f_now = f_target.copy()
-        u_out = np.zeros(6)
-        u_grid = np.rint(u * hr) / hr                             # u itself on the 1/400 grid
-        weights, rest = self._search_args[0], self._search_args[1:]
-        for group in self._group_args:
-            search(*(group + (u_grid, m_target, tau_req, weights, f_now, u_out) + rest))
+    def _u_to_send(self, u, command):
+        """:meth:`u_to_send` with :func:`~brov2_hybrid.vehicle.stock_search.compensated_command`
+        ``command`` (compiled or Python), the target m* from the vehicle's Algorithm 2 mixer."""
+        u_out = np.empty(6)
+        command(u, self.target_mixer.normalized(u), *(self.command_args + (u_out,)))
         return u_out
 
 
-def _search_kernel(stage):
-    """:func:`~brov2_hybrid.vehicle.stock_search.group_search` compiled by numba (checked on
-    probe commands of ``stage`` against the Python function), or the Python function."""
+def _command_kernel(stage):
+    """:func:`~brov2_hybrid.vehicle.stock_search.compensated_command` compiled by numba (checked
+    on probe commands of ``stage`` against the Python function), or the Python function."""
     def probe(compiled):
         rng = np.random.default_rng(16)
         for u in np.vstack([rng.uniform(-1.0, 1.0, (12, 6)), np.full((1, 6), 0.03), np.ones((1, 6))]):
-            if not np.array_equal(stage._u_to_send(u, compiled["group_search"]),
-                                  stage._u_to_send(u, stock_search.group_search)):
+            if not np.array_equal(stage._u_to_send(u, compiled["compensated_command"]),
+                                  stage._u_to_send(u, stock_search.compensated_command)):
                 return False
         return True
     kernels = compile_family("stock_search", stock_search.KERNELS, probe)
-    return kernels["group_search"] if kernels else stock_search.group_search
+    return kernels["compensated_command"] if kernels else stock_search.compensated_command
 
 
 class StockRequestedWrenchOutput(StockCompensatedOutput):

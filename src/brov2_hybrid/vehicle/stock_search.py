@@ -20,7 +20,7 @@ set that includes saturation.
 import numpy as np
 
 from brov2_hybrid.vehicle.mixers import stock_rows, truncated_pwm_rows
-from brov2_hybrid.vehicle.thrust_table import interp_at
+from brov2_hybrid.vehicle.thrust_table import interp_at, pwm_from_star
 
 #: rcond of the Newton solves: numpy's default for a 3 x 3 system, eps * max(m, n).
 RCOND = float(np.finfo(float).eps) * 3.0
@@ -126,4 +126,44 @@ def group_search(dofs, motors, others, A, A_pinv, T_others, T_g_t, T_dofs, corne
         f_now[motors[i]] = forces[best, i]
 
 
-KERNELS = (stock_rows, truncated_pwm_rows, interp_at, group_newton, group_search)
+def compensated_command(u, m_target, T, tau_max, requested_target, xp, fp, slopes, neutral_us, table_half_range_us,
+                        rc_half_range_us, weights, T_hat, mixing, fv_coupling_k, slope_step_us, newton_steps,
+                        clip_motor_pwm, pwm_min_us, pwm_max_us, tie_break, corner_steps,
+                        dofs_h, motors_h, others_h, A_h, A_pinv_h, T_others_h, T_g_t_h, T_dofs_h,
+                        dofs_v, motors_v, others_v, A_v, A_pinv_v, T_others_v, T_g_t_v, T_dofs_v, u_out):
+    """The stock-compensated stage's u' (6,) for u (6,) into ``u_out`` (a kernel).
+
+    ``m_target`` (n,): Algorithm 2's m* for u. Its whole-microsecond PWMs give the target
+    thrusts (the thrust table ``xp`` [us], ``fp`` [N], ``slopes``) and the target wrench
+    T f (or, with ``requested_target``, tau_max u itself); then :func:`group_search` for the
+    horizontal group (``*_h``) and the vertical group (``*_v``: each group's index arrays and
+    matrices, see :func:`group_search`), the horizontal first. u = 0 gives u itself (neutral
+    stays exactly neutral). Arrays, not tuples of them: numba's call of a compiled function
+    types a tuple of arrays far more slowly than the arrays one by one.
+    """
+    nonzero = False
+    for k in range(6):
+        nonzero = nonzero or u[k] != 0.0
+    if not nonzero:
+        for k in range(6):
+            u_out[k] = u[k]
+        return
+    n = len(m_target)
+    f_now = np.empty(n)
+    for i in range(n):
+        f_now[i] = interp_at(xp, fp, slopes, np.rint(pwm_from_star(m_target[i], neutral_us, table_half_range_us)))
+    tau_req = tau_max * u if requested_target else T @ f_now
+    u_grid = np.rint(u * rc_half_range_us) / rc_half_range_us      # u itself on the channels' grid
+    for k in range(6):
+        u_out[k] = 0.0
+    group_search(dofs_h, motors_h, others_h, A_h, A_pinv_h, T_others_h, T_g_t_h, T_dofs_h, corner_steps, u_grid,
+                 m_target, tau_req, weights, f_now, u_out, T_hat, mixing, fv_coupling_k, xp, fp, slopes, neutral_us,
+                 table_half_range_us, slope_step_us, newton_steps, rc_half_range_us, clip_motor_pwm, pwm_min_us,
+                 pwm_max_us, tie_break)
+    group_search(dofs_v, motors_v, others_v, A_v, A_pinv_v, T_others_v, T_g_t_v, T_dofs_v, corner_steps, u_grid,
+                 m_target, tau_req, weights, f_now, u_out, T_hat, mixing, fv_coupling_k, xp, fp, slopes, neutral_us,
+                 table_half_range_us, slope_step_us, newton_steps, rc_half_range_us, clip_motor_pwm, pwm_min_us,
+                 pwm_max_us, tie_break)
+
+
+KERNELS = (stock_rows, truncated_pwm_rows, interp_at, pwm_from_star, group_newton, group_search, compensated_command)
