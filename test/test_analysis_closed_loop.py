@@ -185,3 +185,64 @@ def test_fast_loop_writes_the_csv_of_the_loop_as_first_written(tmp_path, mixer, 
     for column in ref:
         np.testing.assert_allclose(fast[column], ref[column], rtol=0.0, atol=1e-9, err_msg=column)
     assert np.ptp(ref["rc4_us"]) > 0 and np.ptp(ref["pwm1_us"]) > 0       # the run did move
+
+
+@pytest.mark.parametrize("stage, noisy, latency, integral", [
+    ("quantitative", False, False, False), ("quantitative", True, True, True), ("stock", False, False, True),
+    ("stock", True, True, False), ("stock_wrench", True, False, True), ("stock_naive", False, True, False)])
+def test_compiled_run_is_the_python_tick_loop(stage, noisy, latency, integral):
+    """ClosedLoop.run compiled as one kernel (analysis.loop_kernel.fly) against its Python tick loop on
+    the objects: the same rows bit for bit, the plant left in the same state and its noise generator
+    at the same place, on a mismatched plant (robustness) with noise, latency, integral action and the
+    drag feed-forward, for every output stage."""
+    import os
+    from brov2_hybrid import paths
+    from brov2_hybrid.analysis import loop_kernel
+    from brov2_hybrid.analysis.robustness import draw_samples, perturbed_vehicle
+    from brov2_hybrid.analysis.settings import load_analysis_settings
+    from brov2_hybrid.dive.dive_csv import load_dive_csv
+    from brov2_hybrid.sim.config import load_sim_options
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+    if loop_kernel.compiled_fly() is None:
+        pytest.skip("numba is not installed here (or BROV2_NO_JIT is set): only the Python tick loop runs")
+    settings = load_analysis_settings()
+    mixer = "quantitative" if stage == "quantitative" else "stock"
+    loop_settings = replace(settings.loop, mixer=mixer, output_stage=stage)
+    if latency:
+        loop_settings = replace(loop_settings, telemetry_delay_s=0.03, command_delay_s=0.0125, telemetry_rate_hz=100.0)
+    options = load_sim_options()
+    if noisy:
+        options = replace(options, noise_enabled=True, attitude_noise_std_rad=0.003, rate_noise_std_rad_s=0.01,
+                          depth_noise_std_m=0.02, seed=5, current_ned_m_s=np.array([0.2, -0.1, 0.0]))
+    vehicle = load_vehicle()
+    plant_vehicle = perturbed_vehicle(vehicle, draw_samples(settings.robustness, 2)[1])
+    dive = load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file))
+    runs = []
+    for compiled in (True, False):
+        loop = ClosedLoop(loop_settings, vehicle=vehicle, sim_options=options, plant_vehicle=plant_vehicle)
+        if not compiled:
+            loop._fly_compiled = lambda *args: False
+        ctl = {"integral_enabled": integral, "drag_feedforward_enabled": integral, "integral_ratio": 0.3}
+        first = loop.run(dive, duration_s=8.0, omega_d_rad_s=3.5, controller_options=ctl)
+        second = loop.run(dive, duration_s=3.0, controller_options=ctl)     # continues the noise stream
+        runs.append((first.log, second.log, loop.plant.eta.tolist(), loop.plant.nu.tolist(), loop.plant.t_s,
+                     loop.plant.thruster_wrench().tolist(), loop.plant.standard_normals(3).tolist()))
+    (a1, a2, *a_rest), (b1, b2, *b_rest) = runs
+    for ours, theirs in ((a1, b1), (a2, b2)):
+        for column, values in theirs.items():
+            assert list(ours[column]) == list(values), column
+    assert a_rest == b_rest
+    assert np.ptp(b1["rc4_us"]) > 0 and np.ptp(b1["pwm1_us"]) > 0
+
+
+def test_compiled_run_stops_at_gimbal_lock_as_the_python_loop():
+    """A dive that asks for pitch 90 deg: both tick loops refuse it with the law's gimbal-lock error."""
+    from brov2_hybrid.dive.shapes import step_dive
+    from brov2_hybrid.errors import Brov2Error
+    dive = step_dive(math.radians(90.0), 0.5, 6.0, 50.0, axis=1)
+    for compiled in (True, False):
+        loop = ClosedLoop()
+        if not compiled:
+            loop._fly_compiled = lambda *args: False
+        with pytest.raises(Brov2Error, match="gimbal lock"):
+            loop.run(dive, omega_d_rad_s=4.0, kappa=0.0)

@@ -421,6 +421,8 @@ def _cases():
         "control.law.HybridController.torque": Case(
             lambda f: f.controller().torque, None,
             note="the in-process loop's tick on checked float arrays; compute checks its inputs and covers it"),
+        "control.law.check_gimbal_lock": Case(lambda f: c.check_gimbal_lock, lambda f: {"theta": 0.2}, ("theta",)),
+        "control.law.HybridController.kernel_settings": Case(lambda f: f.controller().kernel_settings, lambda f: {}),
         "control.law.HybridController.compute": Case(
             lambda f: f.controller().compute,
             lambda f: {"eta2d": _eta2(), "u_linear": [0.1, 0, 0], "eta2": _eta2(), "nu2": [0, 0, 0.1],
@@ -532,6 +534,8 @@ def _cases():
         "vehicle.mixers.Mixer.pwm": Case(lambda f: f.mixer().pwm, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
         "vehicle.mixers.Mixer.clipped_motor_pwm": Case(lambda f: f.mixer().clipped_motor_pwm,
                                                 lambda f: {"u": np.full(6, 0.1)}, ("u",)),
+        "vehicle.mixers.algorithm2_stars": Case(lambda f: mx.algorithm2_stars, None,
+                                         note="a numba kernel on checked arrays; Mixer.clipped_motor_pwm checks its inputs"),
         "vehicle.mixers.quantitative_motor_pwm": Case(lambda f: mx.quantitative_motor_pwm, None,
                                                note="a numba kernel on checked arrays; Mixer.clipped_motor_pwm checks its inputs"),
         "vehicle.mixers.stock_motor_pwm": Case(lambda f: mx.stock_motor_pwm, None,

@@ -67,7 +67,7 @@ def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_momen
         Torque added to cancel the hydrostatic moment at eta2d [N m].
     """
     eta2 = as_vector(eta2, 3, "eta2")
-    _check_gimbal_lock(eta2[1])
+    check_gimbal_lock(eta2[1])
     ff = as_vector(feedforward_moment, 3, "feedforward_moment")
     out = np.empty(3)
     law_kernels.kernels()["pd_torque"](
@@ -76,9 +76,9 @@ def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_momen
     return out
 
 
-def _check_gimbal_lock(theta):
+def check_gimbal_lock(theta):
     """Brov2Error at gimbal lock (pitch ``theta`` [rad] near +-pi/2), where roll and yaw errors are undefined."""
-    if abs(math.cos(theta)) < GIMBAL_LOCK_COS:
+    if abs(math.cos(as_finite(theta, "theta"))) < GIMBAL_LOCK_COS:
         raise Brov2Error("eta2: pitch %.4f rad is at gimbal lock (+-pi/2); roll and yaw errors are undefined" % theta)
 
 
@@ -284,21 +284,24 @@ class HybridController(object):
 
         Raises Brov2Error at gimbal lock; runs :func:`~brov2_hybrid.control.law_kernels.control_torque`.
         """
-        _check_gimbal_lock(eta2[1])
+        check_gimbal_lock(eta2[1])
         k = self._kernels
         if eta2d_dot is None:
             est = self.rate_estimator
             eta2d_dot = self._rate
             k["rate_estimate"](est.times, est.diffs, est.count, t_s, eta2d_dot)
-        g = self.gains
-        integral = self.integral
         tau = np.empty(6)
-        k["control_torque"](eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, self.tau_max, self.linear_scale, g.kp,
-                            self._kd_total, self._feedforward_lever if self.feedforward_enabled else self._no_lever,
-                            self.drag_feedforward_enabled, self.integral_enabled, self.b_check, self._ki,
-                            self.total_inertia, self._enabled_mask, integral.state, integral.last_t,
-                            float(integral.band_rad), tau)
+        k["control_torque"](eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, *(self.kernel_settings() + (tau,)))
         return tau
+
+    def kernel_settings(self):
+        """The settings and state arrays :func:`~brov2_hybrid.control.law_kernels.control_torque` takes after
+        ``t_s`` (tau_max .. band_rad): the law as configured now, its integral state updated in place."""
+        g, integral = self.gains, self.integral
+        return (self.tau_max, self.linear_scale, g.kp, self._kd_total,
+                self._feedforward_lever if self.feedforward_enabled else self._no_lever,
+                self.drag_feedforward_enabled, self.integral_enabled, self.b_check, self._ki, self.total_inertia,
+                self._enabled_mask, integral.state, integral.last_t, float(integral.band_rad))
 
     @property
     def gains(self):

@@ -82,7 +82,7 @@ def rate_estimate(times, diffs, n, now_s, out):
         out[a] = total / span
 
 
-def _sign(x):
+def sign(x):
     """np.sign of a float: -1.0, 0.0 (also for -0.0) or 1.0."""
     return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
 
@@ -134,7 +134,7 @@ def integral_step(state, last_t, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att,
             # error pushes, or its reference has not reached eta2d yet; |z| <= tau_max.
             total = tau_att[a] + z[a]
             lim = tau_max[a]
-            pushing_out = abs(total) >= lim and _sign(e[a]) == _sign(total)
+            pushing_out = abs(total) >= lim and sign(e[a]) == sign(total)
             settled = abs(wrapped(eta2d[a] - m_state[a])) <= band_rad
             grow = ki[a] * e[a] * dt if (enabled[a] != 0.0 and settled and not pushing_out) else 0.0
             z[a] = min(max(z[a] + grow, -lim), lim)
@@ -203,7 +203,7 @@ def normalized_command(tau, tau_max, u_out, saturated_out):
         saturated_out[k] = 1.0 if abs(ratio) > 1.0 else 0.0
 
 
-KERNELS = (rate_update, rate_trim, rate_estimate, _sign, integral_step, pd_torque, control_torque, normalized_command,
+KERNELS = (rate_update, rate_trim, rate_estimate, sign, integral_step, pd_torque, control_torque, normalized_command,
            wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix)
 
 

@@ -192,6 +192,34 @@ class Plant(object):
         self._lag_terms = terms
         self._lag_active = bool(terms)
 
+    # ---------------------------------------------------------------- a compiled loop's access
+    def stepper_inputs(self):
+        """What a compiled loop (:mod:`brov2_hybrid.analysis.loop_kernel`) needs to run this plant
+        itself, or None where it cannot (the stock SITL model, a thruster lag, the Python stepper
+        asked for): (state (13,) array, stepper constants, PWM limits (2,), thrust table
+        (pwm, force, slopes), thruster matrix, noise settings (on, attitude, rate, depth std))."""
+        if self.kind != "updated" or self._lag is not None or not self.compiled or _compiled_integrate() is None:
+            return None
+        table, o = self.vehicle.table, self.options
+        return (np.array(self._x), self._constants, self._pwm_limits, (table.pwm_us, table.force_n, table.slope_n_per_us),
+                self._matrix, (bool(o.noise_enabled), float(o.attitude_noise_std_rad or 0.0),
+                               float(o.rate_noise_std_rad_s or 0.0), float(o.depth_noise_std_m or 0.0)))
+
+    def standard_normals(self, count):
+        """``count`` standard normals from the plant's noise generator, as its sensor readings would
+        draw them one reading at a time (a compiled loop draws a run's noise up front)."""
+        return self._rng.standard_normal(int(count))
+
+    def load_stepped(self, state, n_steps, motor_pwm_us, forces_n, tau):
+        """Take the state a compiled loop left after ``n_steps`` more steps with the motors at
+        ``motor_pwm_us`` (thrusts ``forces_n``, wrench ``tau``) [us, N, N m]."""
+        self._x = [float(v) for v in state]
+        self._eta = None
+        self._steps += int(n_steps)
+        self.motor_pwm_us = np.array(motor_pwm_us, dtype=float)
+        self._f_cmd = np.array(forces_n, dtype=float)
+        self._tau_ss = [float(v) for v in tau]
+
     # ---------------------------------------------------------------- stepping
     def advance(self, duration_s):
         """Step for ``duration_s`` [s] rounded down to whole steps; returns the step count."""

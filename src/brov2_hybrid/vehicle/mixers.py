@@ -162,14 +162,24 @@ def quantitative_motor_pwm(u, F, tau_max, inv_force, inv_star, inv_slopes, neutr
     inverse (:func:`~brov2_hybrid.vehicle.thrust_table.star_from_force`), PWM
     (:func:`~brov2_hybrid.vehicle.thrust_table.pwm_from_star`) rounded to the microsecond,
     clipped to [pwm_min_us, pwm_max_us]."""
-    forces = F @ (tau_max * u)
+    stars = np.empty(len(out))
+    algorithm2_stars(u, F, tau_max, inv_force, inv_star, inv_slopes, stars)
     for i in range(len(out)):
-        pwm = np.rint(pwm_from_star(star_from_force(forces[i], inv_force, inv_star, inv_slopes), neutral_us,
-                                    half_range_us))
+        pwm = np.rint(pwm_from_star(stars[i], neutral_us, half_range_us))
         out[i] = min(max(pwm, pwm_min_us), pwm_max_us)
 
 
-_MIXER_KERNELS = (stock_rows, truncated_pwm_rows, stock_motor_pwm, quantitative_motor_pwm, star_from_force,
+def algorithm2_stars(u, F, tau_max, inv_force, inv_star, inv_slopes, out):
+    """Algorithm 2's m* (n,) for one u (6,) into ``out`` (a kernel): forces F (tau_max u) [N]
+    (the paper's allocation with F = T-dagger) through the thrust table's inverse
+    (:func:`~brov2_hybrid.vehicle.thrust_table.star_from_force`)."""
+    forces = F @ (tau_max * u)
+    for i in range(len(out)):
+        out[i] = star_from_force(forces[i], inv_force, inv_star, inv_slopes)
+
+
+_MIXER_KERNELS = (stock_rows, truncated_pwm_rows, stock_motor_pwm, quantitative_motor_pwm, algorithm2_stars,
+                  star_from_force,
                   pwm_from_star, interp_at)
 
 

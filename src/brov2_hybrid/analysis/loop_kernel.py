@@ -1,0 +1,195 @@
+"""The in-process loop's whole run as one kernel: :meth:`ClosedLoop._ticks` compiled by numba.
+
+:func:`fly` runs the events of :meth:`~brov2_hybrid.analysis.closed_loop.ClosedLoop._ticks`
+(telemetry samples, control ticks, delayed motor commands, physics steps between them) in
+whole physics steps, calling the same kernels the Python tick calls through the objects:
+the desired-rate estimate and the control law (:mod:`brov2_hybrid.control.law_kernels`),
+the output stage (:func:`~brov2_hybrid.vehicle.stock_search.compensated_command`), the
+channel maps (:mod:`brov2_hybrid.vehicle.rc`), the firmware's mixing
+(:func:`~brov2_hybrid.vehicle.mixers.quantitative_motor_pwm`,
+:func:`~brov2_hybrid.vehicle.mixers.stock_motor_pwm`) and the plant's input, attitude and
+stepper (:mod:`brov2_hybrid.sim.plant`). Only the orchestration is written here; every
+equation is the one the nodes run. The rows are the Python loop's, bit for bit (tested).
+
+It covers the loop's usual configurations: the updated model without thruster lag, a
+linear allocator (the paper's T-dagger) and any output stage. Others (the stock SITL
+model, a thruster lag, the saturation-aware allocator) run the Python tick loop, and so does
+everything where numba is missing. The plant's sensor noise is drawn before the run from
+the plant's own generator, as many standard normals as the run takes, in the order the
+Python loop draws them: the generator ends where it would have.
+"""
+import math
+
+import numpy as np
+
+from brov2_hybrid.control.law_kernels import (control_torque, integral_step, normalized_command, pd_torque,
+                                              rate_estimate, rate_trim, rate_update, sign)
+from brov2_hybrid.jit import compile_family
+from brov2_hybrid.physics.hydrostatics import lever_moment
+from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, down_axis, euler_angles, j2_inv_matrix, j2_matrix, wrapped
+from brov2_hybrid.sim.dynamics import accelerations
+from brov2_hybrid.sim.plant import integrate, steady_wrench
+from brov2_hybrid.vehicle.mixers import (algorithm2_stars, quantitative_motor_pwm, stock_motor_pwm, stock_rows,
+                                         truncated_pwm_rows)
+from brov2_hybrid.vehicle.rc import rc_from_u, u_from_rc
+from brov2_hybrid.vehicle.stock_search import compensated_command, group_newton, group_search
+from brov2_hybrid.vehicle.thrust_table import interp_at, pwm_from_star, star_from_force
+
+#: fly's status[0]: the run completed, or stopped at gimbal lock (status[1]: the pitch [rad]).
+DONE, GIMBAL_LOCK = 0.0, 1.0
+
+
+def fly(rows, cols, by_channel, n_ticks, steps_per_tick, steps_per_sample, telemetry_delay, command_delay, dt,
+        dive_t, dive_eta2d, dive_u_linear,
+        rate_times, rate_values, rate_diffs, rate_meta, rate_window,
+        tau_max, linear_scale, kp, kd_total, lever, drag_feedforward, integral_on, b_check, ki, inertia, enabled,
+        integral_state, last_t, band_rad,
+        compensate, stock_firmware, rc_signs, rc_neutral_us, rc_half_range_us, pwm_min_us, pwm_max_us,
+        F, alloc_tau_max, inv_force, inv_star, inv_slopes, T_hat, mixing, fv_coupling_k,
+        state, constants, plant_pwm_min_us, plant_pwm_max_us, xp, fp, slopes, matrix,
+        noise, noise_on, attitude_std, rate_std, depth_std, status, plant_out,
+        T, c_tau_max, requested_target, c_xp, c_fp, c_slopes, neutral_us, table_half_range_us, c_rc_half_range_us,
+        weights, c_T_hat, c_mixing, c_fv_coupling_k, slope_step_us, newton_steps, clip_motor_pwm, c_pwm_min_us,
+        c_pwm_max_us, tie_break, corner_steps, dofs_h, motors_h, others_h, A_h, A_pinv_h, T_others_h, T_g_t_h,
+        T_dofs_h, dofs_v, motors_v, others_v, A_v, A_pinv_v, T_others_v, T_g_t_v, T_dofs_v):
+    """Fill ``rows`` (n_ticks, columns) at the columns ``cols`` (the Python loop's order), run in
+    whole physics steps of ``dt`` [s]; ``status`` (3,): DONE or GIMBAL_LOCK, the pitch [rad] it
+    stopped at, the physics steps run.
+
+    ``state`` (13,) is the plant's state, advanced in place; ``plant_out`` (2 n + 6): its last
+    motor PWMs, thrusts and wrench. The controller's arrays (rate estimator, integral state)
+    are updated in place, as the objects' own ticks would. ``noise``: the standard normals
+    of the run's sensor noise. The arguments after ``plant_out`` are
+    :func:`~brov2_hybrid.vehicle.stock_search.compensated_command`'s (used with ``compensate``).
+    """
+    n = matrix.shape[1]
+    half = 0.5 * dt
+    n_rows = len(dive_t)
+    next_row = 0
+    eta2d = dive_eta2d[0]
+    u_lin = dive_u_linear[0]
+    samples = np.empty(((n_ticks - 1) * steps_per_tick // steps_per_sample + 1, 6))
+    n_samples = 0
+    drawn = 0
+    commands = np.empty((n_ticks, n))
+    tau, u, saturated = np.zeros(6), np.zeros(6), np.empty(6)
+    sent, rc, u_read, m_target = np.empty(6), np.empty(6), np.empty(6), np.empty(n)
+    rate_d = np.empty(3)
+    pwm_now, f_now, tau_now = plant_out[:n], plant_out[n:2 * n], plant_out[2 * n:]
+    q = np.empty(4)
+    step, tick, next_sample, next_tick, applied = 0, 0, 0, 0, 0
+    while tick < n_ticks:
+        t = step * dt
+        if step == next_sample:         # the IMU's attitude and rates (noisy if enabled)
+            q[0], q[1], q[2], q[3] = state[4], state[5], state[6], state[3]
+            roll, pitch, yaw = euler_angles(q)
+            sample = samples[n_samples]
+            sample[0], sample[1], sample[2] = roll, pitch, yaw
+            sample[3], sample[4], sample[5] = state[10], state[11], state[12]
+            if noise_on:
+                if attitude_std != 0.0:
+                    for a in range(3):
+                        sample[a] = sample[a] + (0.0 + attitude_std * noise[drawn + a])
+                    drawn += 3
+                if rate_std != 0.0:
+                    for a in range(3):
+                        sample[3 + a] = sample[3 + a] + (0.0 + rate_std * noise[drawn + a])
+                    drawn += 3
+                sample[2] = math.atan2(math.sin(sample[2]), math.cos(sample[2]))
+            n_samples += 1
+            next_sample += steps_per_sample
+        if step == next_tick:
+            while next_row < n_rows and dive_t[next_row] <= t + half:
+                rate_update(rate_times, rate_values, rate_diffs, rate_meta, rate_window, dive_t[next_row],
+                            dive_eta2d[next_row])
+                eta2d, u_lin = dive_eta2d[next_row], dive_u_linear[next_row]
+                next_row += 1
+            due = step - telemetry_delay
+            if due < 0:                 # no attitude yet: neutral, as the nodes do
+                for k in range(6):
+                    tau[k] = 0.0
+                    u[k] = 0.0
+            else:
+                seen = samples[min(due // steps_per_sample, n_samples - 1)]
+                if abs(math.cos(seen[1])) < GIMBAL_LOCK_COS:
+                    status[0], status[1], status[2] = GIMBAL_LOCK, seen[1], step
+                    return
+                rate_estimate(rate_times, rate_diffs, rate_meta[0], t, rate_d)
+                control_torque(eta2d, u_lin, seen[:3], seen[3:], rate_d, t, tau_max, linear_scale, kp, kd_total,
+                               lever, drag_feedforward, integral_on, b_check, ki, inertia, enabled, integral_state,
+                               last_t, band_rad, tau)
+                normalized_command(tau, tau_max, u, saturated)
+            if compensate:
+                algorithm2_stars(u, F, alloc_tau_max, inv_force, inv_star, inv_slopes, m_target)
+                compensated_command(u, m_target, T, c_tau_max, requested_target, c_xp, c_fp, c_slopes, neutral_us,
+                                    table_half_range_us, c_rc_half_range_us, weights, c_T_hat, c_mixing,
+                                    c_fv_coupling_k, slope_step_us, newton_steps, clip_motor_pwm, c_pwm_min_us,
+                                    c_pwm_max_us, tie_break, corner_steps, dofs_h, motors_h, others_h, A_h, A_pinv_h,
+                                    T_others_h, T_g_t_h, T_dofs_h, dofs_v, motors_v, others_v, A_v, A_pinv_v,
+                                    T_others_v, T_g_t_v, T_dofs_v, sent)
+            else:
+                for k in range(6):
+                    sent[k] = u[k]
+            rc_from_u(sent, rc_signs, rc_neutral_us, rc_half_range_us, rc)
+            u_from_rc(rc, rc_signs, rc_neutral_us, rc_half_range_us, u_read)
+            command = commands[tick]
+            if stock_firmware:
+                stock_motor_pwm(u_read, T_hat, mixing, fv_coupling_k, table_half_range_us, pwm_min_us, pwm_max_us,
+                                command)
+            else:
+                quantitative_motor_pwm(u_read, F, alloc_tau_max, inv_force, inv_star, inv_slopes, neutral_us,
+                                       table_half_range_us, pwm_min_us, pwm_max_us, command)
+            row = rows[tick]
+            q[0], q[1], q[2], q[3] = state[4], state[5], state[6], state[3]
+            roll, pitch, yaw = euler_angles(q)
+            values = (t, eta2d[0], eta2d[1], eta2d[2], roll, pitch, yaw, state[10], state[11], state[12],
+                      u_lin[0], u_lin[1], u_lin[2])
+            j = 0
+            for v in values:
+                row[cols[j]] = v
+                j += 1
+            for k in range(6):
+                row[cols[j + k]] = tau[k]
+                row[cols[j + 6 + k]] = u[k]
+                row[cols[j + 12 + k]] = rc[by_channel[k]]
+            j += 18
+            for i in range(n):
+                row[cols[j + i]] = command[i]
+            depth = state[2]
+            if noise_on and depth_std != 0.0:
+                depth += 0.0 + depth_std * noise[drawn]
+                drawn += 1
+            row[cols[j + n]] = depth
+            tick += 1
+            next_tick += steps_per_tick
+        if applied < tick and applied * steps_per_tick + command_delay <= step:
+            while applied < tick and applied * steps_per_tick + command_delay <= step:
+                applied += 1
+            steady_wrench(commands[applied - 1], plant_pwm_min_us, plant_pwm_max_us, xp, fp, slopes, matrix, pwm_now,
+                          f_now, tau_now)
+        if tick >= n_ticks:
+            break
+        nxt = min(next_sample, next_tick)
+        if applied < tick:
+            nxt = min(nxt, applied * steps_per_tick + command_delay)
+        x = integrate(state, nxt - step, dt, tau_now, constants, None)
+        for i in range(13):
+            state[i] = x[i]
+        step = nxt
+    status[0], status[2] = DONE, step
+
+
+KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, integral_step, pd_torque, control_torque,
+           normalized_command, wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix, euler_angles, integrate,
+           accelerations, steady_wrench, interp_at, rc_from_u, u_from_rc, algorithm2_stars, quantitative_motor_pwm,
+           stock_motor_pwm, stock_rows, truncated_pwm_rows, star_from_force, pwm_from_star, compensated_command,
+           group_search, group_newton)
+
+
+def compiled_fly():
+    """:func:`fly` compiled by numba, or None (no numba, BROV2_NO_JIT, or it would not compile here).
+
+    No probe of its own: its first use is checked against the Python loop by the tests
+    (test_closed_loop: the compiled and the Python tick loops write the same rows)."""
+    kernels = compile_family("loop", KERNELS)
+    return kernels["fly"] if kernels else None
