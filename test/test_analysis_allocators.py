@@ -2,7 +2,6 @@
 import csv
 import math
 import os
-from dataclasses import replace
 
 import numpy as np
 import pytest

@@ -220,8 +220,7 @@ def test_compiled_run_is_the_python_tick_loop(stage, noisy, latency, integral):
     runs = []
     for compiled in (True, False):
         loop = ClosedLoop(loop_settings, vehicle=vehicle, sim_options=options, plant_vehicle=plant_vehicle)
-        if not compiled:
-            loop._fly_compiled = lambda *args: False
+        loop.fly_kernel = None if compiled else False
         ctl = {"integral_enabled": integral, "drag_feedforward_enabled": integral, "integral_ratio": 0.3}
         first = loop.run(dive, duration_s=8.0, omega_d_rad_s=3.5, controller_options=ctl)
         second = loop.run(dive, duration_s=3.0, controller_options=ctl)     # continues the noise stream
@@ -242,7 +241,6 @@ def test_compiled_run_stops_at_gimbal_lock_as_the_python_loop():
     dive = step_dive(math.radians(90.0), 0.5, 6.0, 50.0, axis=1)
     for compiled in (True, False):
         loop = ClosedLoop()
-        if not compiled:
-            loop._fly_compiled = lambda *args: False
+        loop.fly_kernel = None if compiled else False
         with pytest.raises(Brov2Error, match="gimbal lock"):
             loop.run(dive, omega_d_rad_s=4.0, kappa=0.0)

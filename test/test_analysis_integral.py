@@ -59,7 +59,7 @@ def test_samples_are_seeded_and_perturb_the_plant_within_bounds():
 
 
 @pytest.mark.parametrize("old, new, key", [
-    ("  samples: 20 ", "  samples: 0 ", "robustness.samples"),
+    ("  samples: 1000 ", "  samples: 0 ", "robustness.samples"),
     ("  mass_fraction: 0.2 ", "  mass_fraction: -0.2 ", "robustness.mass_fraction"),
     ("  measure_fraction: 0.3", "  measure_fraction: 1.3", "integral.measure_fraction"),
     ("  plateau_s: 15.0", "  plateau_s: .nan", "integral.plateau_s")])

@@ -2,8 +2,8 @@
 
 ``python -m brov2_hybrid.kernels`` (run by ``make setup``) builds the objects whose kernels
 :mod:`brov2_hybrid.jit` compiles: the control law, the channel maps, the thrust table, the
-mixers, the plant's input, attitude and stepper, and the stock-compensated output stage's
-search. A cold cache costs some 20 s once per source version and machine; afterwards each process loads the kernels in well under a second, so
+mixers, the plant's input, attitude and stepper, the stock-compensated output stage's
+search and the in-process loop's whole run. A cold cache costs some 20 s once per source version and machine; afterwards each process loads the kernels in well under a second, so
 no node (thruster_allocation switching to stock firmware) and no test waits for numba.
 Prints which families run compiled; without numba, that the Python kernels run.
 """
@@ -28,6 +28,8 @@ def warm(name_or_path="bluerov2_heavy"):
     vehicle.mixer("stock").motor_pwm(np.full(6, 0.2))
     plant = Plant(vehicle, load_sim_options())
     plant.step(2)
+    from brov2_hybrid.analysis import loop_kernel
+    loop_kernel.compiled_fly()          # compiles the in-process loop's run on its probe runs
     return jit.compiled_families()
 
 

@@ -11,6 +11,11 @@ One control tick (default 50 Hz) does what the nodes do, with the same core obje
 
 and the plant integrates its own fixed steps (1/400 s) between events.
 
+Where numba is, a run is one compiled call (:func:`brov2_hybrid.analysis.loop_kernel.fly`):
+the same events and the same kernels the objects above call, the same rows bit for bit
+(tested; probed before use). The stock SITL model, a thruster lag or a nonlinear allocator
+run the tick loop in Python on the objects (``ClosedLoop.fly_kernel = False`` forces it).
+
 Loop latency (docs/DESIGN.md section 8) is modelled with two :class:`~brov2_hybrid.sim.delay.DelayLine`:
 attitude telemetry is sampled at ``telemetry_rate_hz`` and reaches the control law
 ``telemetry_delay_s`` later; a motor command reaches the motors ``command_delay_s``
@@ -29,7 +34,7 @@ from dataclasses import replace
 import numpy as np
 
 from brov2_hybrid.control import law_kernels
-from brov2_hybrid.control.law import HybridController, check_gimbal_lock, normalize
+from brov2_hybrid.control.law import HybridController, normalize
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.firmware_output import output_stage
@@ -125,6 +130,9 @@ class ClosedLoop(object):
         self.steps_per_sample = self._steps(1.0 / self.settings.telemetry_rate_hz, "telemetry period", exact=True)
         self.telemetry_delay_steps = self._steps(self.settings.telemetry_delay_s, "telemetry delay")
         self.command_delay_steps = self._steps(self.settings.command_delay_s, "command delay")
+        #: The compiled run (:func:`~brov2_hybrid.analysis.loop_kernel.fly`) to fly with; None: the
+        #: compiled one where numba is; False: always the Python tick loop.
+        self.fly_kernel = None
 
     def _steps(self, duration_s, name, exact=False):
         n = duration_s / self.dt_s
@@ -197,61 +205,15 @@ class ClosedLoop(object):
     def _ticks(self, dive, controller, rows):
         """Fill ``rows`` (one per control tick), stepping the vehicle between events: compiled
         (:mod:`~brov2_hybrid.analysis.loop_kernel`) where it covers the loop, else in Python."""
-        if not self._fly_compiled(dive, controller, rows):
+        from brov2_hybrid.analysis import loop_kernel
+        fly = loop_kernel.compiled_fly() if self.fly_kernel is None else self.fly_kernel
+        if not (fly and loop_kernel.fly_loop(self, fly, dive, controller, rows)):
             self._python_ticks(dive, controller, rows)
 
-    def _columns(self):
-        """The log columns a tick writes, in the order the tick lists its values."""
+    def tick_columns(self):
+        """Indices of the log columns a tick writes, in the order the tick lists its values."""
         return np.array([0] + _DESIRED + _ACTUAL + _RATES + _LINEAR + _TAU + _U + _RC
                         + _PWM[:self.vehicle.n_thrusters] + [_COL["depth_m"]])
-
-    def _fly_compiled(self, dive, controller, rows):
-        """Run the compiled :func:`~brov2_hybrid.analysis.loop_kernel.fly`; False (nothing run) where
-        it does not cover this loop (no numba, the stock model, a thruster lag, a nonlinear allocator)."""
-        from brov2_hybrid.analysis import loop_kernel
-        from brov2_hybrid.vehicle.firmware_output import StockCompensatedOutput, output_stage
-        from brov2_hybrid.vehicle.mixers import MIXING_CODES, QUANTITATIVE
-        fly = loop_kernel.compiled_fly()
-        plant_in = self.plant.stepper_inputs()
-        if fly is None or plant_in is None:
-            return False
-        output, mixer, vehicle = self.output, self.output.vehicle_mixer, self.vehicle
-        compensate = isinstance(output, StockCompensatedOutput)
-        algorithm2 = output.target_mixer if compensate else (mixer if mixer.kind == QUANTITATIVE else None)
-        if algorithm2 is not None and algorithm2.force_matrix is None:
-            return False
-        if compensate:
-            compensation = output.command_args
-        else:          # not used; the kernel's arguments still need values of their types
-            if getattr(self, "_compensation_placeholder", None) is None:
-                self._compensation_placeholder = output_stage("stock", vehicle, self.rc_map).command_args
-            compensation = self._compensation_placeholder
-        F, alloc_tau_max = ((algorithm2.force_matrix, algorithm2.allocator.tau_max) if algorithm2 is not None
-                            else (compensation[0].T.copy(), vehicle.tau_max))
-        state, constants, (lo, hi), (xp, fp, slopes), matrix, (noise_on, att_std, rate_std, depth_std) = plant_in
-        n_ticks, spt, sps = len(rows), self.steps_per_tick, self.steps_per_sample
-        per_sample = (3 if att_std else 0) + (3 if rate_std else 0)
-        n_noise = ((n_ticks - 1) * spt // sps + 1) * per_sample + n_ticks * (1 if depth_std else 0) if noise_on else 0
-        plant = self.plant
-        plant_out = np.concatenate([plant.motor_pwm_us, plant.thruster_forces_n(), plant.thruster_wrench()])
-        est, m, table = controller.rate_estimator, self.rc_map, mixer.table
-        status = np.zeros(3)
-        start_step = int(round(plant.t_s / self.dt_s))
-        fly(rows, self._columns(), np.array([m.channels.index(ch) for ch in range(1, 7)]), n_ticks, spt, sps,
-            self.telemetry_delay_steps, self.command_delay_steps, self.dt_s,
-            dive.t_s - float(dive.t_s[0]), np.ascontiguousarray(dive.eta2d_rad), np.ascontiguousarray(dive.u_linear),
-            est.times, est.values, est.diffs, est.meta, est.window, *controller.kernel_settings(),
-            compensate, mixer.kind != QUANTITATIVE, m.signs, m.neutral_us, m.half_range_us,
-            float(output.pwm_min_us), float(output.pwm_max_us), F, alloc_tau_max, table.inv_force_n, table.inv_star,
-            table.inv_slopes, mixer.T_hat, MIXING_CODES[mixer.frame_mixing], float(mixer.fv_coupling_k or 0.0),
-            state, constants, lo, hi, xp, fp, slopes, matrix, plant.standard_normals(n_noise), noise_on, att_std,
-            rate_std, depth_std, status, plant_out, *compensation)
-        n = vehicle.n_thrusters
-        plant.load_stepped(state, int(status[2]) - start_step,
-                           plant_out[:n], plant_out[n:2 * n], plant_out[2 * n:])
-        if status[0] == loop_kernel.GIMBAL_LOCK:
-            check_gimbal_lock(status[1])
-        return True
 
     def _python_ticks(self, dive, controller, rows):
         """:meth:`_ticks` in Python: the tick loop on the objects."""
@@ -279,7 +241,7 @@ class ClosedLoop(object):
         saturated = np.empty(6)
         zeros = np.zeros(6)
         # One fancy-indexed write per row: the columns in the order the values are listed.
-        written = self._columns()
+        written = self.tick_columns()
         next_tick = 0
         while tick < n_ticks:
             t = step * dt

@@ -24,6 +24,7 @@ import numpy as np
 
 from brov2_hybrid.control.law_kernels import (control_torque, integral_step, normalized_command, pd_torque,
                                               rate_estimate, rate_trim, rate_update, sign)
+from brov2_hybrid.control.law import check_gimbal_lock
 from brov2_hybrid.jit import compile_family
 from brov2_hybrid.physics.hydrostatics import lever_moment
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, down_axis, euler_angles, j2_inv_matrix, j2_matrix, wrapped
@@ -186,10 +187,86 @@ KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, integral_step, pd_t
            group_search, group_newton)
 
 
-def compiled_fly():
-    """:func:`fly` compiled by numba, or None (no numba, BROV2_NO_JIT, or it would not compile here).
+def fly_loop(loop, fly, dive, controller, rows):
+    """Fly ``dive`` with ``controller`` on the :class:`~brov2_hybrid.analysis.closed_loop.ClosedLoop`
+    ``loop`` through ``fly`` (:func:`fly` compiled), filling ``rows``; False (nothing run) where
+    it does not cover the loop (the stock model, a thruster lag, a nonlinear allocator).
 
-    No probe of its own: its first use is checked against the Python loop by the tests
-    (test_closed_loop: the compiled and the Python tick loops write the same rows)."""
-    kernels = compile_family("loop", KERNELS)
+    Raises Brov2Error at gimbal lock, as the law does (the plant left where the run stopped).
+    """
+    from brov2_hybrid.vehicle.firmware_output import StockCompensatedOutput, output_stage
+    from brov2_hybrid.vehicle.mixers import MIXING_CODES, QUANTITATIVE
+    plant_in = loop.plant.stepper_inputs()
+    if plant_in is None:
+        return False
+    output, mixer, vehicle = loop.output, loop.output.vehicle_mixer, loop.vehicle
+    compensate = isinstance(output, StockCompensatedOutput)
+    algorithm2 = output.target_mixer if compensate else (mixer if mixer.kind == QUANTITATIVE else None)
+    if algorithm2 is not None and algorithm2.force_matrix is None:
+        return False
+    if compensate:
+        compensation = output.command_args
+    else:          # not used; the kernel's arguments still need values of their types
+        if vehicle.name not in _PLACEHOLDERS:
+            _PLACEHOLDERS[vehicle.name] = output_stage("stock", vehicle, loop.rc_map).command_args
+        compensation = _PLACEHOLDERS[vehicle.name]
+    F, alloc_tau_max = ((algorithm2.force_matrix, algorithm2.allocator.tau_max) if algorithm2 is not None
+                        else (compensation[0].T.copy(), vehicle.tau_max))
+    state, constants, (lo, hi), (xp, fp, slopes), matrix, (noise_on, att_std, rate_std, depth_std) = plant_in
+    n_ticks, spt, sps = len(rows), loop.steps_per_tick, loop.steps_per_sample
+    per_sample = (3 if att_std else 0) + (3 if rate_std else 0)
+    n_noise = ((n_ticks - 1) * spt // sps + 1) * per_sample + n_ticks * (1 if depth_std else 0) if noise_on else 0
+    plant = loop.plant
+    plant_out = np.concatenate([plant.motor_pwm_us, plant.thruster_forces_n(), plant.thruster_wrench()])
+    est, m, table = controller.rate_estimator, loop.rc_map, mixer.table
+    status = np.zeros(3)
+    fly(rows, loop.tick_columns(), np.array([m.channels.index(ch) for ch in range(1, 7)]), n_ticks, spt, sps,
+        loop.telemetry_delay_steps, loop.command_delay_steps, loop.dt_s,
+        dive.t_s - float(dive.t_s[0]), np.ascontiguousarray(dive.eta2d_rad), np.ascontiguousarray(dive.u_linear),
+        est.times, est.values, est.diffs, est.meta, est.window, *controller.kernel_settings(),
+        compensate, mixer.kind != QUANTITATIVE, m.signs, m.neutral_us, m.half_range_us,
+        float(output.pwm_min_us), float(output.pwm_max_us), F, alloc_tau_max, table.inv_force_n, table.inv_star,
+        table.inv_slopes, mixer.T_hat, MIXING_CODES[mixer.frame_mixing], float(mixer.fv_coupling_k or 0.0),
+        state, constants, lo, hi, xp, fp, slopes, matrix, plant.standard_normals(n_noise), noise_on, att_std,
+        rate_std, depth_std, status, plant_out, *compensation)
+    n = vehicle.n_thrusters
+    plant.load_stepped(state, int(status[2]), plant_out[:n], plant_out[n:2 * n], plant_out[2 * n:])
+    if status[0] == GIMBAL_LOCK:
+        check_gimbal_lock(status[1])
+    return True
+
+
+#: compensated_command's arguments of a vehicle's stock stage, by vehicle name: the values
+#: :func:`fly` is given (and does not use) when the loop does not compensate.
+_PLACEHOLDERS = {}
+
+
+def compiled_fly():
+    """:func:`fly` compiled by numba, or None (no numba, BROV2_NO_JIT, or it would not compile or
+    would not give the Python tick loop's rows here: :func:`_probe`)."""
+    kernels = compile_family("loop", KERNELS, _probe)
     return kernels["fly"] if kernels else None
+
+
+def _probe(compiled):
+    """True when the compiled run writes the Python tick loop's rows: 2 s of the yaw step with
+    sensor noise, latency and integral action, on each firmware (the compensated stage on stock)."""
+    from dataclasses import replace
+    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.analysis.settings import load_analysis_settings
+    from brov2_hybrid.dive.shapes import step_dive
+    from brov2_hybrid.sim.config import load_sim_options
+    settings = load_analysis_settings()
+    options = replace(load_sim_options(), noise_enabled=True, attitude_noise_std_rad=0.003,
+                      rate_noise_std_rad_s=0.01, depth_noise_std_m=0.01, seed=3)
+    dive = step_dive(0.8, 0.5, 2.0, settings.loop.desired_rate_hz)
+    for mixer in ("quantitative", "stock"):
+        loop_settings = replace(settings.loop, mixer=mixer, telemetry_delay_s=0.02, command_delay_s=0.01)
+        logs = []
+        for fly in (compiled["fly"], False):
+            loop = ClosedLoop(loop_settings, sim_options=options)
+            loop.fly_kernel = fly
+            logs.append(loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": True}).log)
+        if not all(np.array_equal(logs[0][k], logs[1][k]) for k in logs[1] if k != "mode"):
+            return False
+    return True
