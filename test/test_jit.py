@@ -130,3 +130,63 @@ def test_cache_is_shared_by_every_import_path(tmp_path):
     assert [r.stdout.splitlines()[-1] for r in runs] == ["True", "True"]
     assert "data saved to" in runs[0].stdout
     assert "data loaded from" in runs[1].stdout and "data saved to" not in runs[1].stdout
+
+
+_PIPELINE = r'''
+import numpy as np
+from brov2_hybrid import jit
+from brov2_hybrid.control.law import HybridController, normalize
+from brov2_hybrid.link.ardusub import PWM_NEUTRAL_US
+from brov2_hybrid.node_logic.autopilot_safety import AutopilotCore
+from brov2_hybrid.params import load_controller_params
+from brov2_hybrid.sim.config import load_link_config
+from brov2_hybrid.sim.simulator import Simulator
+from brov2_hybrid.vehicle.firmware_output import stage_for_firmware
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+
+vehicle = load_vehicle()
+for firmware, integral in (("quantitative", False), ("stock", True)):
+    link = load_link_config()
+    link.address, link.udp_out = "tcp:127.0.0.1:0", "127.0.0.1:9"
+    sim = Simulator(vehicle=vehicle, link_config=link, initial_eta=[0, 0, 5.0, 0, 0, 0])
+    sim.firmware.params.set("MOT_MIXER", 0 if firmware == "quantitative" else 1)
+    sim.firmware.set_armed(0.0, True)
+    controller = HybridController(vehicle.body, load_controller_params(), vehicle.tau_max, vehicle.passive_dofs)
+    controller.configure(omega_d_rad_s=3.5, integral_enabled=integral)      # a live retune, as from rqt
+    core = AutopilotCore(controller, 0.5, 0.5)
+    stage = stage_for_firmware(firmware, vehicle, vehicle.rc_map)
+    try:
+        for k in range(100):              # 2 s of control_law -> thruster_allocation -> firmware -> plant
+            t = sim.t_s
+            eta2, nu2 = sim.plant.measured_attitude()
+            core.set_attitude(t, eta2, nu2, received_s=t)
+            core.set_desired(t, np.array([0.0, 0.1, 0.5]), np.array([0.2, 0.0, -0.1]), received_s=t)
+            result = core.tick(t)
+            u, _ = normalize(result.tau_body_frd, vehicle.tau_max)
+            channels = stage.command(u).channel_pwm
+            sim.firmware.handle_rc_override(t, sim.firmware.sysid_mygcs,
+                                            [channels.get(ch, int(PWM_NEUTRAL_US)) for ch in range(1, 9)])
+            sim.advance_to(t + 0.02)
+    finally:
+        sim.close()
+compiled = [(name + "." + f, d) for name, ks in jit._FAMILIES.items() if ks for f, d in ks.items()]
+missed = sorted(name for name, d in compiled if d.stats.cache_misses)
+print("families", sorted(n for n, ks in jit._FAMILIES.items() if ks), "compiled in flight", missed)
+'''
+
+
+def test_no_kernel_compiles_in_flight_after_setup(tmp_path):
+    """After `python -m brov2_hybrid.kernels` (make setup) on an empty cache, a process flying the node
+    pipeline (AutopilotCore and the law with a live retune and integral action, thruster_allocation's
+    normalize and output stage on both firmwares, the simulator's firmware and plant) loads every kernel
+    variant from the cache: numba compiles none in flight (a compile would stall a control tick for
+    seconds)."""
+    if not _numba_expected():
+        pytest.skip("no numba here")
+    env = dict(os.environ, BROV2_NUMBA_CACHE=str(tmp_path / "cache"))
+    subprocess.run([sys.executable, "-m", "brov2_hybrid.kernels"], env=env, check=True, capture_output=True)
+    run = subprocess.run([sys.executable, "-c", _PIPELINE], env=env, capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr[-2000:]
+    line = run.stdout.strip().splitlines()[-1]
+    assert line.endswith("compiled in flight []"), line
+    assert "control_law" in line and "stock_search" in line and "plant_io" in line
