@@ -175,7 +175,7 @@ print("families", sorted(n for n, ks in jit._FAMILIES.items() if ks), "compiled 
 '''
 
 
-def test_no_kernel_compiles_in_flight_after_setup(tmp_path):
+def test_no_kernel_compiles_in_flight_after_the_warm_up(tmp_path):
     """After `python -m brov2_hybrid.kernels` (make setup) on an empty cache, a process flying the node
     pipeline (AutopilotCore and the law with a live retune and integral action, thruster_allocation's
     normalize and output stage on both firmwares, the simulator's firmware and plant) loads every kernel
