@@ -113,17 +113,16 @@ class ThrustTable(object):
         edge_hi = np.where(~pos)[0][-1]  # last PWM without forward thrust
         edge_lo = np.where(~neg)[0][0]   # first PWM without reverse thrust
         # One lookup array: reverse branch up to (0 N, dead-band low edge), then forward
-        # branch from (0 N, dead-band high edge). np.interp takes the forward segment
-        # for f > 0 and the reverse one for f < 0; f == 0 is set to m* = 0 explicitly.
-        self._inv_force = np.concatenate([force[neg], [0.0, 0.0], force[pos]])
-        self._inv_star = np.concatenate([self.pwm_star[neg], [self.pwm_star[edge_lo], self.pwm_star[edge_hi]],
-                                         self.pwm_star[pos]])
+        # branch from (0 N, dead-band high edge). The look-up (star_from_force, np.interp's
+        # numbers) takes the forward segment for f > 0 and the reverse one for f < 0; |f| within
+        # ZERO_FORCE_TOLERANCE_N gives m* = 0 explicitly.
+        self.inv_force_n = np.concatenate([force[neg], [0.0, 0.0], force[pos]])
+        self.inv_star = np.concatenate([self.pwm_star[neg], [self.pwm_star[edge_lo], self.pwm_star[edge_hi]],
+                                        self.pwm_star[pos]])
         # star_from_force's slopes of the inverse map (0 on the dead band's zero-width step,
         # which no force beyond ZERO_FORCE_TOLERANCE_N falls in).
-        self.inv_force_n = self._inv_force
-        self.inv_star = self._inv_star
         self.inv_slopes = np.array([(s1 - s0) / (f1 - f0) if f1 > f0 else 0.0 for f0, f1, s0, s1 in zip(
-            self._inv_force.tolist(), self._inv_force.tolist()[1:], self._inv_star.tolist(), self._inv_star.tolist()[1:])])
+            self.inv_force_n.tolist(), self.inv_force_n.tolist()[1:], self.inv_star.tolist(), self.inv_star.tolist()[1:])])
         self.max_forward_n = float(force[-1])
         self.max_reverse_n = float(-force[0])
         # interp_at (the stock search's look-up): each segment's slope [N/us] as np.interp computes it.
