@@ -553,7 +553,6 @@ def _cases():
                          note="built by load_rc_map, which validates the file"),
         "vehicle.rc.rc_from_u": Case(lambda f: rc.rc_from_u, None, note="a numba kernel on checked arrays; RCMap.pwm_from_u checks u"),
         "vehicle.rc.u_from_rc": Case(lambda f: rc.u_from_rc, None, note="a numba kernel on checked arrays; RCMap.u_from_pwm checks the PWMs"),
-        "vehicle.rc.rc_kernels": Case(lambda f: rc.rc_kernels, lambda f: {}),
         "vehicle.rc.RCMap.pwm_from_u": Case(lambda f: f.rc_map.pwm_from_u, lambda f: {"u": np.full(6, 0.1)}, ("u",)),
         "vehicle.rc.RCMap.channel_array_from_u": Case(lambda f: f.rc_map.channel_array_from_u,
                                               lambda f: {"u": np.full(6, 0.1)}, ("u",)),

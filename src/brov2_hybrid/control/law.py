@@ -95,8 +95,10 @@ def normalize(tau, tau_max):
 
 
 def _normalize(tau, tau_max):
+    # The kernel run as Python: a few microseconds, and thruster_allocation loads no numba for
+    # it (a respawned node overrides at once); the in-process loop's run calls it compiled.
     u, saturated = np.empty(6), np.empty(6)
-    law_kernels.kernels()["normalized_command"](tau, tau_max, u, saturated)
+    law_kernels.normalized_command(tau, tau_max, u, saturated)
     return u, saturated != 0.0
 
 

@@ -47,7 +47,7 @@ from brov2_hybrid.jit import compile_family
 from brov2_hybrid.validate import as_vector
 from brov2_hybrid.vehicle import stock_search
 from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS
-from brov2_hybrid.vehicle.rc import rc_kernels
+from brov2_hybrid.vehicle.rc import rc_from_u, u_from_rc
 from brov2_hybrid.vehicle.mixers import KINDS, MIXING_CODES, QUANTITATIVE, STOCK, motor_pwm_from_rc
 
 #: Firmware names a vehicle can run (the mixer kinds of :mod:`brov2_hybrid.vehicle.mixers`).
@@ -94,7 +94,6 @@ class OutputStage(object):
         self.vehicle_mixer = vehicle.mixer(self.firmware)
         self.pwm_min_us = vehicle.thrusters.pwm_min_us
         self.pwm_max_us = vehicle.thrusters.pwm_max_us
-        self._rc_from_u, self._u_from_rc = rc_kernels()["rc_from_u"], rc_kernels()["u_from_rc"]
 
     def u_to_send(self, u):
         """u (6,) in [-1, 1] -> the u to put on the channels (before 1 us quantization)."""
@@ -115,8 +114,8 @@ class OutputStage(object):
         """:meth:`rc_and_motor_pwm` of a checked float u (6,) within [-1, 1] (the in-process loop's tick)."""
         m = self.rc_map
         rc, u_read, motor = np.empty(6), np.empty(6), np.empty(self.vehicle.n_thrusters)
-        self._rc_from_u(self.u_to_send(u), m.signs, m.neutral_us, m.half_range_us, rc)
-        self._u_from_rc(rc, m.signs, m.neutral_us, m.half_range_us, u_read)
+        rc_from_u(self.u_to_send(u), m.signs, m.neutral_us, m.half_range_us, rc)
+        u_from_rc(rc, m.signs, m.neutral_us, m.half_range_us, u_read)
         self.vehicle_mixer.motor_pwm_into(u_read, self.pwm_min_us, self.pwm_max_us, motor)
         return rc, motor
 

@@ -16,7 +16,6 @@ import numpy as np
 
 from brov2_hybrid.link.ardusub import CHAN_NOCHANGE, CHAN_RELEASE, PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.jit import compile_family
 from brov2_hybrid.validate import as_vector
 from brov2_hybrid.params import Section, load_yaml, vehicle_file
 
@@ -33,7 +32,7 @@ class RCMap:
     def pwm_from_u(self, u):
         """u (6,) in [-1, 1] -> {channel: PWM us (int)} for the six channels."""
         pwm = np.empty(6)
-        rc_kernels()["rc_from_u"](as_vector(u, 6, "u"), self.signs, self.neutral_us, self.half_range_us, pwm)
+        rc_from_u(as_vector(u, 6, "u"), self.signs, self.neutral_us, self.half_range_us, pwm)
         return {ch: int(p) for ch, p in zip(self.channels, pwm.tolist())}
 
     def channel_array_from_u(self, u, n_channels=8, fill=0):
@@ -52,14 +51,18 @@ class RCMap:
             lambda ch, default: channel_pwm[ch - 1] if ch - 1 < len(channel_pwm) else default)
         pwm = [get(ch, CHAN_RELEASE) for ch in self.channels]
         u = np.empty(6)
-        rc_kernels()["u_from_rc"](np.array([CHAN_RELEASE if p is None else float(p) for p in pwm]), self.signs,
-                                  self.neutral_us, self.half_range_us, u)
+        u_from_rc(np.array([CHAN_RELEASE if p is None else float(p) for p in pwm]), self.signs, self.neutral_us,
+                  self.half_range_us, u)
         return u
 
 
 def rc_from_u(u, signs, neutral_us, half_range_us, out):
     """Channel PWMs (6,) [us, whole numbers] into ``out`` for u (6,), per DOF (a kernel):
-    rint(neutral + half_range sign clip(u, -1, 1))."""
+    rint(neutral + half_range sign clip(u, -1, 1)).
+
+    Run as Python by :class:`RCMap` and the output stages (a few microseconds; a node loads
+    no numba for it), compiled inside the in-process loop's run
+    (:mod:`brov2_hybrid.analysis.loop_kernel`)."""
     for k in range(6):
         out[k] = np.rint(neutral_us + half_range_us * signs[k] * min(max(u[k], -1.0), 1.0))
 
@@ -71,33 +74,6 @@ def u_from_rc(pwm, signs, neutral_us, half_range_us, out):
         p = pwm[k]
         v = 0.0 if (p == CHAN_RELEASE or p == CHAN_NOCHANGE) else signs[k] * (p - neutral_us) / half_range_us
         out[k] = min(max(v, -1.0), 1.0)
-
-
-RC_KERNELS = (rc_from_u, u_from_rc)
-
-
-def _probe(kernels):
-    """True when the compiled channel maps give the Python numbers (u across [-1.2, 1.2], every PWM)."""
-    signs = np.array([1.0, 1.0, -1.0, 1.0, -1.0, 1.0])
-    for u in np.vstack([np.linspace(-1.2, 1.2, 6000).reshape(-1, 6), [[0.00125, -0.00125, 0.5, -0.5, 0.0, -0.0]]]):
-        a, b = np.empty(6), np.empty(6)
-        kernels["rc_from_u"](u, signs, 1500.0, 400.0, a)
-        rc_from_u(u, signs, 1500.0, 400.0, b)
-        if not np.array_equal(a, b):
-            return False
-    for pwm in np.vstack([np.arange(1000.0, 2008.0).reshape(-1, 6), [[0.0, 65535.0, 1500.0, 1100.0, 1900.0, 1501.0]]]):
-        a, b = np.empty(6), np.empty(6)
-        kernels["u_from_rc"](pwm, signs, 1500.0, 400.0, a)
-        u_from_rc(pwm, signs, 1500.0, 400.0, b)
-        if not np.array_equal(a, b):
-            return False
-    return True
-
-
-def rc_kernels():
-    """{name: kernel} of the channel maps, compiled where numba is (else the Python functions)."""
-    compiled = compile_family("rc", RC_KERNELS, _probe)
-    return compiled if compiled else {f.__name__: f for f in RC_KERNELS}
 
 
 def load_rc_map(name_or_path=None):
