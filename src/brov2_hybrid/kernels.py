@@ -1,10 +1,11 @@
 """Compile (or load from the disk cache) every numba kernel family, before anything flies.
 
 ``python -m brov2_hybrid.kernels`` (run by ``make setup``) builds the objects whose kernels
-:mod:`brov2_hybrid.jit` compiles: the control law, the channel maps, the thrust table, the
-mixers, the plant's input, attitude and stepper, the stock-compensated output stage's
-search and the in-process loop's whole run. A cold cache costs some 20 s once per source version and machine; afterwards each process loads the kernels in well under a second, so
-no node (thruster_allocation switching to stock firmware) and no test waits for numba.
+:mod:`brov2_hybrid.jit` compiles: the control law, the thrust table, the mixers, the plant's
+input, attitude and stepper, the stock-compensated output stage's search and the in-process
+loop's whole run. A cold cache costs about a minute once per source version and machine;
+afterwards each process loads the kernels in well under a second, so no node and no test
+waits for numba.
 Prints which families run compiled; without numba, that the Python kernels run.
 """
 import time

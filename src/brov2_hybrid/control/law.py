@@ -148,7 +148,6 @@ class HybridController(object):
         self._feedforward_lever = body.weight_n * body.r_cg_m - body.buoyancy_n * body.r_cb_m
         self._no_lever = np.full(3, math.nan)
         self._kernels = law_kernels.kernels()
-        self._rate = np.zeros(3)
 
     def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
                   feedforward_enabled=None, linear_scale=None, rate_window=None,
@@ -287,13 +286,10 @@ class HybridController(object):
         Raises Brov2Error at gimbal lock; runs :func:`~brov2_hybrid.control.law_kernels.control_torque`.
         """
         check_gimbal_lock(eta2[1])
-        k = self._kernels
         if eta2d_dot is None:
-            est = self.rate_estimator
-            eta2d_dot = self._rate
-            k["rate_estimate"](est.times, est.diffs, est.count, t_s, eta2d_dot)
+            eta2d_dot = self.rate_estimator.rate(None if math.isnan(t_s) else t_s)
         tau = np.empty(6)
-        k["control_torque"](eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, *(self.kernel_settings() + (tau,)))
+        self._kernels["control_torque"](eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, *(self.kernel_settings() + (tau,)))
         return tau
 
     def kernel_settings(self):
