@@ -19,7 +19,8 @@ def _tick_args(rng, feedforward=True, drag=True, integral=True):
     lever = v(3.0) if feedforward else np.full(3, math.nan)
     return [v(3.5), v(), eta2, v(), v(0.5), float(rng.uniform(0.0, 10.0)), rng.uniform(10.0, 60.0, 6),
             float(rng.uniform(0.5, 1.0)), rng.uniform(1.0, 40.0, 3), rng.uniform(-2.0, 10.0, 3), lever, drag, integral,
-            rng.uniform(0.0, 6.0, 3), rng.uniform(0.0, 30.0, 3), rng.uniform(0.1, 1.0, 3),
+            np.vstack([rng.uniform(0.0, 2.0, 3), rng.uniform(0.0, 3.0, 3)]), rng.uniform(0.0, 30.0, 3),
+            rng.uniform(0.1, 1.0, 3),
             (rng.random(3) < 0.8).astype(float), state, np.array([float(rng.uniform(-1.0, 10.0))]),
             float(rng.choice([math.inf, 0.05])), np.zeros(6)]
 
@@ -27,19 +28,20 @@ def _tick_args(rng, feedforward=True, drag=True, integral=True):
 def test_control_torque_is_the_vector_equations_as_first_written():
     """Without the integral action, tau is the law's numpy formulas of the first tick loop, bit for bit:
     linear_scale u tau_max; kp (J2_inv @ wrap(eta2d - eta2)) + kd (J2_inv @ eta2d_dot - nu2) - m_hydro(eta2d),
-    + B-check (J2_inv @ eta2d_dot); times the enabled mask."""
+    + the drag B_L r + B_NL r |r| of r = J2_inv @ eta2d_dot; times the enabled mask."""
     rng = np.random.default_rng(3)
     run = law_kernels.kernels()["control_torque"]
     for k in range(300):
         args = _tick_args(rng, feedforward=k % 2 == 0, drag=k % 3 == 0, integral=False)
-        (eta2d, u_lin, eta2, nu2, rate_d, _, tau_max, scale, kp, kd, lever, drag, _, b_check, _, _, enabled) = args[:17]
+        (eta2d, u_lin, eta2, nu2, rate_d, _, tau_max, scale, kp, kd, lever, drag, _, drag_model, _, _, enabled) = args[:17]
         run(*args)
         J2i = J2_inv_from_roll_pitch(eta2[0], eta2[1])
         ff = (-restoring_wrench_from_lever(eta2d[0], eta2d[1], 1.0, lever.tolist())[3:] if k % 2 == 0
               else np.zeros(3))
         att = kp * (J2i @ wrap_angle(eta2d - eta2)) + kd * (J2i @ rate_d - nu2) + ff
         if drag:
-            att += b_check * (J2i @ rate_d)
+            r = J2i @ rate_d
+            att += drag_model[0] * r + drag_model[1] * r * np.abs(r)
         expected = np.concatenate([scale * u_lin * tau_max[:3], att * enabled])
         assert args[-1].tolist() == expected.tolist()
 

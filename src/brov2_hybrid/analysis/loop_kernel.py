@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from brov2_hybrid.control.law_kernels import (control_torque, integral_step, normalized_command, pd_torque,
+from brov2_hybrid.control.law_kernels import (control_torque, drag_torque, integral_step, normalized_command, pd_torque,
                                               rate_estimate, rate_trim, rate_update, sign)
 from brov2_hybrid.control.law import check_gimbal_lock
 from brov2_hybrid.jit import compile_family
@@ -43,7 +43,7 @@ DONE, GIMBAL_LOCK = 0.0, 1.0
 def fly(rows, cols, by_channel, n_ticks, steps_per_tick, steps_per_sample, telemetry_delay, command_delay, dt,
         dive_t, dive_eta2d, dive_u_linear,
         rate_times, rate_values, rate_diffs, rate_meta, rate_window,
-        tau_max, linear_scale, kp, kd_total, lever, drag_feedforward, integral_on, b_check, ki, inertia, enabled,
+        tau_max, linear_scale, kp, kd_total, lever, drag_feedforward, integral_on, drag, ki, inertia, enabled,
         integral_state, last_t, band_rad,
         compensate, stock_firmware, rc_signs, rc_neutral_us, rc_half_range_us, pwm_min_us, pwm_max_us,
         F, alloc_tau_max, inv_force, inv_star, inv_slopes, T_hat, mixing, fv_coupling_k,
@@ -117,7 +117,7 @@ def fly(rows, cols, by_channel, n_ticks, steps_per_tick, steps_per_sample, telem
                     return
                 rate_estimate(rate_times, rate_diffs, rate_meta[0], t, rate_d)
                 control_torque(eta2d, u_lin, seen[:3], seen[3:], rate_d, t, tau_max, linear_scale, kp, kd_total,
-                               lever, drag_feedforward, integral_on, b_check, ki, inertia, enabled, integral_state,
+                               lever, drag_feedforward, integral_on, drag, ki, inertia, enabled, integral_state,
                                last_t, band_rad, tau)
                 normalized_command(tau, tau_max, u, saturated)
             if compensate:
@@ -180,7 +180,7 @@ def fly(rows, cols, by_channel, n_ticks, steps_per_tick, steps_per_sample, telem
     status[0], status[2] = DONE, step
 
 
-KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, integral_step, pd_torque, control_torque,
+KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, drag_torque, integral_step, pd_torque, control_torque,
            normalized_command, wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix, euler_angles, integrate,
            accelerations, steady_wrench, interp_at, rc_from_u, u_from_rc, algorithm2_stars, quantitative_motor_pwm,
            stock_motor_pwm, stock_rows, truncated_pwm_rows, star_from_force, pwm_from_star, compensated_command,

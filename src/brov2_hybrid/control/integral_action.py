@@ -1,7 +1,7 @@
 """Optional integral action of the control law (off by default: the paper's law, bit for bit).
 
 tau_4:6 += z with dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2), k_i = ratio * omega_d * k_p,
-where eta2m is the Eq. 22 reference model driven by eta2d (see :class:`IntegralAction`).
+where eta2m is the nominal closed loop's reference model driven by eta2d (see :class:`IntegralAction`).
 Called by :class:`brov2_hybrid.control.law.HybridController` on its ticks. Angles rad,
 torques N m, times s.
 """
@@ -18,14 +18,19 @@ Z, ETA2M, ETA2M_DOT, STALE = range(4)
 
 
 class IntegralAction(object):
-    """Integral torque z (3,) [N m] on the deviation from the Eq. 22 reference model.
+    """Integral torque z (3,) [N m] on the deviation from the nominal closed loop's reference model.
 
-    Per axis the reference model is the nominal closed loop of Eq. 22 (with the drag
-    feed-forward when it is on), integrated on the controller's ticks:
+    Per axis the reference model is the nominal closed loop -- the PD law (with the drag
+    feed-forward when it is on) on the vehicle model's own inertia and drag -- integrated
+    on the controller's ticks:
 
-        (I + M_A) eta2m'' = k_p wrap(eta2d - eta2m) + k_d,tot (eta2d_dot - eta2m') + B_ff eta2d_dot - B-check eta2m'
+        (I + M_A) eta2m'' = k_p wrap(eta2d - eta2m) + k_d,tot (eta2d_dot - eta2m') + D_ff - D(eta2m')
 
-    (B_ff = B-check with the drag feed-forward, else 0), and
+    with D(r) = B_L r + B_NL r |r| the model's drag (``HybridController.drag_model``) and
+    D_ff = D(eta2d_dot) with the drag feed-forward, else 0. Linearised with D(r) ~ B-check r
+    this is Eq. 22; the model keeps the quadratic drag because the vehicle's drag at the
+    slow rates of a piloted dive is far below B-check r (the Heavy's angular B_L is 0), and a
+    model that lags the vehicle there would make the integrator pull the vehicle back. And
 
         dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2),   k_i = ratio * omega_d * k_p,
 
@@ -36,7 +41,8 @@ class IntegralAction(object):
     an axis does not integrate while its command is saturated in the direction the error
     would push. A reset axis restarts its model at the measured attitude and rate, z = 0.
     The model uses semi-implicit Euler sub-steps no longer than 0.2 / (fastest model pole
-    bound (B-check + k_d,tot) / (I + M_A)), so it stays accurate at any tick rate.
+    bound: the local damping (B_L + 2 B_NL |rate| + |k_d,tot|) / (I + M_A) or the stiffness
+    sqrt(k_p / (I + M_A))), so it stays accurate at any tick rate.
     """
 
     def __init__(self, tau_max_nm):
@@ -71,19 +77,20 @@ class IntegralAction(object):
         """The reference model's attitude eta2m (3,) [rad] (meaningful after a tick)."""
         return self.state[ETA2M].copy()
 
-    def step(self, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, gains, inertia, b_check, b_ff, ki, enabled):
-        """Advance to ``t_s`` (None: hold) and return z (3,) [N m]; ``tau_att`` is the torque without z.
+    def step(self, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, gains, inertia, drag, drag_ff, ki, enabled):
+        """Advance to ``t_s`` (None: hold) and return z (3,) [N m]; ``tau_att`` is the torque without z,
+        ``drag`` (2, 3) the model's linear and quadratic drag, ``drag_ff`` whether the drag
+        feed-forward is on.
 
         The arithmetic is :func:`brov2_hybrid.control.law_kernels.integral_step`; the
         controller's tick calls it inside :func:`~brov2_hybrid.control.law_kernels.control_torque`.
         """
         vec = [as_vector(x, 3, name) for x, name in ((eta2d, "eta2d"), (eta2d_dot, "eta2d_dot"), (eta2, "eta2"),
                                                       (nu2, "nu2"), (tau_att, "tau_att"), (inertia, "inertia"),
-                                                      (b_check, "b_check"), (ki, "ki"))]
-        b_ff = np.broadcast_to(as_vector(b_ff, 3, "b_ff") if np.ndim(b_ff) else as_finite(b_ff, "b_ff"), 3)
+                                                      (ki, "ki"))]
         self._kernels["integral_step"](
             self.state, self.last_t, math.nan if t_s is None else as_finite(t_s, "t_s"), vec[0], vec[1], vec[2],
-            vec[3], as_matrix(J2i, (3, 3), "J2i"), vec[4], gains.kp, gains.kd_total, vec[5], vec[6],
-            np.ascontiguousarray(b_ff, dtype=float), vec[7], np.broadcast_to(enabled, 3).astype(float),
+            vec[3], as_matrix(J2i, (3, 3), "J2i"), vec[4], gains.kp, gains.kd_total, vec[5],
+            as_matrix(drag, (2, 3), "drag"), bool(drag_ff), vec[6], np.broadcast_to(enabled, 3).astype(float),
             float(self.band_rad), self.tau_max_nm)
         return self.z_nm

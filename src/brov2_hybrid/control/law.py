@@ -135,6 +135,10 @@ class HybridController(object):
         self.b_check = trim_linear_drag(body.linear_drag[3:], body.quadratic_drag[3:],
                                         settings.trim_rate_max_rad_s, settings.trim_samples)
         self.gains = pd_gains(settings.omega_d_rad_s, self.total_inertia, self.b_check, settings.kappa)
+        #: The model's angular drag (2, 3): linear [N m s/rad] and quadratic [N m s^2/rad^2] per
+        #: roll, pitch, yaw: what the drag feed-forward and the integral's reference model use.
+        self.drag_model = np.ascontiguousarray(np.vstack([body.linear_drag[3:], body.quadratic_drag[3:]]),
+                                               dtype=float)
         self.closed_loop_enabled = np.array(settings.closed_loop_enabled, dtype=bool)
         self.feedforward_enabled = bool(settings.feedforward_enabled)
         self.linear_scale = float(settings.linear_scale)
@@ -298,7 +302,7 @@ class HybridController(object):
         g, integral = self.gains, self.integral
         return (self.tau_max, self.linear_scale, g.kp, self._kd_total,
                 self._feedforward_lever if self.feedforward_enabled else self._no_lever,
-                self.drag_feedforward_enabled, self.integral_enabled, self.b_check, self._ki, self.total_inertia,
+                self.drag_feedforward_enabled, self.integral_enabled, self.drag_model, self._ki, self.total_inertia,
                 self._enabled_mask, integral.state, integral.last_t, float(integral.band_rad))
 
     @property

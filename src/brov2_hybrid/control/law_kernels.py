@@ -10,7 +10,7 @@ floats and arrays do the arithmetic of a tick, compiled by numba where it is ins
 * :func:`integral_step` -- the optional integral action
   (:class:`~brov2_hybrid.control.integral_action.IntegralAction`, its equations there);
 * :func:`pd_torque` / :func:`control_torque` -- Eq. 18/24 (the PD on the attitude and rate errors, the
-  buoyancy feed-forward), the drag feed-forward and the open-loop linear DOFs;
+  buoyancy feed-forward), the drag feed-forward (:func:`drag_torque`) and the open-loop linear DOFs;
 * :func:`normalized_command` -- u = clip(tau / tau_max, -1, 1) and the saturation flags.
 
 Products of a matrix and a vector are numpy's ``@`` in both forms (numba calls the same
@@ -87,15 +87,22 @@ def sign(x):
     return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
 
 
-def integral_step(state, last_t, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, kp, kd_total, inertia, b_check,
-                  b_ff, ki, enabled, band_rad, tau_max):
+def drag_torque(drag, rate, a):
+    """The vehicle model's damping torque [N m] on axis ``a`` at ``rate`` [rad/s]:
+    B_L rate + B_NL rate |rate|, ``drag`` (2, 3) = (linear, quadratic) drag of roll, pitch, yaw."""
+    return drag[0, a] * rate + drag[1, a] * rate * abs(rate)
+
+
+def integral_step(state, last_t, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, kp, kd_total, inertia, drag,
+                  drag_ff, ki, enabled, band_rad, tau_max):
     """Advance the integral action to ``t_s`` (NaN: hold) and return nothing; z is ``state[0]``.
 
     ``state`` (4, 3): z [N m], the reference model's eta2m [rad] and eta2m' [rad/s], and
     1.0 on axes whose model restarts at the measured attitude and rate; ``last_t`` (1,):
     the previous tick's time (NaN: none). ``tau_att`` (3,): the attitude torque without z;
-    ``enabled`` (3,): 1.0 on closed-loop axes. The equations are
-    :class:`~brov2_hybrid.control.integral_action.IntegralAction`'s.
+    ``drag`` (2, 3): the model's linear and quadratic drag (:func:`drag_torque`);
+    ``drag_ff``: the drag feed-forward is on; ``enabled`` (3,): 1.0 on closed-loop axes.
+    The equations are :class:`~brov2_hybrid.control.integral_action.IntegralAction`'s.
     """
     z, m_state, md_state, stale = state[0], state[1], state[2], state[3]
     if stale[0] != 0.0 or stale[1] != 0.0 or stale[2] != 0.0:
@@ -111,16 +118,23 @@ def integral_step(state, last_t, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att,
     if not math.isnan(t_s):
         last_t[0] = t_s
     if dt > 0.0:
-        fastest = max((b_check[0] + kd_total[0]) / inertia[0], (b_check[1] + kd_total[1]) / inertia[1],
-                      (b_check[2] + kd_total[2]) / inertia[2])
+        # The model's fastest pole is bounded by its local damping (B_L + 2 B_NL |rate| + k_d,tot) / I
+        # and its stiffness sqrt(k_p / I); sub-steps of 0.2 / that keep semi-implicit Euler accurate.
+        fastest = 0.0
+        for a in range(3):
+            rate = max(abs(md_state[a]), abs(eta2d_dot[a]))
+            fastest = max(fastest, (drag[0, a] + 2.0 * drag[1, a] * rate + abs(kd_total[a])) / inertia[a],
+                          math.sqrt(abs(kp[a]) / inertia[a]))
         steps = max(1, int(math.ceil(dt * fastest / 0.2)))
         h = dt / steps
         for a in range(3):
-            # acc = (kp wrap(eta2d - m) + kd (eta2d_dot - md) + b_ff eta2d_dot - b_check md) / inertia
+            # acc = (clip(kp wrap(eta2d - m) + kd (eta2d_dot - md) + [D(eta2d_dot)], +-tau_max) - D(md)) / inertia
             m, md, d, d_dot = m_state[a], md_state[a], eta2d[a], eta2d_dot[a]
+            ff = drag_torque(drag, d_dot, a) if drag_ff else 0.0
+            lim = tau_max[a]
             for _ in range(steps):
-                acc = (kp[a] * wrapped(d - m) + kd_total[a] * (d_dot - md) + b_ff[a] * d_dot
-                       - b_check[a] * md) / inertia[a]
+                pd = min(max(kp[a] * wrapped(d - m) + kd_total[a] * (d_dot - md) + ff, -lim), lim)
+                acc = (pd - drag_torque(drag, md, a)) / inertia[a]
                 md = md + h * acc
                 m = wrapped(m + h * md)
             m_state[a] = m
@@ -157,15 +171,17 @@ def pd_torque(J2i, eta2d, eta2d_dot, eta2, nu2, kp, kd_total, ff_k, ff_m, ff_n, 
 
 
 def control_torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, tau_max, linear_scale, kp, kd_total,
-                   feedforward_lever, drag_feedforward, integral_on, b_check, ki, inertia, enabled,
+                   feedforward_lever, drag_feedforward, integral_on, drag, ki, inertia, enabled,
                    integral_state, last_t, band_rad, tau_out):
     """One tick of the law: tau (6,) [N, N m] body FRD into ``tau_out``.
 
     tau_1:3 = linear_scale u_1:3 tau_max_1:3 (open loop); tau_4:6 (Eq. 18/24) =
     kp J2_inv wrap(eta2d - eta2) + kd_total (J2_inv eta2d_dot - nu2) + feed-forward, where
     the feed-forward cancels the restoring moment at eta2d (``feedforward_lever`` = W r_G - B r_B
-    [N m], NaN: off); plus B-check J2_inv eta2d_dot with ``drag_feedforward``, plus the
-    integral z (:func:`integral_step`) with ``integral_on``; times ``enabled`` (3,) per axis.
+    [N m], NaN: off); plus, with ``drag_feedforward``, the model's drag torque at the desired
+    body rate J2_inv eta2d_dot (:func:`drag_torque`, ``drag`` (2, 3): linear and quadratic
+    drag), plus the integral z (:func:`integral_step`) with ``integral_on``; times
+    ``enabled`` (3,) per axis.
     ``t_s`` NaN: no tick time. Pitch must lie outside gimbal lock (the caller checks).
     """
     J2i = j2_inv_matrix(eta2[0], eta2[1])
@@ -181,14 +197,13 @@ def control_torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, tau_max, linear_s
     if drag_feedforward:
         rate_d = J2i @ eta2d_dot
         for a in range(3):
-            att[a] += b_check[a] * rate_d[a]
+            att[a] += drag_torque(drag, rate_d[a], a)
     if integral_on:
-        b_ff = b_check if drag_feedforward else np.zeros(3)
         tau_att = np.empty(3)
         for a in range(3):
             tau_att[a] = att[a] * enabled[a]
         integral_step(integral_state, last_t, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, kp, kd_total,
-                      inertia, b_check, b_ff, ki, enabled, band_rad, tau_max[3:])
+                      inertia, drag, drag_feedforward, ki, enabled, band_rad, tau_max[3:])
         for a in range(3):
             att[a] += integral_state[0, a]
     for a in range(3):
@@ -203,7 +218,7 @@ def normalized_command(tau, tau_max, u_out, saturated_out):
         saturated_out[k] = 1.0 if abs(ratio) > 1.0 else 0.0
 
 
-KERNELS = (rate_update, rate_trim, rate_estimate, sign, integral_step, pd_torque, control_torque, normalized_command,
+KERNELS = (rate_update, rate_trim, rate_estimate, sign, drag_torque, integral_step, pd_torque, control_torque, normalized_command,
            wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix)
 
 
@@ -226,7 +241,7 @@ def _probe_args(rng):
         return rng.uniform(-scale, scale, 3)
     state = np.vstack([v(), v(), v(), np.ones(3)])
     return [v(), v(), v(0.5), v(), v(), 1.0, np.full(6, 30.0), 1.0, np.abs(v(10.0)) + 1, np.abs(v(5.0)) + 1,
-            v(0.5), True, True, np.abs(v(3.0)), np.abs(v()), np.abs(v()) + 0.1, np.ones(3), state,
+            v(0.5), True, True, np.abs(np.vstack([v(3.0), v(3.0)])), np.abs(v()), np.abs(v()) + 0.1, np.ones(3), state,
             np.array([0.98]), math.inf, np.zeros(6)]
 
 

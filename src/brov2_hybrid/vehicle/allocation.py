@@ -16,9 +16,13 @@ table and so each thruster's forward and reverse limit). The paper's is
 :class:`PseudoInverseAllocator` (Eq. 9, used by Algorithm 2; the default);
 ``saturating`` (:mod:`brov2_hybrid.vehicle.saturating_allocation`) keeps every thruster within
 the thrust table, angular torques first. A new allocator is one class with ``name``,
-``__init__(vehicle)`` and ``forces(u)``, plus one entry in :data:`ALLOCATORS`; the
-quantitative mixer, and so the output stages, the simulator and the analysis, then use
-it for every vehicle that names it.
+``__init__(vehicle)``, ``forces(u)`` and ``force_matrix`` -- the matrix F (n, 6) with
+forces = F (tau_max u) when the allocator is linear, None when it is not -- plus one
+entry in :data:`ALLOCATORS`; the quantitative mixer, and so the output stages, the
+simulator, the nodes and the in-process loop, then use it for every vehicle that names
+it: a linear allocator through its matrix (one compiled product), any other through
+``forces`` (the loop then runs its Python tick loop). Nothing probes an allocator's
+attributes: :func:`check_allocator` refuses a class that does not state ``force_matrix``.
 
 Erratum (paper Eq. 4): the yaw row is printed as +-0.99; the thruster geometry gives
 +-0.189, which is also what the paper's own Eq. 6 and tau_max need. We build T from the
@@ -118,9 +122,32 @@ class PseudoInverseAllocator(object):
         self.T_pinv = as_matrix(vehicle.T_pinv, (np.shape(vehicle.T_pinv)[0], 6), "T_pinv")
         self.tau_max = as_vector(vehicle.tau_max, 6, "tau_max")
 
+    @property
+    def force_matrix(self):
+        """F (n, 6) with forces = F (tau_max u): this allocator is linear, so the compiled
+        output chain may run it as one matrix product (the allocator contract: every
+        allocator states ``force_matrix``, None when it is not linear)."""
+        return self.T_pinv
+
     def forces(self, u):
         """Thruster forces [N], shape (n,), for u (6,) in [-1, 1] (surge..yaw, FRD)."""
         return self.T_pinv @ (self.tau_max * as_vector(u, 6, "u"))
+
+
+def check_allocator(allocator):
+    """``allocator`` if it keeps the allocator contract (module docstring), else Brov2Error:
+    ``forces`` callable, ``tau_max`` (6,) and ``force_matrix`` stated (None or (n, 6))."""
+    name = getattr(allocator, "name", type(allocator).__name__)
+    if not callable(getattr(allocator, "forces", None)):
+        raise Brov2Error("allocator %r: expected a forces(u) method" % name)
+    if not hasattr(allocator, "force_matrix"):
+        raise Brov2Error("allocator %r: expected a force_matrix attribute (the matrix F of a linear "
+                         "allocator, None for a nonlinear one)" % name)
+    if allocator.force_matrix is not None and np.shape(allocator.force_matrix)[1:] != (6,):
+        raise Brov2Error("allocator %r: force_matrix: expected shape (n, 6), got %s"
+                         % (name, np.shape(allocator.force_matrix)))
+    as_vector(allocator.tau_max, 6, "allocator %r: tau_max" % name)
+    return allocator
 
 
 def make_allocator(name, vehicle):
@@ -128,7 +155,7 @@ def make_allocator(name, vehicle):
 
     (A vehicle file's ``allocator`` is checked by its loader, which names file and key.)
     """
-    return ALLOCATORS[as_choice(name, ALLOCATORS, "allocator")](vehicle)
+    return check_allocator(ALLOCATORS[as_choice(name, ALLOCATORS, "allocator")](vehicle))
 
 
 def thruster_groups(directions, tol=1e-6):

@@ -34,7 +34,7 @@ Input order of u: (surge, sway, heave, roll, pitch, yaw), heave positive down (F
 import numpy as np
 
 from brov2_hybrid.jit import compile_family
-from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS, matrix_6xn
+from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS, check_allocator, matrix_6xn
 from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.thrust_table import interp_at, pwm_from_star, star_from_force
@@ -301,13 +301,14 @@ class Mixer(object):
         if kind not in KINDS:
             raise Brov2Error("mixer: expected one of %s, got %r" % (KINDS, kind))
         self.kind = kind
-        self.allocator = allocator
+        self.allocator = check_allocator(allocator) if kind == QUANTITATIVE else allocator
         self.table = table
         self.T_hat = matrix_6xn(T_hat, "T_hat")
         self.frame_mixing = FRAME_MIXING.get(int(frame_config), "sum")
         self.fv_coupling_k = as_finite(fv_coupling_k, "fv_coupling_k") if self.frame_mixing == "vectored" else None
-        #: F (n, 6) of a linear allocator (forces = F (tau_max u), the paper's T-dagger), else None.
-        self.force_matrix = getattr(allocator, "T_pinv", None) if kind == QUANTITATIVE else None
+        #: F (n, 6) of a linear allocator (forces = F (tau_max u), the paper's T-dagger), None for a
+        #: nonlinear one (its forces() then runs on every command).
+        self.force_matrix = allocator.force_matrix if kind == QUANTITATIVE else None
         self._mixing_code = MIXING_CODES[self.frame_mixing]
         self._fv_k = float(self.fv_coupling_k or 0.0)
         self._kernels = _kernels() or {f.__name__: f for f in _MIXER_KERNELS}

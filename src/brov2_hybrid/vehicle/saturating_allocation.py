@@ -102,11 +102,14 @@ class SaturatingAllocator(object):
     """
 
     name = "saturating"
+    #: Not linear: no matrix gives its forces, so every output chain calls :meth:`forces`
+    #: (the allocator contract of :mod:`brov2_hybrid.vehicle.allocation`).
+    force_matrix = None
 
     def __init__(self, vehicle):
         T = np.asarray(vehicle.T, dtype=float)
         n = T.shape[1]
-        self.T_pinv = as_matrix(vehicle.T_pinv, (n, 6), "T_pinv")
+        self.pinv = as_matrix(vehicle.T_pinv, (n, 6), "T_pinv")
         self.tau_max = as_vector(vehicle.tau_max, 6, "tau_max")
         self.actuated = [j for j in range(6) if j not in vehicle.passive_dofs]
         self.T_a = as_matrix(T[self.actuated], (len(self.actuated), n), "T")
@@ -123,14 +126,14 @@ class SaturatingAllocator(object):
     def forces(self, u):
         """Thruster forces [N], shape (n,), for u (6,) in [-1, 1] (surge..yaw, FRD)."""
         tau = self.tau_max * as_vector(u, 6, "u")
-        m = self.T_pinv @ tau                       # Eq. 9: the same numbers as the pseudo-inverse allocator
+        m = self.pinv @ tau                       # Eq. 9: the same numbers as the pseudo-inverse allocator
         if np.all(m <= self.upper_n) and np.all(m >= self.lower_n):
             return m
         exact = self._least_norm(m, 0.0)
         if exact is not None:
             return exact
         wrench, m_lp = self._scaled_wrench(tau)
-        m_p = self.T_pinv @ wrench
+        m_p = self.pinv @ wrench
         best = self._least_norm(m_p, LP_MARGIN_N)
         if best is None:                            # only when the LP's vertex is at its own tolerance
             best = m_lp

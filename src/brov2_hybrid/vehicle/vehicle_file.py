@@ -294,7 +294,7 @@ def load_vehicle(name_or_path=None):
         name=name, source=path, body=body, thrusters=thrusters, frame=frame, passive_dofs=passive,
         rc_map=load_rc_map(path), T=T, T_pinv=T_pinv, allocator=None, T_hat=allocation.heuristic_matrix(frame.motor_factors),
         table=table, force_limit_n=float(limit), tau_max=tau_max)
-    vehicle.allocator = allocation.ALLOCATORS[allocator_name](vehicle)   # an allocator sees the whole vehicle
+    vehicle.allocator = allocation.make_allocator(allocator_name, vehicle)   # an allocator sees the whole vehicle
     return vehicle
 
 
