@@ -3,6 +3,8 @@
     brov2-analyze step | bode | dive | latency | compare-models | sysid | gains | trim | firmware
     brov2-analyze integral | robustness [--samples N]   PD vs PD+I (issue 10)
     brov2-analyze allocators                   saturation-aware allocation vs Eq. 9 on an aggressive dive
+    brov2-analyze options                      which law option helps on which kind of input
+    brov2-analyze omega-limit                  how far omega_d can go: loop margins, latency, lag, noise
     brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
@@ -38,7 +40,7 @@ from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
 from brov2_hybrid.analysis.step_experiments import compare_models_experiment, latency_experiment, step_experiment
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
-            "robustness", "allocators", "ardusub", "reproduce",
+            "robustness", "allocators", "options", "omega-limit", "ardusub", "reproduce",
             "summarize", "compare-log")
 
 
@@ -105,6 +107,11 @@ def build_parser():
     sub.add_parser("allocators", parents=[common, loop],
                    help="saturation-aware allocator vs the paper's Eq. 9: IAE and worst steady error per axis on an "
                         "aggressive dive, both firmware output stages")
+    sub.add_parser("options", parents=[common, loop],
+                   help="PD vs PD+I vs drag feed-forward vs both on four kinds of input: IAE and effort")
+    sub.add_parser("omega-limit", parents=[common, loop],
+                   help="how far omega_d can go: Eq. 22 delay margins and flown steps/dives under latency, "
+                        "thruster lag and IMU noise; the highest safe omega_d")
     sub.add_parser("ardusub", parents=[common, loop],
                    help="hybrid autopilot vs ArduSub's own attitude control (default and tuned gains) on real "
                         "ArduSub SITL flying our model (make ardusub first)")
@@ -255,6 +262,12 @@ def run_one(ctx, args, omegas):
     if c == "allocators":
         from brov2_hybrid.analysis.allocators import allocators_experiment
         return allocators_experiment(ctx, omegas)
+    if c == "options":
+        from brov2_hybrid.analysis.options import options_experiment
+        return options_experiment(ctx, omegas)
+    if c == "omega-limit":
+        from brov2_hybrid.analysis.omega_limit import omega_limit_experiment
+        return omega_limit_experiment(ctx, omegas)
     if c == "ardusub":
         from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
         return ardusub_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
