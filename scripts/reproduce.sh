@@ -16,5 +16,11 @@ bash "$REPO/scripts/setup.sh"
 # shellcheck disable=SC1091
 source "$REPO/scripts/env.sh"
 cd "$REPO"
-echo "make reproduce: ${cmd[*]} $*"
-exec "${cmd[@]}" "$@"
+# The full run also writes the documents' generated tables (docs/results/*.json and the
+# blocks of README.md and docs/*.md); a run with other settings or grids does not.
+docs=(--docs)
+for arg in "$@"; do
+    case "$arg" in --quick|--omega-d*|--params*|--vehicle*|--mixer*|--model*|--telemetry-*|--command-delay*) docs=() ;; esac
+done
+echo "make reproduce: ${cmd[*]} ${docs[*]} $*"
+exec "${cmd[@]}" "${docs[@]}" "$@"

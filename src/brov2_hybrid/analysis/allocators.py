@@ -312,7 +312,13 @@ def report_section(summary):
              "with that allocator; `stock`: stock ArduSub and the compensated output stage aiming at it. Loop "
              "latency: %s." % (d["duration_s"], d["plateau_s"], d["attitude_deg"], d["attitude_deg"],
                               "/".join("%g" % r for r in d["yaw_rates_deg_s"]), summary["latency"]), "",
-             "| stage | allocator | omega_d | IAE roll | IAE pitch | IAE yaw [deg s] | worst steady roll | pitch "
+             ]
+    return lines + markdown_table(summary) + ["", "![](allocators_iae.png)", "", "![](allocators_dive.png)", ""]
+
+
+def markdown_table(summary):
+    """The runs' table and the verdict (REPORT.md and the generated block of the docs)."""
+    lines = ["| stage | allocator | omega_d | IAE roll | IAE pitch | IAE yaw [deg s] | worst steady roll | pitch "
              "| yaw [deg] | translation delivered [% of full] | Eq. 9 beyond limits [% ticks] |",
              "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in summary["runs"]:
@@ -320,8 +326,7 @@ def report_section(summary):
             r["stage"], r["allocator"], r["omega_d"], " | ".join("%.0f" % r["iae_%s_deg_s" % a] for a in AXES),
             " | ".join("%.2f" % r["worst_steady_%s_deg" % a] for a in AXES), r["translation_delivered_pct"],
             r["eq9_beyond_limits_pct"]))
-    lines += [""] + ["- " + v for v in verdict(summary)]
-    return lines + ["", "![](allocators_iae.png)", "", "![](allocators_dive.png)", ""]
+    return lines + [""] + ["- " + v for v in verdict(summary)]
 
 
 def _plot_bars(path, results, s, omegas):

@@ -117,6 +117,9 @@ def build_parser():
                         "ArduSub SITL flying our model (make ardusub first)")
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
+    p.add_argument("--docs", action="store_true",
+                   help="also write docs/results/*.json and the generated tables of README.md and docs/ "
+                        "(what `make reproduce` does; not with --quick)")
     p = sub.add_parser("summarize", parents=[common], help="IAE / energy per axis and plots of a log CSV")
     p.add_argument("log_csv", help="a brov2_hybrid log CSV (from the logger node or the in-process loop)")
     p = sub.add_parser("compare-log", parents=[common, loop],
@@ -205,6 +208,10 @@ def _run(args):
                   "agree" if r["ok"] else "DIFFER"))
         print("  input replayed: %s" % r["input"])
         return 0 if r["ok"] else 1
+    if getattr(args, "docs", False) and (args.quick or args.omega_d or args.params
+                                         or _loop_from_args(settings, args) != settings.loop):
+        raise Brov2Error("--docs: the documents' tables come from the default settings and grids (no --quick, "
+                         "--omega-d, --params, --vehicle, --mixer, --model or latency option)")
     if getattr(args, "quick", False):
         settings = quick_settings(settings)
     runner = Runner(jobs=args.jobs, dask_address=args.dask, progress=not args.quiet)
@@ -215,6 +222,9 @@ def _run(args):
         if args.command == "reproduce":
             summaries = reproduce(ctx, omegas, quick=getattr(args, "quick", False))
             path = report.write_report(ctx, summaries, time.perf_counter() - start)
+            if getattr(args, "docs", False):
+                from brov2_hybrid.analysis.doc_tables import write_docs
+                print("reproduce: wrote %s" % ", ".join(write_docs(summaries)))
             print("reproduce: %.0f s wall on %s; report %s" % (time.perf_counter() - start, runner.describe(), path))
             return 0
         summary = run_one(ctx, args, omegas)
@@ -306,6 +316,8 @@ def reproduce(ctx, omegas=None, quick=False):
     """Every experiment into ctx.out_dir; returns the summaries for the report."""
     from brov2_hybrid.analysis.allocators import allocators_experiment
     from brov2_hybrid.analysis.integral import integral_experiment
+    from brov2_hybrid.analysis.omega_limit import omega_limit_experiment
+    from brov2_hybrid.analysis.options import options_experiment
     from brov2_hybrid.analysis.robustness import robustness_experiment
     order = (("gains", lambda: gains_experiment(ctx)),
              ("trim", lambda: trim_experiment(ctx)),
@@ -319,6 +331,8 @@ def reproduce(ctx, omegas=None, quick=False):
              ("integral", lambda: integral_experiment(ctx, (3.0,) if quick else None)),
              ("robustness", lambda: robustness_experiment(ctx, (3.0,) if quick else None, 2 if quick else None)),
              ("allocators", lambda: allocators_experiment(ctx, (3.0,) if quick else None, quick=quick)),
+             ("options", lambda: options_experiment(ctx, (3.0,) if quick else None)),
+             ("omega_limit", lambda: omega_limit_experiment(ctx, (3.0, 6.0) if quick else None)),
              ("ardusub", lambda: _ardusub_or_reason(ctx, quick)))
     summaries = {}
     for name, fn in order:

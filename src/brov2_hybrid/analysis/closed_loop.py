@@ -150,7 +150,7 @@ class ClosedLoop(object):
         return c
 
     def run(self, dive, duration_s=None, omega_d_rad_s=None, log_path=None, initial_eta=None, kappa=None,
-            controller_options=None, reference=False):
+            controller_options=None, reference=False, retunes=()):
         """Fly ``dive`` (a :class:`~brov2_hybrid.dive.dive_csv.Dive`) and return a :class:`LoopResult`.
 
         Parameters
@@ -171,6 +171,10 @@ class ClosedLoop(object):
             the stock search as first written
             (:func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`): the
             baseline that tests and ``make bench`` compare the loop with (same rows).
+        retunes : sequence of (t_s, dict), optional
+            Live retunes: at the first tick at or after ``t_s`` [s] the controller is
+            reconfigured with the dict's :meth:`HybridController.configure` keywords, as the
+            control_law node does on a dynamic_reconfigure request (flown by the Python tick loop).
         """
         wall0 = time.perf_counter()
         if not isinstance(dive, Dive):
@@ -192,6 +196,8 @@ class ClosedLoop(object):
                 _reference_ticks(self, dive, controller, rows)
             finally:
                 self.plant.compiled = True
+        elif retunes:
+            self._python_ticks(dive, controller, rows, sorted(retunes, key=lambda r: r[0]))
         else:
             self._ticks(dive, controller, rows)
         log = {name: rows[:, k] for k, name in enumerate(NUMERIC_COLUMNS)}
@@ -215,8 +221,9 @@ class ClosedLoop(object):
         return np.array([0] + _DESIRED + _ACTUAL + _RATES + _LINEAR + _TAU + _U + _RC
                         + _PWM[:self.vehicle.n_thrusters] + [_COL["depth_m"]])
 
-    def _python_ticks(self, dive, controller, rows):
-        """:meth:`_ticks` in Python: the tick loop on the objects."""
+    def _python_ticks(self, dive, controller, rows, retunes=()):
+        """:meth:`_ticks` in Python: the tick loop on the objects (with :meth:`run`'s ``retunes``)."""
+        retunes = collections.deque(retunes)
         delay = _delay_module()
         dt = self.dt_s
         telemetry = delay.DelayLine(self.telemetry_delay_steps * dt)
@@ -249,6 +256,9 @@ class ClosedLoop(object):
                 telemetry.push(t, plant.measured_attitude())
                 next_sample += steps_per_sample
             if step == next_tick:
+                while retunes and retunes[0][0] <= t + half:
+                    controller.configure(**retunes.popleft()[1])
+                    rows[tick:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
                 while next_row < n_rows and dive_t[next_row] <= t + half:
                     controller.update_desired(dive_t[next_row], dive.eta2d_rad[next_row])
                     eta2d, u_lin = dive.eta2d_rad[next_row], dive.u_linear[next_row]

@@ -259,3 +259,36 @@ def console_lines(summary):
     lines += ["  %s: highest safe omega_d %s rad/s, lowest dive IAE at omega_d %s rad/s" % (
         k, f(v, "%g"), f(summary["best_dive_omega_d"][k], "%g")) for k, v in summary["safe_omega_d"].items()]
     return "\n".join(lines)
+
+
+def markdown_table(summary):
+    """Per condition and omega_d: margins, flown figures, safe or not; then the verdict per
+    condition (REPORT.md and the generated block of the docs)."""
+    def f(v, fmt):
+        return "—" if v is None else fmt % v
+    lines = ["| condition | omega_d [rad/s] | effective delay [ms] | delay margin [ms] | phase margin left [deg] "
+             "| step overshoot [%] | settling [s] | dive IAE [deg s] | attitude effort | safe |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
+    for r in summary["rows"]:
+        lines.append("| %s | %g | %.0f | %.0f | %.1f | %s | %s | %s | %s | %s |" % (
+            r["condition"], r["omega_d"], 1e3 * r["effective_delay_s"], 1e3 * r["delay_margin_s"],
+            r["phase_margin_left_deg"], f(r["overshoot_pct"], "%.1f"), f(r["settling_s"], "%.2f"),
+            f(r["dive_iae_sum_deg_s"], "%.0f"), f(r["dive_effort"], "%.0f"), "yes" if r["safe"] else "**no**"))
+    conds = {c["name"]: c for c in summary["conditions"]}
+    lines.append("")
+    for name, w in summary["safe_omega_d"].items():
+        c = conds[name]
+        lines.append("- **%s** (telemetry %g Hz + %g ms, command %g ms, thruster lag %s, IMU noise %s): highest safe "
+                     "omega_d %s rad/s; lowest dive IAE at omega_d %s rad/s." % (
+                         name, c["telemetry_rate_hz"], 1e3 * c["telemetry_delay_s"], 1e3 * c["command_delay_s"],
+                         c["thruster_lag"], "on" if c["noise"] else "off", f(w, "%g"),
+                         f(summary["best_dive_omega_d"][name], "%g")))
+    lines.append("- Safe: delay margin >= %g x the effective delay, the flown 90 deg yaw step settles within %g s "
+                 "with at most %g %% overshoot, and so does every lower omega_d." % (
+                     summary["min_delay_margin_ratio"], summary["max_settling_s"], summary["max_overshoot_pct"]))
+    return lines
+
+
+def report_section(summary):
+    """REPORT.md lines."""
+    return ["## How far omega_d can go", ""] + markdown_table(summary) + [""]

@@ -173,3 +173,30 @@ def console_lines(summary):
             "effort %+6.1f %%" % (r["omega_d"], r["input"], r["option"], r["iae_roll_deg_s"], r["iae_pitch_deg_s"],
                                   r["iae_yaw_deg_s"], r["iae_change_pct"], r["yaw_iae_change_pct"],
                                   r["effort_change_pct"]) for r in summary["rows"]])
+
+
+def markdown_table(summary):
+    """Per input and option: summed roll + pitch + yaw IAE at each omega_d and its change against
+    the PD, and the attitude effort's change (REPORT.md and the generated block of the docs)."""
+    rows = summary["rows"]
+    omegas = sorted(set(r["omega_d"] for r in rows))
+    by = {(r["input"], r["option"], r["omega_d"]): r for r in rows}
+    head = " / ".join("%g" % w for w in omegas)
+    lines = ["| input | option | summed IAE [deg s] at omega_d %s | change vs PD [%%] | attitude effort change [%%] |"
+             % head, "|---|---|---|---|---|"]
+    for name in [i for i in INPUTS if any(r["input"] == i for r in rows)]:
+        for option, _ in OPTIONS:
+            cells = [by[(name, option, w)] for w in omegas]
+            lines.append("| %s | %s | %s | %s | %s |" % (
+                INPUTS[name], option, " / ".join("%.0f" % c["iae_sum_deg_s"] for c in cells),
+                "—" if option == BASELINE else " / ".join("%+.0f" % c["iae_change_pct"] for c in cells),
+                "—" if option == BASELINE else " / ".join("%+.0f" % c["effort_change_pct"] for c in cells)))
+    return lines + ["", "Loop: %s." % summary["latency"]]
+
+
+def report_section(summary):
+    """REPORT.md lines."""
+    return ["## Which option helps on which input", "",
+            "PD (the paper's law), PD+I (integral action), drag FF (drag feed-forward) and both, in the "
+            "in-process loop; IAE summed over roll, pitch and yaw; attitude effort: Eq. 26 energy of the "
+            "roll, pitch and yaw channels.", ""] + markdown_table(summary) + [""]
