@@ -95,7 +95,7 @@ def write_docs(summaries, root=None):
         data = json.loads(json.dumps(table_data(summary)))     # what a later load gives
         path = os.path.join(results_dir(root), name + ".json")
         with open(path, "w") as handle:
-            json.dump(data, handle, indent=1, sort_keys=True)
+            json.dump(data, handle, indent=1)
             handle.write("\n")
         written.append(path)
         rendered[name] = render(name, data)

@@ -274,10 +274,9 @@ def markdown_table(summary):
             r["condition"], r["omega_d"], 1e3 * r["effective_delay_s"], 1e3 * r["delay_margin_s"],
             r["phase_margin_left_deg"], f(r["overshoot_pct"], "%.1f"), f(r["settling_s"], "%.2f"),
             f(r["dive_iae_sum_deg_s"], "%.0f"), f(r["dive_effort"], "%.0f"), "yes" if r["safe"] else "**no**"))
-    conds = {c["name"]: c for c in summary["conditions"]}
     lines.append("")
-    for name, w in summary["safe_omega_d"].items():
-        c = conds[name]
+    for c in summary["conditions"]:
+        name, w = c["name"], summary["safe_omega_d"][c["name"]]
         lines.append("- **%s** (telemetry %g Hz + %g ms, command %g ms, thruster lag %s, IMU noise %s): highest safe "
                      "omega_d %s rad/s; lowest dive IAE at omega_d %s rad/s." % (
                          name, c["telemetry_rate_hz"], 1e3 * c["telemetry_delay_s"], 1e3 * c["command_delay_s"],
