@@ -1,6 +1,6 @@
 """The tables of figures in README.md and docs/ come from `make reproduce`, not from a hand.
 
-Every generated block is the rendering of its saved data (docs/results/<name>.json, which
+Every generated block is the rendering of its saved data (docs/tables/<name>.json, which
 `make reproduce` writes); the cheap tables are recomputed here in the in-process loop and
 must give the saved figures (the loop is deterministic: same settings, same bits; the
 tolerance only absorbs the JSON's decimal round trip).
@@ -32,9 +32,9 @@ def test_every_table_is_in_the_documents():
 
 def test_a_hand_edit_is_caught(tmp_path):
     """The check itself: a digit changed in a block makes it stale."""
-    (tmp_path / "docs" / "results").mkdir(parents=True)
+    (tmp_path / "docs" / "tables").mkdir(parents=True)
     data = doc_tables.load_data("options")
-    (tmp_path / "docs" / "results" / "options.json").write_text(__import__("json").dumps(data))
+    (tmp_path / "docs" / "tables" / "options.json").write_text(__import__("json").dumps(data))
     body = doc_tables.render("options", data)
     doc = tmp_path / "README.md"
     doc.write_text("x\n" + doc_tables.BEGIN % "options" + "\n" + body + doc_tables.END % "options" + "\n")

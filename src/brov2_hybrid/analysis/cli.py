@@ -118,7 +118,7 @@ def build_parser():
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
     p.add_argument("--docs", action="store_true",
-                   help="also write docs/results/*.json and the generated tables of README.md and docs/ "
+                   help="also write docs/tables/*.json and the generated tables of README.md and docs/ "
                         "(what `make reproduce` does; not with --quick)")
     p = sub.add_parser("summarize", parents=[common], help="IAE / energy per axis and plots of a log CSV")
     p.add_argument("log_csv", help="a brov2_hybrid log CSV (from the logger node or the in-process loop)")

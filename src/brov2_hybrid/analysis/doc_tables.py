@@ -7,7 +7,7 @@ A document holds a generated table between two markers::
     <!-- end generated: options -->
 
 ``make reproduce`` (``brov2-analyze reproduce --docs``) saves each table's data as
-``docs/results/<name>.json`` (the experiment's summary without its curves and run times)
+``docs/tables/<name>.json`` (the experiment's summary without its curves and run times)
 and rewrites every block from it with the renderer of :data:`TABLES`, the same function
 REPORT.md's section uses. ``test/test_generated_docs.py`` re-renders every block from its
 JSON (a hand edit fails it) and recomputes the cheap tables in-process.
@@ -34,8 +34,8 @@ DROPPED = ("curves", "files", "wall_s", "elapsed_s")
 
 
 def results_dir(root=None):
-    """``docs/results`` of the package (or of ``root``)."""
-    return os.path.join(root or paths.package_root(), "docs", "results")
+    """``docs/tables`` of the package (or of ``root``)."""
+    return os.path.join(root or paths.package_root(), "docs", "tables")
 
 
 def documents(root=None):
@@ -66,7 +66,7 @@ def blocks(text):
 
 
 def load_data(name, root=None):
-    """The saved data of block ``name`` (``docs/results/<name>.json``); Brov2Error when missing."""
+    """The saved data of block ``name`` (``docs/tables/<name>.json``); Brov2Error when missing."""
     path = os.path.join(results_dir(root), name + ".json")
     if not os.path.exists(path):
         raise Brov2Error("%s: missing; run `make reproduce` to write it" % path)
@@ -123,6 +123,6 @@ def stale_blocks(root=None):
                 out.append((doc, name, str(exc)))
                 continue
             if content != expected:
-                out.append((doc, name, "differs from docs/results/%s.json rendered (edited by hand, or the "
+                out.append((doc, name, "differs from docs/tables/%s.json rendered (edited by hand, or the "
                                        "renderer changed: run `make reproduce`)" % name))
     return out
