@@ -210,8 +210,8 @@ def console_lines(summary):
 def report_section(summary):
     """REPORT.md lines."""
     lines = ["## Holding attitude against disturbances: PD vs PD+I (issue 10)", "",
-             "Integral ratio epsilon = %g (k_i = epsilon omega_d k_p, on the deviation from the Eq. 22 reference "
-             "model). LTI (Eq. 22 extended): the nominal step response is Eq. 22's; a plain PID on "
+             "Integral ratio epsilon = %g (k_i = epsilon omega_d k_p, on the deviation from the reference "
+             "model: the PD law on the vehicle model's inertia and drag). LTI (Eq. 22 extended): the nominal step response is Eq. 22's; a plain PID on "
              "eta_2d - eta_2 would overshoot as listed." % summary["ratio"], "",
              "| omega_d | k_i (yaw) | disturbance poles | step overshoot [%] | plain PID overshoot [%] "
              "| disturbance error < 10 % of PD after [s] |", "|---|---|---|---|---|---|"]
@@ -219,15 +219,20 @@ def report_section(summary):
         lines.append("| %g | %.3f | %s | %.2f | %.1f | %.1f |" % (
             r["omega_d"], r["ki"], " ".join("%.2f%+.2fj" % tuple(p) for p in r["poles"]),
             r["overshoot_pct"], r["plain_pid_overshoot_pct"], r["disturbance_10pct_s"]))
-    lines += ["", "Plateau dive (full surge / sway / heave at +-30 deg roll and pitch), worst steady roll/pitch "
-              "error over the four attitudes [deg]:", "",
-              "| omega_d | law | full surge | full sway | full heave |", "|---|---|---|---|---|"]
+    return lines + [""] + markdown_table(summary) + ["", "![](integral_plateaus.png)", ""]
+
+
+def markdown_table(summary):
+    """Worst steady roll/pitch error on the plateau dive and the yaw steps, PD vs PD+I (REPORT.md
+    and the generated block of the docs)."""
+    lines = ["Plateau dive (full surge / sway / heave at +-30 deg roll and pitch), worst steady roll/pitch "
+             "error over the four attitudes [deg]:", "",
+             "| omega_d | law | full surge | full sway | full heave |", "|---|---|---|---|---|"]
     for w in summary["omega_d"]:
         for law in ("PD", "PD+I"):
             lines.append("| %g | %s | %s |" % (w, law, " | ".join(
                 "%.2f" % summary["worst_roll_pitch_err_deg"]["%g %s %s" % (w, law, d)] for d in LINEAR)))
-    lines += ["", "Yaw step in the in-process loop:", "", "| omega_d | law | settling [s] | overshoot [%] |",
+    lines += ["", "Yaw step (90 deg) in the in-process loop:", "", "| omega_d | law | settling [s] | overshoot [%] |",
               "|---|---|---|---|"]
-    lines += ["| %g | %s | %.2f | %.2f |" % (r["omega_d"], "PD+I" if r["integral"] else "PD", r["settling_s"],
-                                             r["overshoot_pct"]) for r in summary["steps"]]
-    return lines + ["", "![](integral_plateaus.png)", ""]
+    return lines + ["| %g | %s | %.2f | %.2f |" % (r["omega_d"], "PD+I" if r["integral"] else "PD", r["settling_s"],
+                                                   r["overshoot_pct"]) for r in summary["steps"]]

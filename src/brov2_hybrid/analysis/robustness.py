@@ -238,9 +238,18 @@ def report_section(summary):
     lines = ["## Robustness: Monte Carlo PD vs PD+I (issue 10)", "",
              "Seed %d, %d samples per omega_d and law (the same plants for both laws), scale ranges +-: %s. "
              "Cells: median [its 95 %% distribution-free confidence interval] / p90 / max." % (summary["seed"], summary["samples"], summary["ranges"]), "",
-             "| omega_d | law | yaw settling [s] | unsettled | overshoot [%] | plateau-dive IAE [deg s] |",
+             ]
+    return lines + markdown_table(summary) + ["", "![](robustness.png)", ""]
+
+
+def markdown_table(summary):
+    """Per omega_d and law: yaw-step settling, unsettled runs, overshoot and plateau-dive IAE
+    (median [95 % CI] / p90 / max; REPORT.md and the generated block of the docs)."""
+    lines = ["| omega_d | law | yaw settling [s] | unsettled | overshoot [%] | plateau-dive IAE [deg s] |",
              "|---|---|---|---|---|---|"]
     lines += ["| %g | %s | %s | %d | %s | %s |" % (r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"],
                                                   _cell(r["overshoot_pct"]), _cell(r["dive_iae_deg_s"], "%.0f"))
               for r in summary["table"]]
-    return lines + ["", "![](robustness.png)", ""]
+    return lines + ["", "Seed %d, %d samples per omega_d and law (the same plants for both laws); ranges: %s. "
+                    "Cells: median [its 95 %% distribution-free confidence interval] / p90 / max."
+                    % (summary["seed"], summary["samples"], summary["ranges"])]
