@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from scipy import optimize, stats
 
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES
 from brov2_hybrid.errors import InputDataError
 from brov2_hybrid.node_logic.logfile import ATTITUDE_COLUMNS, PWM_COLUMNS, RATE_COLUMNS, TAU_COLUMNS
 
@@ -162,7 +163,7 @@ def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95):
         jac[k, k] = 1.0 / a
     names = ["inertia_kg_m2", "linear_drag", "quadratic_drag"] + lever_names
     t = np.asarray(log["time_s"], dtype=float)
-    return AxisFit(("roll", "pitch", "yaw")[axis], _estimates(names, values, jac, cov, n - p, level),
+    return AxisFit(ANGULAR_DOF_NAMES[axis], _estimates(names, values, jac, cov, n - p, level),
                    math.sqrt(float(residual @ residual) / n), n, t[1:], y, X @ theta)
 
 

@@ -22,9 +22,13 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from brov2_hybrid import paths
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.identify import fit
 from brov2_hybrid.params import Section, load_yaml
+
+#: The DOFs the flight identifies: heave, then roll, pitch, yaw.
+IDENTIFIED = (DOF_NAMES[2],) + ANGULAR_DOF_NAMES
 
 
 @dataclass(frozen=True)
@@ -58,7 +62,7 @@ class IdentifiedModel:
     def effective_inertia(self):
         """(6,) diagonal of M + M_A with NaN for surge and sway (not identified)."""
         values = [math.nan, math.nan, self.axes["heave"].estimates["mass_kg"].value]
-        return np.array(values + [self.axes[a].estimates["inertia_kg_m2"].value for a in ("roll", "pitch", "yaw")])
+        return np.array(values + [self.axes[a].estimates["inertia_kg_m2"].value for a in ANGULAR_DOF_NAMES])
 
 
 def _combined(a, b):
@@ -80,7 +84,7 @@ def identify_log(log, vehicle, fit_settings=None, rest_s=None):
     wrench = fit.applied_wrench(log, vehicle)
     delay = fit.find_delay(log, wrench, settings.delay_max_s, settings.delay_step_s)
     level = settings.confidence
-    axes = {("roll", "pitch", "yaw")[k]: fit.fit_attitude_axis(log, wrench, k, delay, level) for k in range(3)}
+    axes = {ANGULAR_DOF_NAMES[k]: fit.fit_attitude_axis(log, wrench, k, delay, level) for k in range(3)}
     b = vehicle.body
     prior = (b.total_mass[2], b.linear_drag[2], b.quadratic_drag[2], b.weight_n - b.buoyancy_n)
     axes["heave"] = fit.fit_heave(log, wrench, delay, prior, rest, settings.heave_substeps, level)
@@ -124,9 +128,9 @@ def body_comments(model):
     """{body key: comment} stating each fitted value with its confidence interval."""
     a = model.axes
     level = "%g %%" % (100 * a["yaw"].estimates["inertia_kg_m2"].level)
-    eff = ", ".join("%s %s" % (n, _ci(a[n].estimates["inertia_kg_m2"])) for n in ("roll", "pitch", "yaw"))
-    lin = ", ".join("%s %s" % (n, _ci(a[n].estimates["linear_drag"])) for n in ("heave", "roll", "pitch", "yaw"))
-    quad = ", ".join("%s %s" % (n, _ci(a[n].estimates["quadratic_drag"])) for n in ("heave", "roll", "pitch", "yaw"))
+    eff = ", ".join("%s %s" % (n, _ci(a[n].estimates["inertia_kg_m2"])) for n in ANGULAR_DOF_NAMES)
+    lin = ", ".join("%s %s" % (n, _ci(a[n].estimates["linear_drag"])) for n in IDENTIFIED)
+    quad = ", ".join("%s %s" % (n, _ci(a[n].estimates["quadratic_drag"])) for n in IDENTIFIED)
     h = a["heave"].estimates
     return {
         "inertia_kg_m2": "identified effective I + M_A (%s CI): %s; split as the prior" % (level, eff),

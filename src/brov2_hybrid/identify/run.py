@@ -75,7 +75,7 @@ def plot_fit(path, fitted):
     """identify_fit.png: per attitude axis the measured and modelled rate change per row, heave depth."""
     from brov2_hybrid.analysis.plots import plt, save_figure
     fig, axes = plt.subplots(4, 1, figsize=(10, 10))
-    for ax, name in zip(axes, ("roll", "pitch", "yaw", "heave")):
+    for ax, name in zip(axes, idmodel.IDENTIFIED[1:] + idmodel.IDENTIFIED[:1]):
         f = fitted.axes[name]
         ax.plot(f.t_s, f.measured, lw=0.8, label="measured")
         ax.plot(f.t_s, f.modelled, lw=0.8, label="fitted model")

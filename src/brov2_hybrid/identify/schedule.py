@@ -23,8 +23,8 @@ from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.params import Section, load_yaml
 
 #: Blocks in the order they are flown (yaw last: the heading is left wherever it ends).
-BLOCK_ORDER = ("roll", "pitch", "heave", "yaw")
 HEAVE = DOF_NAMES.index("heave")
+BLOCK_ORDER = ANGULAR_DOF_NAMES[:2] + (DOF_NAMES[HEAVE], ANGULAR_DOF_NAMES[2])
 
 
 @dataclass(frozen=True)
