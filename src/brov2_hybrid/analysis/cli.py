@@ -278,7 +278,8 @@ def _identify(args, settings):
     else:
         out = run.identify_log_file(args.log_csv, args.out, args.vehicle)
     room = out["room"]
-    print("identify: wrote %s, %s, %s (flight log %s)" % (out["vehicle_file"], out["report"], out["figure"], out["log"]))
+    print("identify: wrote %s, %s, %s (flight log %s)"
+          % (out["vehicle_file"], out["report"], out["figure"], out["log"]))
     print("identify: flight %.1f s, depth %.2f..%.2f m, heading span %.2f turns"
           % (room["duration_s"], room["depth_min_m"], room["depth_max_m"], room["heading_span_turns"]))
     return 0

@@ -135,12 +135,12 @@ def _solve(y, X):
     return theta, y - X @ theta
 
 
-def find_delay(log, wrench, delay_max_s, delay_step_s):
+def find_delay(log, wrench, delay_max_s, delay_step_s, axes=(ROLL, PITCH, YAW)):
     """The command-to-thrust delay [s] on the grid 0..delay_max_s giving the smallest attitude residuals
-    (sum over roll, pitch, yaw of RSS relative to its value at zero delay)."""
+    (sum over ``axes`` of RSS relative to its value at zero delay)."""
     grid = np.arange(0.0, delay_max_s + 0.5 * delay_step_s, delay_step_s)
     totals = np.zeros(len(grid))
-    for axis in (ROLL, PITCH, YAW):
+    for axis in axes:
         rss = np.array([float(np.sum(_solve(*_attitude_design(log, wrench, d, axis)[:2])[1] ** 2)) for d in grid])
         totals += rss / rss[0]
     return float(grid[int(np.argmin(totals))])

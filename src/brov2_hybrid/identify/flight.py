@@ -122,7 +122,8 @@ def with_sensor_noise(log, sim_options, seed_offset=1):
     rng = np.random.default_rng(int(sim_options.seed) + seed_offset)
     n = len(log["time_s"])
     for columns, std in ((ATTITUDE_COLUMNS, sim_options.attitude_noise_std_rad),
-                         (RATE_COLUMNS, sim_options.rate_noise_std_rad_s), (("depth_m",), sim_options.depth_noise_std_m)):
+                         (RATE_COLUMNS, sim_options.rate_noise_std_rad_s),
+                         (("depth_m",), sim_options.depth_noise_std_m)):
         for c in columns:
             out[c] = np.asarray(log[c], dtype=float) + rng.normal(0.0, float(std or 0.0), n)
     yaw = out[ATTITUDE_COLUMNS[2]]

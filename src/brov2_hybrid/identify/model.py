@@ -23,7 +23,7 @@ import numpy as np
 
 from brov2_hybrid import paths
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
-from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.errors import Brov2Error, InputDataError
 from brov2_hybrid.identify import fit
 from brov2_hybrid.params import Section, load_yaml
 
@@ -60,36 +60,52 @@ class IdentifiedModel:
     lever_nm: dict
 
     def effective_inertia(self):
-        """(6,) diagonal of M + M_A with NaN for surge and sway (not identified)."""
+        """(6,) diagonal of M + M_A with NaN where not identified (surge, sway, passive axes)."""
         values = [math.nan, math.nan, self.axes["heave"].estimates["mass_kg"].value]
-        return np.array(values + [self.axes[a].estimates["inertia_kg_m2"].value for a in ANGULAR_DOF_NAMES])
+        return np.array(values + [self.axes[a].estimates["inertia_kg_m2"].value if a in self.axes else math.nan
+                                  for a in ANGULAR_DOF_NAMES])
 
 
-def _combined(a, b):
-    """Inverse-variance weighted mean of two :class:`~brov2_hybrid.identify.fit.Estimate`."""
-    wa, wb = 1.0 / max(a.half_width, 1e-12) ** 2, 1.0 / max(b.half_width, 1e-12) ** 2
-    return fit.Estimate((wa * a.value + wb * b.value) / (wa + wb), 1.0 / math.sqrt(wa + wb), a.level)
+def _combined(estimates):
+    """Inverse-variance weighted mean of :class:`~brov2_hybrid.identify.fit.Estimate` (one or more)."""
+    weights = [1.0 / max(e.half_width, 1e-12) ** 2 for e in estimates]
+    value = sum(w * e.value for w, e in zip(weights, estimates)) / sum(weights)
+    return fit.Estimate(value, 1.0 / math.sqrt(sum(weights)), estimates[0].level)
+
+
+def prior_estimate(value, level):
+    """A value kept from the prior (not identified): an Estimate whose half-width is NaN."""
+    return fit.Estimate(float(value), math.nan, level)
 
 
 def identify_log(log, vehicle, fit_settings=None, rest_s=None):
     """Fit a log (dict of columns, :func:`~brov2_hybrid.node_logic.logfile.read_log` layout) of the
     identification flight flown with ``vehicle`` (the prior: thrusters, table, starting values).
 
-    ``rest_s``: the schedule's rest after the heave block (default ``params/identify.yaml``).
-    Returns an :class:`IdentifiedModel`.
+    Attitude axes the vehicle cannot actuate (``passive_dofs``) are not flown and not
+    fitted: they keep the prior's values. ``rest_s``: the schedule's rest after the heave
+    block (default ``params/identify.yaml``). Returns an :class:`IdentifiedModel`.
     """
     from brov2_hybrid.identify.schedule import load_schedule_settings
+    if 2 in vehicle.passive_dofs:
+        raise InputDataError("identify: %s cannot actuate heave; the flight needs it" % vehicle.source)
     settings = fit_settings or load_fit_settings()
     rest = load_schedule_settings().rest_s if rest_s is None else rest_s
     wrench = fit.applied_wrench(log, vehicle)
-    delay = fit.find_delay(log, wrench, settings.delay_max_s, settings.delay_step_s)
+    flown = [k for k in range(3) if 3 + k not in vehicle.passive_dofs]
+    delay = fit.find_delay(log, wrench, settings.delay_max_s, settings.delay_step_s, flown)
     level = settings.confidence
-    axes = {ANGULAR_DOF_NAMES[k]: fit.fit_attitude_axis(log, wrench, k, delay, level) for k in range(3)}
+    axes = {ANGULAR_DOF_NAMES[k]: fit.fit_attitude_axis(log, wrench, k, delay, level) for k in flown}
     b = vehicle.body
     prior = (b.total_mass[2], b.linear_drag[2], b.quadratic_drag[2], b.weight_n - b.buoyancy_n)
     axes["heave"] = fit.fit_heave(log, wrench, delay, prior, rest, settings.heave_substeps, level)
-    roll, pitch = axes["roll"].estimates, axes["pitch"].estimates
-    lever = {"x": pitch["lever_x_nm"], "y": roll["lever_y_nm"], "z": _combined(roll["lever_z_nm"], pitch["lever_z_nm"])}
+    prior_lever = b.weight_n * b.r_cg_m - b.buoyancy_n * b.r_cb_m
+    found = {"x": [], "y": [], "z": []}
+    for name, keys in (("roll", ("y", "z")), ("pitch", ("z", "x"))):
+        if name in axes:
+            for c in keys:
+                found[c].append(axes[name].estimates["lever_%s_nm" % c])
+    lever = {c: _combined(found[c]) if found[c] else prior_estimate(prior_lever[k], level) for k, c in enumerate("xyz")}
     return IdentifiedModel(axes, delay, lever)
 
 
@@ -100,6 +116,8 @@ def identified_body(model, prior_body):
     added, inertia = b.added_mass.copy(), b.inertia_kg_m2.copy()
     linear, quadratic = b.linear_drag.copy(), b.quadratic_drag.copy()
     for k, name in ((3, "roll"), (4, "pitch"), (5, "yaw")):
+        if name not in model.axes:
+            continue        # passive: the prior's
         e = model.axes[name].estimates
         total = e["inertia_kg_m2"].value
         share = b.added_mass[k] / b.total_mass[k]
@@ -120,27 +138,33 @@ def cb_height_m(body):
     return float(body.r_cg_m[2] - body.r_cb_m[2])
 
 
-def _ci(e, digits=4):
+def format_estimate(e, digits=4):
+    """``value +- half-width`` of an Estimate, or ``value (prior)`` for a value kept from the prior."""
+    if math.isnan(e.half_width):
+        return "%.*g (prior)" % (digits, e.value)
     return "%.*g +- %.*g" % (digits, e.value, 2, e.half_width)
 
 
 def body_comments(model):
     """{body key: comment} stating each fitted value with its confidence interval."""
     a = model.axes
-    level = "%g %%" % (100 * a["yaw"].estimates["inertia_kg_m2"].level)
-    eff = ", ".join("%s %s" % (n, _ci(a[n].estimates["inertia_kg_m2"])) for n in ANGULAR_DOF_NAMES)
-    lin = ", ".join("%s %s" % (n, _ci(a[n].estimates["linear_drag"])) for n in IDENTIFIED)
-    quad = ", ".join("%s %s" % (n, _ci(a[n].estimates["quadratic_drag"])) for n in IDENTIFIED)
+    level = "%g %%" % (100 * a["heave"].estimates["mass_kg"].level)
+    flown = [n for n in IDENTIFIED if n in a]
+    eff = ", ".join("%s %s" % (n, format_estimate(a[n].estimates["inertia_kg_m2"]))
+                    for n in ANGULAR_DOF_NAMES if n in a)
+    lin = ", ".join("%s %s" % (n, format_estimate(a[n].estimates["linear_drag"])) for n in flown)
+    quad = ", ".join("%s %s" % (n, format_estimate(a[n].estimates["quadratic_drag"])) for n in flown)
     h = a["heave"].estimates
     return {
         "inertia_kg_m2": "identified effective I + M_A (%s CI): %s; split as the prior" % (level, eff),
-        "added_mass": "heave effective mass m + Z_wdot identified %s kg (%s CI)" % (_ci(h["mass_kg"]), level),
+        "added_mass": "heave effective mass m + Z_wdot identified %s kg (%s CI)"
+                      % (format_estimate(h["mass_kg"]), level),
         "linear_drag": "identified (%s CI; negative fits written as 0): %s" % (level, lin),
         "quadratic_drag": "identified (%s CI): %s" % (level, quad),
         "buoyancy_n": "B = W - (W - B); identified B - W = %s N (%s CI)"
-                      % (_ci(fit.Estimate(-h["net_weight_n"].value, h["net_weight_n"].half_width)), level),
+                      % (format_estimate(fit.Estimate(-h["net_weight_n"].value, h["net_weight_n"].half_width)), level),
         "r_cb_m": "from the restoring lever W r_G - B r_B = [%s] N m (%s CI)"
-                  % (", ".join(_ci(model.lever_nm[c]) for c in "xyz"), level),
+                  % (", ".join(format_estimate(model.lever_nm[c]) for c in "xyz"), level),
     }
 
 

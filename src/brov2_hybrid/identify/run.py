@@ -45,12 +45,18 @@ def true_values(body):
 def write_report(path, fitted, room, source, truth=None):
     """identify_report.md: the fitted values with intervals (and the truth, when known), residuals, room."""
     a = fitted.axes
-    lines = ["# Identification", "", "Source: %s. Delay from command to thrust found: %.3f s." % (source, fitted.delay_s),
+    level = a["heave"].estimates["mass_kg"].level
+    lines = ["# Identification", "",
+             "Source: %s. Delay from command to thrust found: %.3f s." % (source, fitted.delay_s),
              "", "| axis | parameter | fitted | %g %% CI half-width | unit |%s" % (
-                 100 * a["yaw"].estimates["inertia_kg_m2"].level, " true | error % |" if truth else ""),
+                 100 * level, " true | error % |" if truth else ""),
              "|---|---|---|---|---|%s" % ("---|---|" if truth else "")]
     rows = list(PARAMETERS) + [("heave", "net_weight_n", None, "N (W - B)")]
     for axis, name, _, unit in rows:
+        if axis not in a:
+            lines.append("| %s | %s | not flown (passive DOF): the prior's | | %s |%s" % (axis, name, unit,
+                                                                                     " | |" if truth else ""))
+            continue
         e = a[axis].estimates[name]
         line = "| %s | %s | %.4g | %.2g | %s |" % (axis, name, e.value, e.half_width, unit)
         if truth:
@@ -59,10 +65,9 @@ def write_report(path, fitted, room, source, truth=None):
             line += " %.4g | %s |" % (true, err)
         lines.append(line)
     lines += ["", "Restoring lever W r_G - B r_B [N m]: " + ", ".join(
-        "%s %.4g +- %.2g" % (c, fitted.lever_nm[c].value, fitted.lever_nm[c].half_width) for c in "xyz"), "",
-        "Residual RMS: " + ", ".join("%s %.3g %s" % (n, a[n].residual_rms, u) for n, u in
-                                     (("roll", "rad/s per row"), ("pitch", "rad/s per row"), ("yaw", "rad/s per row"),
-                                      ("heave", "m depth"))), "",
+        "%s %s" % (c, idmodel.format_estimate(fitted.lever_nm[c])) for c in "xyz"), "",
+        "Residual RMS: " + ", ".join("%s %.3g %s" % (n, a[n].residual_rms, "m depth" if n == "heave" else
+                                                     "rad/s per row") for n in idmodel.IDENTIFIED if n in a), "",
         "Flight: %.1f s; depth %.2f..%.2f m; largest |roll| %.1f deg, |pitch| %.1f deg; heading span %.2f turns."
         % (room["duration_s"], room["depth_min_m"], room["depth_max_m"], room["max_abs_roll_deg"],
            room["max_abs_pitch_deg"], room["heading_span_turns"]), ""]
@@ -76,6 +81,9 @@ def plot_fit(path, fitted):
     from brov2_hybrid.analysis.plots import plt, save_figure
     fig, axes = plt.subplots(4, 1, figsize=(10, 10))
     for ax, name in zip(axes, idmodel.IDENTIFIED[1:] + idmodel.IDENTIFIED[:1]):
+        if name not in fitted.axes:
+            ax.set_title("%s: not flown (passive)" % name, fontsize=9)
+            continue
         f = fitted.axes[name]
         ax.plot(f.t_s, f.measured, lw=0.8, label="measured")
         ax.plot(f.t_s, f.modelled, lw=0.8, label="fitted model")
@@ -108,7 +116,7 @@ def identify_plant(plant, out_dir, prior=None, loop_settings=None, sim_options=N
     os.makedirs(out_dir, exist_ok=True)
     plant_vehicle = load_vehicle(plant)
     prior_vehicle = load_vehicle(prior) if prior else plant_vehicle
-    schedule = build_schedule(load_schedule_settings())
+    schedule = build_schedule(load_schedule_settings(), skip=prior_vehicle.passive_dof_names)
     log, result, _ = fly_schedule(schedule, plant_vehicle, prior_vehicle, loop_settings, sim_options,
                                   log_path=os.path.join(out_dir, "identify_flight.csv"))
     fitted = idmodel.identify_log(log, prior_vehicle)

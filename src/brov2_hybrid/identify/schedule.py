@@ -138,8 +138,9 @@ class Schedule(object):
         return Dive(t, eta2d, u_lin, "identification schedule")
 
 
-def build_schedule(settings):
-    """The :class:`Schedule` of ``settings`` (:class:`ScheduleSettings`), blocks in :data:`BLOCK_ORDER`."""
+def build_schedule(settings, skip=()):
+    """The :class:`Schedule` of ``settings`` (:class:`ScheduleSettings`), blocks in :data:`BLOCK_ORDER`
+    but those named in ``skip`` (e.g. a vehicle's passive DOFs)."""
     segments = []
     clock = [0.0]
     group = [0]
@@ -156,6 +157,8 @@ def build_schedule(settings):
     if settings.lead_in_s > 0:
         add("lead_in", settings.lead_in_s)
     for block in BLOCK_ORDER:
+        if block in skip:
+            continue
         group[0] += 1
         if block in ("roll", "pitch"):
             axis = ANGULAR_DOF_NAMES.index(block)
