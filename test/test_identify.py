@@ -16,7 +16,7 @@ from brov2_hybrid.analysis import cli, lti, metrics
 from brov2_hybrid.analysis.closed_loop import ClosedLoop
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.dive.shapes import step_dive
-from brov2_hybrid.errors import ParameterError
+from brov2_hybrid.errors import InputDataError, ParameterError
 from brov2_hybrid.identify import fit, model as idmodel
 from brov2_hybrid.identify.schedule import BLOCK_ORDER, build_schedule, load_schedule_settings
 from brov2_hybrid.params import load_controller_params
@@ -182,3 +182,23 @@ def test_report_and_log_fit_agree_with_the_flight(identified, tmp_path):
     assert cli.main(["identify", "--log", str(folder / "out" / "identify_flight.csv"), "--out", str(tmp_path)]) == 0
     again = load_vehicle(str(tmp_path / "identified.yaml"))
     np.testing.assert_allclose(again.body.total_mass, found.body.total_mass, rtol=1e-3)
+
+
+def test_a_passive_attitude_dof_is_not_flown_and_keeps_the_prior(tmp_path):
+    """The standard BlueROV2 cannot actuate pitch: no pitch block, pitch keeps the file's values."""
+    from brov2_hybrid.identify import run
+    six = load_vehicle("bluerov2")
+    schedule = build_schedule(load_schedule_settings(), skip=six.passive_dof_names)
+    assert not [seg for seg in schedule.segments if seg.block == "pitch"]
+    out = run.identify_plant("bluerov2", str(tmp_path), prior="bluerov2")
+    got = load_vehicle(out["vehicle_file"]).body
+    assert got.total_mass[4] == pytest.approx(six.body.total_mass[4], rel=1e-6)
+    assert got.quadratic_drag[4] == six.body.quadratic_drag[4]
+    np.testing.assert_allclose(got.total_mass[[3, 5]], six.body.total_mass[[3, 5]], rtol=0.10)
+    assert "not flown (passive DOF)" in open(out["report"]).read()
+
+
+def test_a_log_without_the_heave_block_is_refused():
+    log = {"time_s": np.arange(0.0, 1.0, 0.02), "heave_cmd": np.zeros(50)}
+    with pytest.raises(InputDataError, match="heave_cmd is zero throughout"):
+        fit.heave_window(log, 2.0)
