@@ -22,12 +22,13 @@ from brov2_hybrid.identify.schedule import BLOCK_ORDER, build_schedule, load_sch
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
-SEEDS = (11, 12, 13)
+#: (seed, B - W shift [N] or None to draw it): the last plant is 1 N heavy in water (B - W moved by -3 N).
+PLANTS = ((11, None), (12, None), (13, None), (14, -3.0))
 
 
-def perturbed_body(body, seed):
+def perturbed_body(body, seed, buoyancy_shift_n=None):
     """The body with effective inertia (rotations and heave) +-30 %, quadratic drag +-40 %, B - W moved by up
-    to +-3 N and the CB height above the CG scaled by 0.5..1.5, drawn from ``seed``."""
+    to +-3 N (or by ``buoyancy_shift_n``) and the CB height above the CG scaled by 0.5..1.5, drawn from ``seed``."""
     rng = np.random.default_rng(seed)
     inertia = 1.0 + rng.uniform(-0.3, 0.3, 3)
     heave_mass = 1.0 + rng.uniform(-0.3, 0.3)
@@ -37,8 +38,9 @@ def perturbed_body(body, seed):
     added[2] = heave_mass * (body.mass_kg + added[2]) - body.mass_kg
     r_cb = body.r_cb_m.copy()
     r_cb[2] *= rng.uniform(0.5, 1.5)
+    shift = rng.uniform(-3.0, 3.0)
     return replace(body, inertia_kg_m2=body.inertia_kg_m2 * inertia, added_mass=added, quadratic_drag=quad,
-                   buoyancy_n=body.buoyancy_n + rng.uniform(-3.0, 3.0), r_cb_m=r_cb)
+                   buoyancy_n=body.buoyancy_n + (shift if buoyancy_shift_n is None else buoyancy_shift_n), r_cb_m=r_cb)
 
 
 @pytest.fixture(scope="module")
@@ -46,9 +48,9 @@ def identified(tmp_path_factory):
     """Per seed: (true plant Vehicle, identified Vehicle, run folder) from `brov2-analyze identify --plant`."""
     heavy = load_vehicle()
     out = []
-    for seed in SEEDS:
+    for seed, shift in PLANTS:
         folder = tmp_path_factory.mktemp("identify_%d" % seed)
-        plant_file = idmodel.write_vehicle_file(heavy, perturbed_body(heavy.body, seed),
+        plant_file = idmodel.write_vehicle_file(heavy, perturbed_body(heavy.body, seed, shift),
                                                 str(folder / "plant.yaml"), "plant_%d" % seed)
         assert cli.main(["identify", "--plant", plant_file, "--out", str(folder / "out"), "--quiet"]) == 0
         out.append((load_vehicle(plant_file), load_vehicle(str(folder / "out" / "identified.yaml")), folder))
@@ -202,3 +204,16 @@ def test_a_log_without_the_heave_block_is_refused():
     log = {"time_s": np.arange(0.0, 1.0, 0.02), "heave_cmd": np.zeros(50)}
     with pytest.raises(InputDataError, match="heave_cmd is zero throughout"):
         fit.heave_window(log, 2.0)
+
+
+def test_applied_wrench_uses_the_motor_pwms_and_falls_back_on_tau_without_them():
+    heavy = load_vehicle()
+    log = {c: np.zeros(2) for c in ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")}
+    log["tau_n_nm"] = np.array([5.0, 5.0])
+    for i in range(1, 9):
+        log["pwm%d_us" % i] = np.array([1500.0, 0.0])
+    log["pwm5_us"][0] = log["pwm6_us"][0] = log["pwm7_us"][0] = log["pwm8_us"][0] = 1700.0   # vertical: heave up
+    wrench = fit.applied_wrench(log, heavy)
+    up = 4 * float(heavy.table.force_from_pwm(1700.0))
+    np.testing.assert_allclose(wrench[0], [0.0, 0.0, up, 0.0, 0.0, 0.0], atol=1e-9)
+    np.testing.assert_allclose(wrench[1], [0.0, 0.0, 0.0, 0.0, 0.0, 5.0])

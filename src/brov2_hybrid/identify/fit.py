@@ -71,12 +71,16 @@ def _third_row(roll, pitch):
 
 def applied_wrench(log, vehicle):
     """(n, 6) body wrench [N, N m] the thrusters gave at each row: T @ thrust(PWM) from the log's motor
-    PWMs (the vehicle's table), or the commanded tau columns when the log holds no PWMs."""
+    PWMs (the vehicle's table); the commanded tau columns on rows without motor PWMs (0: none received)."""
     n = vehicle.n_thrusters
     pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:n]])
-    if np.all(pwm > 0):
-        return vehicle.table.force_from_pwm(pwm) @ np.asarray(vehicle.T, dtype=float).T
-    return np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS])
+    commanded = np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS])
+    known = np.all(pwm > 0, axis=1)
+    if not np.any(known):
+        return commanded
+    wrench = commanded.copy()
+    wrench[known] = vehicle.table.force_from_pwm(pwm[known]) @ np.asarray(vehicle.T, dtype=float).T
+    return wrench
 
 
 def held_integral(t_s, values, delay_s):
