@@ -206,14 +206,23 @@ def test_a_log_without_the_heave_block_is_refused():
         fit.heave_window(log, 2.0)
 
 
-def test_applied_wrench_uses_the_motor_pwms_and_falls_back_on_tau_without_them():
+def test_applied_wrench_uses_the_motor_pwms_and_falls_back_on_the_command():
     heavy = load_vehicle()
-    log = {c: np.zeros(2) for c in ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")}
-    log["tau_n_nm"] = np.array([5.0, 5.0])
+    n = 4
+    log = {c: np.zeros(n) for c in ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")}
+    for c in ("u_surge", "u_sway", "u_heave", "u_roll", "u_pitch", "u_yaw"):
+        log[c] = np.zeros(n)
+    log["u_yaw"] = np.array([0.0, 0.1, np.nan, 0.2])        # NaN: the command of that tick was not logged
     for i in range(1, 9):
-        log["pwm%d_us" % i] = np.array([1500.0, 0.0])
-    log["pwm5_us"][0] = log["pwm6_us"][0] = log["pwm7_us"][0] = log["pwm8_us"][0] = 1700.0   # vertical: heave up
+        log["pwm%d_us" % i] = np.array([1500.0, 1500.0, 1600.0, 0.0])
+    for i in range(5, 9):                                   # the vertical thrusters push up
+        log["pwm%d_us" % i][2] = 1700.0
     wrench = fit.applied_wrench(log, heavy)
-    up = 4 * float(heavy.table.force_from_pwm(1700.0))
-    np.testing.assert_allclose(wrench[0], [0.0, 0.0, up, 0.0, 0.0, 0.0], atol=1e-9)
-    np.testing.assert_allclose(wrench[1], [0.0, 0.0, 0.0, 0.0, 0.0, 5.0])
+    expected = heavy.table.force_from_pwm(np.array([1600.0] * 4 + [1700.0] * 4)) @ heavy.T.T
+    np.testing.assert_allclose(wrench[2], expected, atol=1e-9)                  # from the motor PWMs
+    np.testing.assert_allclose(wrench[3, 5], 0.2 * heavy.tau_max[5])            # no PWMs: the command
+    log["pwm1_us"] = np.array([1500.0, 1500.0, 1500.0, 1500.0])                 # PWMs held (a slow stream)
+    for i in range(2, 9):
+        log["pwm%d_us" % i] = log["pwm1_us"]
+    slow = fit.applied_wrench(log, heavy)
+    np.testing.assert_allclose(slow[:, 5], np.array([0.0, 0.1, 0.1, 0.2]) * heavy.tau_max[5])

@@ -69,14 +69,37 @@ def _third_row(roll, pitch):
     return -np.sin(pitch), np.cos(pitch) * np.sin(roll), np.cos(pitch) * np.cos(roll)
 
 
+def _forward_filled(values):
+    """``values`` (n, m) with each NaN replaced by the last finite value above it (0 before the first)."""
+    out = np.array(values, dtype=float)
+    for k in range(len(out)):
+        bad = ~np.isfinite(out[k])
+        out[k, bad] = out[k - 1, bad] if k else 0.0
+    return out
+
+
 def applied_wrench(log, vehicle):
-    """(n, 6) body wrench [N, N m] the thrusters gave at each row: T @ thrust(PWM) from the log's motor
-    PWMs (the vehicle's table); the commanded tau columns on rows without motor PWMs (0: none received)."""
+    """(n, 6) body wrench [N, N m] the thrusters gave at each row.
+
+    From the log's motor PWMs (T @ thrust(PWM), the vehicle's table: what the thrusters gave,
+    quantisation included) when they are logged as often as the command; else from the
+    command the output stage received, u * tau_max (the ROS logger's PWMs come from the
+    vehicle's 10 Hz SERVO_OUTPUT_RAW stream, too slow for short pulses). On rows without
+    motor PWMs (0: none received) the command is used; a missing command (NaN) holds the
+    previous one.
+    """
+    from brov2_hybrid.node_logic.logfile import U_COLUMNS
     n = vehicle.n_thrusters
     pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:n]])
-    commanded = np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS])
+    if all(c in log for c in U_COLUMNS):
+        u = np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS])
+        commanded = _forward_filled(u) * np.asarray(vehicle.tau_max, dtype=float)
+    else:
+        commanded = _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS]))
     known = np.all(pwm > 0, axis=1)
-    if not np.any(known):
+    pwm_changes = np.count_nonzero(np.any(np.diff(pwm, axis=0) != 0.0, axis=1))
+    command_changes = np.count_nonzero(np.any(np.diff(commanded, axis=0) != 0.0, axis=1))
+    if not np.any(known) or pwm_changes < 0.5 * command_changes:
         return commanded
     wrench = commanded.copy()
     wrench[known] = vehicle.table.force_from_pwm(pwm[known]) @ np.asarray(vehicle.T, dtype=float).T
@@ -116,7 +139,7 @@ def _estimates(names, values, jacobian, cov, dof, level):
 
 
 def _attitude_design(log, wrench, delay_s, axis):
-    """(y, X, names of the lever terms) of the integral equation error of ``axis``."""
+    """(y, X, names of the lever terms, rows used (n - 1,) bool) of the integral equation error of ``axis``."""
     t = np.asarray(log["time_s"], dtype=float)
     nu = np.asarray(log[RATE_COLUMNS[axis]], dtype=float)
     r31, r32, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]]), np.asarray(log[ATTITUDE_COLUMNS[1]]))
@@ -128,7 +151,9 @@ def _attitude_design(log, wrench, delay_s, axis):
     else:
         levers = ()
     columns += [_trapezoid(t, g) for _, g in levers]
-    return np.diff(nu), np.column_stack(columns), [name for name, _ in levers]
+    y, X = np.diff(nu), np.column_stack(columns)
+    rows = np.isfinite(y) & np.all(np.isfinite(X), axis=1)     # a logged NaN (no attitude yet) drops its rows
+    return y[rows], X[rows], [name for name, _ in levers], rows
 
 
 def _solve(y, X):
@@ -153,7 +178,7 @@ def find_delay(log, wrench, delay_max_s, delay_step_s, axes=(ROLL, PITCH, YAW)):
 def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95):
     """:class:`AxisFit` of one attitude axis (0 roll, 1 pitch, 2 yaw): inertia_kg_m2, linear_drag,
     quadratic_drag and, for roll/pitch, the restoring lever terms [N m]."""
-    y, X, lever_names = _attitude_design(log, wrench, delay_s, axis)
+    y, X, lever_names, used = _attitude_design(log, wrench, delay_s, axis)
     theta, residual = _solve(y, X)
     n, p = X.shape
     s2 = float(residual @ residual) / max(n - p, 1) * _autocorrelation_factor(residual)
@@ -168,7 +193,7 @@ def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95):
     names = ["inertia_kg_m2", "linear_drag", "quadratic_drag"] + lever_names
     t = np.asarray(log["time_s"], dtype=float)
     return AxisFit(ANGULAR_DOF_NAMES[axis], _estimates(names, values, jac, cov, n - p, level),
-                   math.sqrt(float(residual @ residual) / n), n, t[1:], y, X @ theta)
+                   math.sqrt(float(residual @ residual) / n), n, t[1:][used], y, X @ theta)
 
 
 def heave_window(log, rest_s):
@@ -212,6 +237,11 @@ def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95):
     t, z = t_all[idx], z_all[idx]
     force = held[idx[:-1]]
     _, _, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]])[idx], np.asarray(log[ATTITUDE_COLUMNS[1]])[idx])
+    r33 = np.where(np.isfinite(r33), r33, 1.0)        # no attitude logged: level
+    keep = np.isfinite(z)
+    if not np.all(keep):
+        raise InputDataError("identify: the depth is missing (NaN) on %d rows of the heave block"
+                             % int(np.count_nonzero(~keep)))
     start = np.concatenate([prior, [0.0, z[0]]])
     scale = np.maximum(np.abs(start), [1.0, 1.0, 1.0, 1.0, 0.1, 1.0])
 

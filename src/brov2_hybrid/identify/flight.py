@@ -54,29 +54,24 @@ class DepthKeeper(object):
         return min(max(f, -self.max_force_n), self.max_force_n)
 
 
-class ExcitingController(object):
-    """A HybridController whose torque on the scheduled open-loop axis is the schedule's.
+class Exciter(object):
+    """The schedule's open-loop inputs on top of the law's torque: one instance per flight.
 
-    ``base``: the :class:`~brov2_hybrid.control.law.HybridController`; ``schedule``: a
-    :class:`~brov2_hybrid.identify.schedule.Schedule`. An open-loop pulse group is
-    abandoned (the PD law keeps the axis until the group ends) once the axis strays past
-    the schedule's guard angle from its desired attitude.
+    ``schedule``: a :class:`~brov2_hybrid.identify.schedule.Schedule`; ``depth_keeper``: a
+    :class:`DepthKeeper` or None. An open-loop pulse group is abandoned (the PD law keeps the
+    axis until the group ends) once roll or pitch strays past the schedule's guard angle from
+    its desired attitude. Times [s] from the start of the schedule.
     """
 
-    def __init__(self, base, schedule, depth_keeper=None):
-        self.base = base
+    def __init__(self, schedule, depth_keeper=None):
         self.schedule = schedule
         self.depth_keeper = depth_keeper
-        self.gains = base.gains
         self.abandoned_groups = set()
 
-    def update_desired(self, t_s, eta2d):
-        """Feed the desired attitude to the wrapped law's rate estimator."""
-        self.base.update_desired(t_s, eta2d)
-
-    def torque(self, eta2d, u_linear, eta2, nu2, eta2d_dot, t_s):
-        """The wrapped law's tau (6,) [N, N m], the scheduled attitude axis replaced by its torque."""
-        tau = self.base.torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s)
+    def torque(self, t_s, tau, eta2, eta2d):
+        """``tau`` (6,) [N, N m] (the law's; changed in place and returned) with the scheduled attitude
+        axis replaced by the schedule's torque and, outside the heave steps, heave by the depth keeper's
+        force; ``eta2``, ``eta2d`` (3,) the measured and desired attitude [rad]."""
         seg = self.schedule.at(t_s)
         if self.depth_keeper is not None and seg.dof != HEAVE:
             tau[HEAVE] = self.depth_keeper.force(t_s)
@@ -88,6 +83,29 @@ class ExcitingController(object):
             else:
                 tau[seg.dof] = seg.value
         return tau
+
+
+class ExcitingController(object):
+    """A HybridController whose torque goes through an :class:`Exciter` (``base``: the
+    :class:`~brov2_hybrid.control.law.HybridController`; ``exciter``: the Exciter)."""
+
+    def __init__(self, base, exciter):
+        self.base = base
+        self.exciter = exciter
+        self.gains = base.gains
+
+    @property
+    def abandoned_groups(self):
+        """Pulse groups the guard abandoned."""
+        return self.exciter.abandoned_groups
+
+    def update_desired(self, t_s, eta2d):
+        """Feed the desired attitude to the wrapped law's rate estimator."""
+        self.base.update_desired(t_s, eta2d)
+
+    def torque(self, eta2d, u_linear, eta2, nu2, eta2d_dot, t_s):
+        """The wrapped law's tau (6,) [N, N m] through the exciter."""
+        return self.exciter.torque(t_s, self.base.torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s), eta2, eta2d)
 
 
 class ExcitationLoop(ClosedLoop):
@@ -109,7 +127,7 @@ class ExcitationLoop(ClosedLoop):
         keeper = None
         if self.depth_keeper_gains is not None:
             keeper = DepthKeeper(self.plant.depth_m, *self.depth_keeper_gains)
-        self.last_controller = ExcitingController(base, self.schedule, keeper)
+        self.last_controller = ExcitingController(base, Exciter(self.schedule, keeper))
         return self.last_controller
 
 
