@@ -229,13 +229,19 @@ def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95):
     ``prior``: (m_eff, b_lin, b_quad, W - B) to start from (the vehicle file's).
     """
     rows = heave_window(log, rest_s)
+    # a depth held over several rows (a slower depth stream, e.g. 10 Hz telemetry in a 50 Hz log) counts
+    # once, on the row it arrived
+    depth = np.asarray(log["depth_m"], dtype=float)
+    rows[1:] &= depth[1:] != depth[:-1]
     t_all = np.asarray(log["time_s"], dtype=float)
     z_all = np.asarray(log["depth_m"], dtype=float)
     # the force held over each row interval, shifted by the delay (an average over the interval)
     held = held_integral(t_all, wrench[:, 2], delay_s) / np.diff(t_all)
     idx = np.nonzero(rows)[0]
     t, z = t_all[idx], z_all[idx]
-    force = held[idx[:-1]]
+    # the force averaged over each interval between the rows kept
+    cumulative = np.concatenate([[0.0], np.cumsum(held * np.diff(t_all))])
+    force = np.diff(cumulative[idx]) / np.diff(t)
     _, _, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]])[idx], np.asarray(log[ATTITUDE_COLUMNS[1]])[idx])
     r33 = np.where(np.isfinite(r33), r33, 1.0)        # no attitude logged: level
     keep = np.isfinite(z)

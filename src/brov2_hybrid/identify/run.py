@@ -25,10 +25,12 @@ def flight_room(log):
     """What the flight needed: duration [s], depth range [m], largest |roll|, |pitch| [deg], heading span [turns]."""
     t = np.asarray(log["time_s"], dtype=float)
     depth = np.asarray(log["depth_m"], dtype=float)
-    yaw = np.unwrap(np.asarray(log["yaw_rad"], dtype=float))
-    return {"duration_s": float(t[-1] - t[0]), "depth_min_m": float(depth.min()), "depth_max_m": float(depth.max()),
-            "max_abs_roll_deg": float(np.degrees(np.max(np.abs(log["roll_rad"])))),
-            "max_abs_pitch_deg": float(np.degrees(np.max(np.abs(log["pitch_rad"])))),
+    yaw = np.asarray(log["yaw_rad"], dtype=float)
+    yaw = np.unwrap(yaw[np.isfinite(yaw)])
+    return {"duration_s": float(t[-1] - t[0]), "depth_min_m": float(np.nanmin(depth)),
+            "depth_max_m": float(np.nanmax(depth)),
+            "max_abs_roll_deg": float(np.degrees(np.nanmax(np.abs(log["roll_rad"])))),
+            "max_abs_pitch_deg": float(np.degrees(np.nanmax(np.abs(log["pitch_rad"])))),
             "heading_span_turns": float((yaw.max() - yaw.min()) / (2.0 * math.pi))}
 
 
