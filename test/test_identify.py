@@ -226,3 +226,8 @@ def test_applied_wrench_uses_the_motor_pwms_and_falls_back_on_the_command():
         log["pwm%d_us" % i] = log["pwm1_us"]
     slow = fit.applied_wrench(log, heavy)
     np.testing.assert_allclose(slow[:, 5], np.array([0.0, 0.1, 0.1, 0.2]) * heavy.tau_max[5])
+
+
+def test_a_prior_with_other_thrusters_than_the_plant_is_refused(tmp_path, capsys):
+    assert cli.main(["identify", "--plant", "bluerov2", "--vehicle", "bluerov2_heavy", "--out", str(tmp_path)]) == 2
+    assert "different thrusters or ArduSub frames" in capsys.readouterr().err

@@ -196,15 +196,16 @@ def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95):
                    math.sqrt(float(residual @ residual) / n), n, t[1:][used], y, X @ theta)
 
 
-def heave_window(log, rest_s):
-    """Rows of the heave block: from 0.5 s before the first non-zero heave command to ``rest_s`` after the last."""
+def heave_window(log, rest_s, lead_s=0.5):
+    """Rows of the heave block: from ``lead_s`` before the first non-zero heave command to ``rest_s`` after the
+    last [s]."""
     cmd = np.asarray(log["heave_cmd"], dtype=float)
     on = np.nonzero(np.abs(cmd) > 0.0)[0]
     if on.size == 0:
         raise InputDataError("identify: the log's heave_cmd is zero throughout; expected the heave block of "
                              "the identification schedule")
     t = np.asarray(log["time_s"], dtype=float)
-    return (t >= t[on[0]] - 0.5) & (t <= t[on[-1]] + rest_s)
+    return (t >= t[on[0]] - lead_s) & (t <= t[on[-1]] + rest_s)
 
 
 def simulate_depth(t_s, force_n, r33, params, substeps):
@@ -223,12 +224,13 @@ def simulate_depth(t_s, force_n, r33, params, substeps):
     return out
 
 
-def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95):
+def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_s=0.5):
     """:class:`AxisFit` of heave: mass_kg (effective), linear_drag, quadratic_drag, net_weight_n (W - B).
 
-    ``prior``: (m_eff, b_lin, b_quad, W - B) to start from (the vehicle file's).
+    ``prior``: (m_eff, b_lin, b_quad, W - B) to start from (the vehicle file's); the rows fitted
+    are :func:`heave_window`'s (``rest_s``, ``lead_s``).
     """
-    rows = heave_window(log, rest_s)
+    rows = heave_window(log, rest_s, lead_s)
     # a depth held over several rows (a slower depth stream, e.g. 10 Hz telemetry in a 50 Hz log) counts
     # once, on the row it arrived
     depth = np.asarray(log["depth_m"], dtype=float)

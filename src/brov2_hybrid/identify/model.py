@@ -39,6 +39,7 @@ class FitSettings:
     delay_max_s: float
     delay_step_s: float
     heave_substeps: int
+    heave_lead_s: float
 
 
 def load_fit_settings(path=None):
@@ -46,7 +47,8 @@ def load_fit_settings(path=None):
     path = path or paths.params_path("identify.yaml")
     s = Section(load_yaml(path), path, "fit")
     return FitSettings(confidence=s.number("confidence", 0.5, 0.999), delay_max_s=s.number("delay_max_s", 0.0),
-                       delay_step_s=s.positive("delay_step_s"), heave_substeps=s.integer("heave_substeps", 1, 100))
+                       delay_step_s=s.positive("delay_step_s"), heave_substeps=s.integer("heave_substeps", 1, 100),
+                       heave_lead_s=s.number("heave_lead_s", 0.0))
 
 
 @dataclass
@@ -98,7 +100,8 @@ def identify_log(log, vehicle, fit_settings=None, rest_s=None):
     axes = {ANGULAR_DOF_NAMES[k]: fit.fit_attitude_axis(log, wrench, k, delay, level) for k in flown}
     b = vehicle.body
     prior = (b.total_mass[2], b.linear_drag[2], b.quadratic_drag[2], b.weight_n - b.buoyancy_n)
-    axes["heave"] = fit.fit_heave(log, wrench, delay, prior, rest, settings.heave_substeps, level)
+    axes["heave"] = fit.fit_heave(log, wrench, delay, prior, rest, settings.heave_substeps, level,
+                                  settings.heave_lead_s)
     prior_lever = b.weight_n * b.r_cg_m - b.buoyancy_n * b.r_cb_m
     found = {"x": [], "y": [], "z": []}
     for name, keys in (("roll", ("y", "z")), ("pitch", ("z", "x"))):

@@ -7,6 +7,7 @@ import os
 
 import numpy as np
 
+from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.identify import model as idmodel
 from brov2_hybrid.identify.flight import fly_schedule
 from brov2_hybrid.identify.schedule import build_schedule, load_schedule_settings
@@ -118,6 +119,11 @@ def identify_plant(plant, out_dir, prior=None, loop_settings=None, sim_options=N
     os.makedirs(out_dir, exist_ok=True)
     plant_vehicle = load_vehicle(plant)
     prior_vehicle = load_vehicle(prior) if prior else plant_vehicle
+    if not (np.array_equal(plant_vehicle.T, prior_vehicle.T) and plant_vehicle.frame.frame_config
+            == prior_vehicle.frame.frame_config):
+        raise Brov2Error("identify: the plant %s and the prior %s have different thrusters or ArduSub frames; "
+                         "the prior (--vehicle) must be the same vehicle as the plant, only its model may differ"
+                         % (plant_vehicle.source, prior_vehicle.source))
     schedule = build_schedule(load_schedule_settings(), skip=prior_vehicle.passive_dof_names)
     log, result, _ = fly_schedule(schedule, plant_vehicle, prior_vehicle, loop_settings, sim_options,
                                   log_path=os.path.join(out_dir, "identify_flight.csv"))
