@@ -17,6 +17,7 @@ _PACKAGES = [
     'brov2_hybrid.link',
     'brov2_hybrid.dive',
     'brov2_hybrid.node_logic',
+    'brov2_hybrid.identify',
 ]
 
 setup_args = generate_distutils_setup(

@@ -9,6 +9,7 @@
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
+    brov2-analyze identify --plant FILE | --log LOG.csv   identify a vehicle (docs/identification.md)
 
 Each command writes CSVs and PNGs into ``--out`` (default ``analysis_out``), prints
 where, and runs its sweep over the machine's cores (``--jobs``) or a Dask cluster
@@ -41,7 +42,7 @@ from brov2_hybrid.analysis.step_experiments import compare_models_experiment, la
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
             "robustness", "allocators", "options", "omega-limit", "ardusub", "reproduce",
-            "summarize", "compare-log")
+            "summarize", "compare-log", "identify")
 
 
 def _floats(text):
@@ -127,6 +128,12 @@ def build_parser():
     p.add_argument("log_csv", help="a brov2_hybrid log CSV of a yaw step")
     p.add_argument("--tolerance", type=float, default=0.10, help="allowed relative settling-time difference")
     p.add_argument("--dive", default=None, help="the dive CSV the logged run played (recommended)")
+    p = sub.add_parser("identify", parents=[common, loop],
+                       help="identification flight: fly the excitation on --plant (in-process) or fit --log; "
+                            "writes identified.yaml and a report (docs/identification.md)")
+    source = p.add_mutually_exclusive_group(required=True)
+    source.add_argument("--plant", metavar="VEHICLE_FILE", help="fly on the plant this vehicle file describes")
+    source.add_argument("--log", dest="log_csv", metavar="LOG.csv", help="fit a logger CSV of the flight")
     return parser
 
 
@@ -187,6 +194,8 @@ def _run(args):
     if args.out is None:
         args.out = os.path.join("out", args.command.replace("-", "_"))
     settings = load_analysis_settings(args.params)
+    if args.command == "identify":
+        return _identify(args, settings)
     if args.command == "summarize":
         m = summarize_log(args.log_csv, args.out)
         print("summary of %s (%.1f s, %d ticks):" % (args.log_csv, m["duration_s"], m["ticks"]))
@@ -282,6 +291,21 @@ def run_one(ctx, args, omegas):
         from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
         return ardusub_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
     raise Brov2Error("unknown command %r (expected one of %s)" % (c, ", ".join(COMMANDS)))
+
+
+def _identify(args, settings):
+    from brov2_hybrid.identify import run
+    if args.plant:
+        out = run.identify_plant(args.plant, args.out, prior=args.vehicle,
+                                 loop_settings=_loop_from_args(settings, args))
+    else:
+        out = run.identify_log_file(args.log_csv, args.out, args.vehicle)
+    room = out["room"]
+    print("identify: wrote %s, %s, %s (flight log %s)"
+          % (out["vehicle_file"], out["report"], out["figure"], out["log"]))
+    print("identify: flight %.1f s, depth %.2f..%.2f m, heading span %.2f turns"
+          % (room["duration_s"], room["depth_min_m"], room["depth_max_m"], room["heading_span_turns"]))
+    return 0
 
 
 def _sysid_runs(args):

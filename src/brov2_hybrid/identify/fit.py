@@ -1,0 +1,268 @@
+"""Fit of the identification flight's log: per attitude axis and heave, least squares with confidence intervals.
+
+Model per DOF (diagonal, the simulator's and the controller's; body FRD, NED):
+
+    roll   I_x p_dot = K - (b_x + c_x |p|) p + l_y R33 - l_z R32
+    pitch  I_y q_dot = M - (b_y + c_y |q|) q + l_z R31 - l_x R33
+    yaw    I_z r_dot = N - (b_z + c_z |r|) r
+    heave  m_z w_dot = Z - (b_w + c_w |w|) w + (W - B) R33,   depth_dot = R33 w
+
+with I the effective inertia (rigid + added), b/c the linear/quadratic damping, l = W r_G - B r_B
+the lever of the restoring moment (:mod:`brov2_hybrid.physics.hydrostatics`) and R3j the
+third row of the body -> NED rotation. The applied wrench (K, M, N, Z) comes from the logged
+motor PWMs through the thrust table and T (what the thrusters gave, quantisation included);
+a log without PWMs falls back on the commanded tau columns.
+
+Attitude axes: equation error in integral form between consecutive rows,
+nu_{k+1} - nu_k = (1/I) [int tau - int D(nu) + int g], linear in (1/I, b/I, c/I, l/I) and
+solved by ordinary least squares (noise in nu_{k+1} - nu_k is the dependent variable's, so
+the estimate is not biased by it). The delay from command to thrust is found by scanning
+(the one giving the smallest residuals). Heave has no velocity in the log, only a noisy
+depth: an output-error fit (:func:`scipy.optimize.least_squares`) of the simulated depth.
+
+Confidence intervals: covariance s^2 (J^T J)^-1, inflated by (1 + rho) / (1 - rho) for the
+residuals' lag-1 correlation rho, mapped to the physical parameters by the delta method;
+half-width = Student t quantile times the standard error.
+"""
+import math
+from dataclasses import dataclass, field
+
+import numpy as np
+from scipy import optimize, stats
+
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES
+from brov2_hybrid.errors import InputDataError
+from brov2_hybrid.node_logic.logfile import ATTITUDE_COLUMNS, PWM_COLUMNS, RATE_COLUMNS, TAU_COLUMNS
+
+ROLL, PITCH, YAW = 0, 1, 2
+
+
+@dataclass
+class Estimate:
+    """A fitted value and its confidence interval half-width (same unit), at level ``level``."""
+
+    value: float
+    half_width: float
+    level: float = 0.95
+
+    @property
+    def interval(self):
+        """(low, high) of the confidence interval."""
+        return self.value - self.half_width, self.value + self.half_width
+
+
+@dataclass
+class AxisFit:
+    """One DOF's fit: name, estimates by parameter name, residual RMS and the rows used."""
+
+    name: str
+    estimates: dict
+    residual_rms: float
+    n_rows: int
+    t_s: np.ndarray = field(default=None, repr=False)
+    measured: np.ndarray = field(default=None, repr=False)
+    modelled: np.ndarray = field(default=None, repr=False)
+
+
+def _third_row(roll, pitch):
+    """R31, R32, R33 (NED down in body axes) of ZYX Euler angles (arrays) [rad]."""
+    return -np.sin(pitch), np.cos(pitch) * np.sin(roll), np.cos(pitch) * np.cos(roll)
+
+
+def _forward_filled(values):
+    """``values`` (n, m) with each NaN replaced by the last finite value above it (0 before the first)."""
+    out = np.array(values, dtype=float)
+    for k in range(len(out)):
+        bad = ~np.isfinite(out[k])
+        out[k, bad] = out[k - 1, bad] if k else 0.0
+    return out
+
+
+def applied_wrench(log, vehicle):
+    """(n, 6) body wrench [N, N m] the thrusters gave at each row.
+
+    From the log's motor PWMs (T @ thrust(PWM), the vehicle's table: what the thrusters gave,
+    quantisation included) when they are logged as often as the command; else from the
+    command the output stage received, u * tau_max (the ROS logger's PWMs come from the
+    vehicle's 10 Hz SERVO_OUTPUT_RAW stream, too slow for short pulses). On rows without
+    motor PWMs (0: none received) the command is used; a missing command (NaN) holds the
+    previous one.
+    """
+    from brov2_hybrid.node_logic.logfile import U_COLUMNS
+    n = vehicle.n_thrusters
+    pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:n]])
+    if all(c in log for c in U_COLUMNS):
+        u = np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS])
+        commanded = _forward_filled(u) * np.asarray(vehicle.tau_max, dtype=float)
+    else:
+        commanded = _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS]))
+    known = np.all(pwm > 0, axis=1)
+    pwm_changes = np.count_nonzero(np.any(np.diff(pwm, axis=0) != 0.0, axis=1))
+    command_changes = np.count_nonzero(np.any(np.diff(commanded, axis=0) != 0.0, axis=1))
+    if not np.any(known) or pwm_changes < 0.5 * command_changes:
+        return commanded
+    wrench = commanded.copy()
+    wrench[known] = vehicle.table.force_from_pwm(pwm[known]) @ np.asarray(vehicle.T, dtype=float).T
+    return wrench
+
+
+def held_integral(t_s, values, delay_s):
+    """Integral of the row-held ``values`` (row k in force on [t_k + delay, t_{k+1} + delay)) over each
+    row interval [t_k, t_{k+1}] (n - 1,)."""
+    t = np.asarray(t_s, dtype=float)
+    v = np.asarray(values, dtype=float)
+    cumulative = np.concatenate([[0.0], np.cumsum(v[:-1] * np.diff(t))])
+    at = np.interp(t, t + delay_s, cumulative, left=0.0)
+    return np.diff(at)
+
+
+def _trapezoid(t_s, values):
+    return 0.5 * (values[1:] + values[:-1]) * np.diff(t_s)
+
+
+def _autocorrelation_factor(residuals):
+    """(1 + rho) / (1 - rho) for the lag-1 correlation rho of ``residuals`` (>= 1)."""
+    r = residuals - np.mean(residuals)
+    denom = float(np.dot(r, r))
+    if len(r) < 3 or denom == 0.0:
+        return 1.0
+    rho = min(max(float(np.dot(r[1:], r[:-1]) / denom), 0.0), 0.95)
+    return (1.0 + rho) / (1.0 - rho)
+
+
+def _estimates(names, values, jacobian, cov, dof, level):
+    """Estimates of physical parameters ``values`` = g(theta) with d g / d theta = ``jacobian``."""
+    cov_g = jacobian @ cov @ jacobian.T
+    quantile = float(stats.t.ppf(0.5 + 0.5 * level, max(dof, 1)))
+    return {name: Estimate(float(v), quantile * math.sqrt(max(float(cov_g[k, k]), 0.0)), level)
+            for k, (name, v) in enumerate(zip(names, values))}
+
+
+def _attitude_design(log, wrench, delay_s, axis):
+    """(y, X, names of the lever terms, rows used (n - 1,) bool) of the integral equation error of ``axis``."""
+    t = np.asarray(log["time_s"], dtype=float)
+    nu = np.asarray(log[RATE_COLUMNS[axis]], dtype=float)
+    r31, r32, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]]), np.asarray(log[ATTITUDE_COLUMNS[1]]))
+    columns = [held_integral(t, wrench[:, 3 + axis], delay_s), -_trapezoid(t, nu), -_trapezoid(t, nu * np.abs(nu))]
+    if axis == ROLL:
+        levers = (("lever_y_nm", r33), ("lever_z_nm", -r32))
+    elif axis == PITCH:
+        levers = (("lever_z_nm", r31), ("lever_x_nm", -r33))
+    else:
+        levers = ()
+    columns += [_trapezoid(t, g) for _, g in levers]
+    y, X = np.diff(nu), np.column_stack(columns)
+    rows = np.isfinite(y) & np.all(np.isfinite(X), axis=1)     # a logged NaN (no attitude yet) drops its rows
+    return y[rows], X[rows], [name for name, _ in levers], rows
+
+
+def _solve(y, X):
+    theta, _, rank, _ = np.linalg.lstsq(X, y, rcond=None)
+    if rank < X.shape[1]:
+        raise InputDataError("identify: the log does not excite every term of the model (rank %d of %d); "
+                             "was the identification schedule flown?" % (rank, X.shape[1]))
+    return theta, y - X @ theta
+
+
+def find_delay(log, wrench, delay_max_s, delay_step_s, axes=(ROLL, PITCH, YAW)):
+    """The command-to-thrust delay [s] on the grid 0..delay_max_s giving the smallest attitude residuals
+    (sum over ``axes`` of RSS relative to its value at zero delay)."""
+    grid = np.arange(0.0, delay_max_s + 0.5 * delay_step_s, delay_step_s)
+    totals = np.zeros(len(grid))
+    for axis in axes:
+        rss = np.array([float(np.sum(_solve(*_attitude_design(log, wrench, d, axis)[:2])[1] ** 2)) for d in grid])
+        totals += rss / rss[0]
+    return float(grid[int(np.argmin(totals))])
+
+
+def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95):
+    """:class:`AxisFit` of one attitude axis (0 roll, 1 pitch, 2 yaw): inertia_kg_m2, linear_drag,
+    quadratic_drag and, for roll/pitch, the restoring lever terms [N m]."""
+    y, X, lever_names, used = _attitude_design(log, wrench, delay_s, axis)
+    theta, residual = _solve(y, X)
+    n, p = X.shape
+    s2 = float(residual @ residual) / max(n - p, 1) * _autocorrelation_factor(residual)
+    cov = s2 * np.linalg.inv(X.T @ X)
+    a = theta[0]
+    values = [1.0 / a] + [th / a for th in theta[1:]]
+    jac = np.zeros((p, p))
+    jac[0, 0] = -1.0 / a ** 2
+    for k in range(1, p):
+        jac[k, 0] = -theta[k] / a ** 2
+        jac[k, k] = 1.0 / a
+    names = ["inertia_kg_m2", "linear_drag", "quadratic_drag"] + lever_names
+    t = np.asarray(log["time_s"], dtype=float)
+    return AxisFit(ANGULAR_DOF_NAMES[axis], _estimates(names, values, jac, cov, n - p, level),
+                   math.sqrt(float(residual @ residual) / n), n, t[1:][used], y, X @ theta)
+
+
+def heave_window(log, rest_s, lead_s=0.5):
+    """Rows of the heave block: from ``lead_s`` before the first non-zero heave command to ``rest_s`` after the
+    last [s]."""
+    cmd = np.asarray(log["heave_cmd"], dtype=float)
+    on = np.nonzero(np.abs(cmd) > 0.0)[0]
+    if on.size == 0:
+        raise InputDataError("identify: the log's heave_cmd is zero throughout; expected the heave block of "
+                             "the identification schedule")
+    t = np.asarray(log["time_s"], dtype=float)
+    return (t >= t[on[0]] - lead_s) & (t <= t[on[-1]] + rest_s)
+
+
+def simulate_depth(t_s, force_n, r33, params, substeps):
+    """Depth [m] at ``t_s`` of the heave model from ``params`` = (m_eff, b_lin, b_quad, net W - B, w0, z0),
+    force ``force_n`` (n,) [N, + down] held over each row interval, semi-implicit Euler with ``substeps``."""
+    m, bl, bq, net, w, z = [float(v) for v in params]
+    out = np.empty(len(t_s))
+    out[0] = z
+    for k in range(len(t_s) - 1):
+        h = (t_s[k + 1] - t_s[k]) / substeps
+        f = force_n[k] + net * r33[k]
+        for _ in range(substeps):
+            w += h * (f - (bl + bq * abs(w)) * w) / m
+            z += h * r33[k] * w
+        out[k + 1] = z
+    return out
+
+
+def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_s=0.5):
+    """:class:`AxisFit` of heave: mass_kg (effective), linear_drag, quadratic_drag, net_weight_n (W - B).
+
+    ``prior``: (m_eff, b_lin, b_quad, W - B) to start from (the vehicle file's); the rows fitted
+    are :func:`heave_window`'s (``rest_s``, ``lead_s``).
+    """
+    rows = heave_window(log, rest_s, lead_s)
+    # a depth held over several rows (a slower depth stream, e.g. 10 Hz telemetry in a 50 Hz log) counts
+    # once, on the row it arrived
+    depth = np.asarray(log["depth_m"], dtype=float)
+    rows[1:] &= depth[1:] != depth[:-1]
+    t_all = np.asarray(log["time_s"], dtype=float)
+    z_all = np.asarray(log["depth_m"], dtype=float)
+    # the force held over each row interval, shifted by the delay (an average over the interval)
+    held = held_integral(t_all, wrench[:, 2], delay_s) / np.diff(t_all)
+    idx = np.nonzero(rows)[0]
+    t, z = t_all[idx], z_all[idx]
+    # the force averaged over each interval between the rows kept
+    cumulative = np.concatenate([[0.0], np.cumsum(held * np.diff(t_all))])
+    force = np.diff(cumulative[idx]) / np.diff(t)
+    _, _, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]])[idx], np.asarray(log[ATTITUDE_COLUMNS[1]])[idx])
+    r33 = np.where(np.isfinite(r33), r33, 1.0)        # no attitude logged: level
+    keep = np.isfinite(z)
+    if not np.all(keep):
+        raise InputDataError("identify: the depth is missing (NaN) on %d rows of the heave block"
+                             % int(np.count_nonzero(~keep)))
+    start = np.concatenate([prior, [0.0, z[0]]])
+    scale = np.maximum(np.abs(start), [1.0, 1.0, 1.0, 1.0, 0.1, 1.0])
+
+    def residual(x):
+        return simulate_depth(t, force, r33, x * scale, substeps) - z
+
+    sol = optimize.least_squares(residual, start / scale, x_scale="jac", method="lm")
+    params = sol.x * scale
+    res = sol.fun
+    n, p = len(res), len(params)
+    s2 = float(res @ res) / max(n - p, 1) * _autocorrelation_factor(res)
+    J = sol.jac / scale           # d residual / d physical parameter
+    cov = s2 * np.linalg.pinv(J.T @ J)
+    names = ["mass_kg", "linear_drag", "quadratic_drag", "net_weight_n"]
+    est = _estimates(names, params[:4], np.eye(4, p), cov, n - p, level)
+    return AxisFit("heave", est, math.sqrt(float(res @ res) / n), n, t, z, z + res)

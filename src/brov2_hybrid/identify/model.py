@@ -1,0 +1,209 @@
+"""From an identification log to a vehicle file: the fits of :mod:`brov2_hybrid.identify.fit` combined
+into one :class:`IdentifiedModel` and written in the ``params/vehicles/<name>.yaml`` shape.
+
+What the flight determines and what it takes from the vehicle file it starts from (the
+"prior", e.g. the bundled BlueROV2 Heavy with the user's thruster layout):
+
+* identified: effective inertia (rigid + added) and linear + quadratic damping of roll,
+  pitch, yaw; heave effective mass and damping; net buoyancy B - W; the restoring lever
+  W r_G - B r_B (roll and pitch each see its z component: their inverse-variance mean is used);
+* from the prior: mass and weight (weigh the vehicle), r_CG, thrusters and thrust table,
+  surge/sway, and the split of each effective inertia into rigid and added parts (the
+  prior's ratio; only the sum is observable). B = W + (B - W); r_CB from the lever:
+  r_B = (W r_G - lever) / B.
+
+Body FRD, NED, SI units.
+"""
+import math
+import os
+import re
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from brov2_hybrid import paths
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
+from brov2_hybrid.errors import Brov2Error, InputDataError
+from brov2_hybrid.identify import fit
+from brov2_hybrid.params import Section, load_yaml
+
+#: The DOFs the flight identifies: heave, then roll, pitch, yaw.
+IDENTIFIED = (DOF_NAMES[2],) + ANGULAR_DOF_NAMES
+
+
+@dataclass(frozen=True)
+class FitSettings:
+    """The ``fit`` section of ``params/identify.yaml``."""
+
+    confidence: float
+    delay_max_s: float
+    delay_step_s: float
+    heave_substeps: int
+    heave_lead_s: float
+
+
+def load_fit_settings(path=None):
+    """:class:`FitSettings` from ``path`` (default ``params/identify.yaml``)."""
+    path = path or paths.params_path("identify.yaml")
+    s = Section(load_yaml(path), path, "fit")
+    return FitSettings(confidence=s.number("confidence", 0.5, 0.999), delay_max_s=s.number("delay_max_s", 0.0),
+                       delay_step_s=s.positive("delay_step_s"), heave_substeps=s.integer("heave_substeps", 1, 100),
+                       heave_lead_s=s.number("heave_lead_s", 0.0))
+
+
+@dataclass
+class IdentifiedModel:
+    """The fits of one flight: ``axes`` {'roll', 'pitch', 'yaw', 'heave': :class:`~brov2_hybrid.identify.fit.AxisFit`},
+    the command-to-thrust ``delay_s`` found, and the combined restoring lever terms
+    ``lever_nm`` {'x', 'y', 'z': :class:`~brov2_hybrid.identify.fit.Estimate`} [N m]."""
+
+    axes: dict
+    delay_s: float
+    lever_nm: dict
+
+    def effective_inertia(self):
+        """(6,) diagonal of M + M_A with NaN where not identified (surge, sway, passive axes)."""
+        values = [math.nan, math.nan, self.axes["heave"].estimates["mass_kg"].value]
+        return np.array(values + [self.axes[a].estimates["inertia_kg_m2"].value if a in self.axes else math.nan
+                                  for a in ANGULAR_DOF_NAMES])
+
+
+def _combined(estimates):
+    """Inverse-variance weighted mean of :class:`~brov2_hybrid.identify.fit.Estimate` (one or more)."""
+    weights = [1.0 / max(e.half_width, 1e-12) ** 2 for e in estimates]
+    value = sum(w * e.value for w, e in zip(weights, estimates)) / sum(weights)
+    return fit.Estimate(value, 1.0 / math.sqrt(sum(weights)), estimates[0].level)
+
+
+def prior_estimate(value, level):
+    """A value kept from the prior (not identified): an Estimate whose half-width is NaN."""
+    return fit.Estimate(float(value), math.nan, level)
+
+
+def identify_log(log, vehicle, fit_settings=None, rest_s=None):
+    """Fit a log (dict of columns, :func:`~brov2_hybrid.node_logic.logfile.read_log` layout) of the
+    identification flight flown with ``vehicle`` (the prior: thrusters, table, starting values).
+
+    Attitude axes the vehicle cannot actuate (``passive_dofs``) are not flown and not
+    fitted: they keep the prior's values. ``rest_s``: the schedule's rest after the heave
+    block (default ``params/identify.yaml``). Returns an :class:`IdentifiedModel`.
+    """
+    from brov2_hybrid.identify.schedule import load_schedule_settings
+    if 2 in vehicle.passive_dofs:
+        raise InputDataError("identify: %s cannot actuate heave; the flight needs it" % vehicle.source)
+    settings = fit_settings or load_fit_settings()
+    rest = load_schedule_settings().rest_s if rest_s is None else rest_s
+    wrench = fit.applied_wrench(log, vehicle)
+    flown = [k for k in range(3) if 3 + k not in vehicle.passive_dofs]
+    delay = fit.find_delay(log, wrench, settings.delay_max_s, settings.delay_step_s, flown)
+    level = settings.confidence
+    axes = {ANGULAR_DOF_NAMES[k]: fit.fit_attitude_axis(log, wrench, k, delay, level) for k in flown}
+    b = vehicle.body
+    prior = (b.total_mass[2], b.linear_drag[2], b.quadratic_drag[2], b.weight_n - b.buoyancy_n)
+    axes["heave"] = fit.fit_heave(log, wrench, delay, prior, rest, settings.heave_substeps, level,
+                                  settings.heave_lead_s)
+    prior_lever = b.weight_n * b.r_cg_m - b.buoyancy_n * b.r_cb_m
+    found = {"x": [], "y": [], "z": []}
+    for name, keys in (("roll", ("y", "z")), ("pitch", ("z", "x"))):
+        if name in axes:
+            for c in keys:
+                found[c].append(axes[name].estimates["lever_%s_nm" % c])
+    lever = {c: _combined(found[c]) if found[c] else prior_estimate(prior_lever[k], level) for k, c in enumerate("xyz")}
+    return IdentifiedModel(axes, delay, lever)
+
+
+def identified_body(model, prior_body):
+    """The prior's :class:`~brov2_hybrid.vehicle.vehicle_file.BodyParams` with the identified values
+    (see the module docstring for the split and what is kept)."""
+    b = prior_body
+    added, inertia = b.added_mass.copy(), b.inertia_kg_m2.copy()
+    linear, quadratic = b.linear_drag.copy(), b.quadratic_drag.copy()
+    for k, name in ((3, "roll"), (4, "pitch"), (5, "yaw")):
+        if name not in model.axes:
+            continue        # passive: the prior's
+        e = model.axes[name].estimates
+        total = e["inertia_kg_m2"].value
+        share = b.added_mass[k] / b.total_mass[k]
+        added[k], inertia[k - 3] = share * total, (1.0 - share) * total
+        linear[k], quadratic[k] = max(e["linear_drag"].value, 0.0), max(e["quadratic_drag"].value, 0.0)
+    h = model.axes["heave"].estimates
+    added[2] = max(h["mass_kg"].value - b.mass_kg, 0.0)
+    linear[2], quadratic[2] = max(h["linear_drag"].value, 0.0), max(h["quadratic_drag"].value, 0.0)
+    buoyancy = b.weight_n - h["net_weight_n"].value
+    lever = np.array([model.lever_nm[c].value for c in "xyz"])
+    r_cb = (b.weight_n * b.r_cg_m - lever) / buoyancy
+    return replace(b, inertia_kg_m2=inertia, added_mass=added, linear_drag=linear, quadratic_drag=quadratic,
+                   buoyancy_n=float(buoyancy), r_cb_m=r_cb)
+
+
+def cb_height_m(body):
+    """Height [m] of the centre of buoyancy above the centre of gravity (z_G - z_B, FRD)."""
+    return float(body.r_cg_m[2] - body.r_cb_m[2])
+
+
+def format_estimate(e, digits=4):
+    """``value +- half-width`` of an Estimate, or ``value (prior)`` for a value kept from the prior."""
+    if math.isnan(e.half_width):
+        return "%.*g (prior)" % (digits, e.value)
+    return "%.*g +- %.*g" % (digits, e.value, 2, e.half_width)
+
+
+def body_comments(model):
+    """{body key: comment} stating each fitted value with its confidence interval."""
+    a = model.axes
+    level = "%g %%" % (100 * a["heave"].estimates["mass_kg"].level)
+    flown = [n for n in IDENTIFIED if n in a]
+    eff = ", ".join("%s %s" % (n, format_estimate(a[n].estimates["inertia_kg_m2"]))
+                    for n in ANGULAR_DOF_NAMES if n in a)
+    lin = ", ".join("%s %s" % (n, format_estimate(a[n].estimates["linear_drag"])) for n in flown)
+    quad = ", ".join("%s %s" % (n, format_estimate(a[n].estimates["quadratic_drag"])) for n in flown)
+    h = a["heave"].estimates
+    return {
+        "inertia_kg_m2": "identified effective I + M_A (%s CI): %s; split as the prior" % (level, eff),
+        "added_mass": "heave effective mass m + Z_wdot identified %s kg (%s CI)"
+                      % (format_estimate(h["mass_kg"]), level),
+        "linear_drag": "identified (%s CI; negative fits written as 0): %s" % (level, lin),
+        "quadratic_drag": "identified (%s CI): %s" % (level, quad),
+        "buoyancy_n": "B = W - (W - B); identified B - W = %s N (%s CI)"
+                      % (format_estimate(fit.Estimate(-h["net_weight_n"].value, h["net_weight_n"].half_width)), level),
+        "r_cb_m": "from the restoring lever W r_G - B r_B = [%s] N m (%s CI)"
+                  % (", ".join(format_estimate(model.lever_nm[c]) for c in "xyz"), level),
+    }
+
+
+def _flow(values):
+    return "[" + ", ".join("%.6g" % v for v in values) + "]"
+
+
+def write_vehicle_file(prior_vehicle, body, path, name, comments=None, header=None):
+    """Write ``prior_vehicle``'s file with ``body``'s values (and ``comments`` {key: text}) to ``path``.
+
+    The prior file's text is kept (thrusters, frame, RC map, comments elsewhere); the
+    thrust table's CSV becomes an absolute path so the file works from any folder; the
+    result is loaded back to check it. Returns the path.
+    """
+    with open(prior_vehicle.source) as handle:
+        text = handle.read()
+    comments = comments or {}
+    values = {"mass_kg": "%.6g" % body.mass_kg, "weight_n": "%.6g" % body.weight_n,
+              "buoyancy_n": "%.6g" % body.buoyancy_n, "r_cb_m": _flow(body.r_cb_m),
+              "inertia_kg_m2": _flow(body.inertia_kg_m2), "added_mass": _flow(body.added_mass),
+              "linear_drag": _flow(body.linear_drag), "quadratic_drag": _flow(body.quadratic_drag)}
+    for key, value in values.items():
+        note = ("  # " + comments[key]) if key in comments else ""
+        text, count = re.subn(r"^(  %s:)[^\n]*$" % key, lambda m: "%s %s%s" % (m.group(1), value, note), text,
+                              count=1, flags=re.M)
+        if count != 1:
+            raise Brov2Error("%s: no body key %r to write" % (prior_vehicle.source, key))
+    text = re.sub(r"^name:[^\n]*$", "name: %s" % name, text, count=1, flags=re.M)
+    text = re.sub(r"^(  csv_file:)[^\n]*$", lambda m: "%s %s" % (m.group(1), prior_vehicle.thrusters.csv_file),
+                  text, count=1, flags=re.M)
+    if header:
+        text = "".join("# %s\n" % line for line in header) + text
+    directory = os.path.dirname(os.path.abspath(path))
+    os.makedirs(directory, exist_ok=True)
+    with open(path, "w") as handle:
+        handle.write(text)
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+    load_vehicle(path)
+    return path

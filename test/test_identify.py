@@ -1,0 +1,233 @@
+"""Identification flight (brov2_hybrid.identify): schedule, fits, identified vehicle file, CLI.
+
+The acceptance test flies the schedule on seeded plants that differ from the bundled Heavy
+(effective inertia +-30 %, quadratic drag +-40 %, B - W +-3 N, CB height +-50 %, sensor
+noise on), with the attitude held by the law tuned for the bundled Heavy (what a user
+starts from), and checks the identified file against the plant that flew.
+"""
+import math
+import os
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from brov2_hybrid.analysis import cli, lti, metrics
+from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.analysis.settings import load_analysis_settings
+from brov2_hybrid.dive.shapes import step_dive
+from brov2_hybrid.errors import InputDataError, ParameterError
+from brov2_hybrid.identify import fit, model as idmodel
+from brov2_hybrid.identify.schedule import BLOCK_ORDER, build_schedule, load_schedule_settings
+from brov2_hybrid.params import load_controller_params
+from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+
+#: (seed, B - W shift [N] or None to draw it): the last plant is 1 N heavy in water (B - W moved by -3 N).
+PLANTS = ((11, None), (12, None), (13, None), (14, -3.0))
+
+
+def perturbed_body(body, seed, buoyancy_shift_n=None):
+    """The body with effective inertia (rotations and heave) +-30 %, quadratic drag +-40 %, B - W moved by up
+    to +-3 N (or by ``buoyancy_shift_n``) and the CB height above the CG scaled by 0.5..1.5, drawn from ``seed``."""
+    rng = np.random.default_rng(seed)
+    inertia = 1.0 + rng.uniform(-0.3, 0.3, 3)
+    heave_mass = 1.0 + rng.uniform(-0.3, 0.3)
+    quad = body.quadratic_drag * np.concatenate([[1.0, 1.0], 1.0 + rng.uniform(-0.4, 0.4, 4)])
+    added = body.added_mass.copy()
+    added[3:] *= inertia
+    added[2] = heave_mass * (body.mass_kg + added[2]) - body.mass_kg
+    r_cb = body.r_cb_m.copy()
+    r_cb[2] *= rng.uniform(0.5, 1.5)
+    shift = rng.uniform(-3.0, 3.0)
+    return replace(body, inertia_kg_m2=body.inertia_kg_m2 * inertia, added_mass=added, quadratic_drag=quad,
+                   buoyancy_n=body.buoyancy_n + (shift if buoyancy_shift_n is None else buoyancy_shift_n), r_cb_m=r_cb)
+
+
+@pytest.fixture(scope="module")
+def identified(tmp_path_factory):
+    """Per seed: (true plant Vehicle, identified Vehicle, run folder) from `brov2-analyze identify --plant`."""
+    heavy = load_vehicle()
+    out = []
+    for seed, shift in PLANTS:
+        folder = tmp_path_factory.mktemp("identify_%d" % seed)
+        plant_file = idmodel.write_vehicle_file(heavy, perturbed_body(heavy.body, seed, shift),
+                                                str(folder / "plant.yaml"), "plant_%d" % seed)
+        assert cli.main(["identify", "--plant", plant_file, "--out", str(folder / "out"), "--quiet"]) == 0
+        out.append((load_vehicle(plant_file), load_vehicle(str(folder / "out" / "identified.yaml")), folder))
+    return out
+
+
+def test_schedule_doublets_return_and_blocks_are_in_order():
+    schedule = build_schedule(load_schedule_settings())
+    starts = [schedule.block_span(b)[0] for b in BLOCK_ORDER]
+    assert starts == sorted(starts)
+    impulses = {}
+    for seg in schedule.segments:
+        if seg.dof in (3, 4):
+            impulses[seg.group] = impulses.get(seg.group, 0.0) + seg.value * (seg.t1_s - seg.t0_s)
+    assert impulses and all(abs(v) < 1e-9 for v in impulses.values())   # a 1-2-1 doublet has no net impulse
+    assert all(a.t1_s == pytest.approx(b.t0_s) for a, b in zip(schedule.segments, schedule.segments[1:]))
+    dive = schedule.dive(50.0, load_vehicle().tau_max)
+    assert np.max(np.abs(dive.u_linear)) <= 1.0 and dive.duration_s == pytest.approx(schedule.duration_s, abs=0.02)
+
+
+def test_schedule_refuses_a_doublet_without_its_width(tmp_path):
+    text = open(os.path.join(os.path.dirname(__file__), "..", "params", "identify.yaml")).read()
+    bad = tmp_path / "identify.yaml"
+    bad.write_text(text.replace("doublet_pulse_s: [0.5, 0.4, 0.3, 0.25]", "doublet_pulse_s: [0.5]", 1))
+    with pytest.raises(ParameterError, match="roll.doublet_pulse_s"):
+        load_schedule_settings(str(bad))
+
+
+def test_held_integral_shifts_a_held_signal_by_the_delay():
+    t = np.arange(0.0, 1.0001, 0.1)
+    values = np.where(t >= 0.5 - 1e-9, 2.0, 0.0)          # a step held from row 5 on
+    np.testing.assert_allclose(fit.held_integral(t, values, 0.0)[4:6], [0.0, 0.2])
+    np.testing.assert_allclose(fit.held_integral(t, values, 0.05)[4:7], [0.0, 0.1, 0.2])
+
+
+def _exact_yaw_log(dt):
+    """(t, torque, r, (inertia, b_lin, b_quad)): a yaw rate obeying the fit's integral equation exactly
+    (held torque, trapezoidal drag), solved row by row by fixed-point iteration."""
+    inertia, b_lin, b_quad = 1.3, 0.4, 2.0
+    t = np.arange(0.0, 20.0, dt)
+    torque = 6.0 * np.sign(np.sin(1.7 * t)) + 2.0 * np.sin(0.3 * t)
+    r = np.zeros(len(t))
+    for k in range(len(t) - 1):
+        nxt = r[k]
+        for _ in range(50):
+            mean_drag = 0.5 * (b_lin * (r[k] + nxt) + b_quad * (r[k] * abs(r[k]) + nxt * abs(nxt)))
+            nxt = r[k] + dt * (torque[k] - mean_drag) / inertia
+        r[k + 1] = nxt
+    return t, torque, r, (inertia, b_lin, b_quad)
+
+
+def test_attitude_fit_recovers_an_exact_discrete_model():
+    """A log whose rate obeys the integral equation exactly is fitted exactly."""
+    t, torque, r, (inertia, b_lin, b_quad) = _exact_yaw_log(dt=0.02)
+    zeros = np.zeros(len(t))
+    log = {"time_s": t, "roll_rad": zeros, "pitch_rad": zeros, "yaw_rad": zeros, "p_rad_s": zeros,
+           "q_rad_s": zeros, "r_rad_s": r}
+    wrench = np.zeros((len(t), 6))
+    wrench[:, 5] = torque
+    f = fit.fit_attitude_axis(log, wrench, fit.YAW, 0.0)
+    assert f.estimates["inertia_kg_m2"].value == pytest.approx(inertia, rel=1e-6)
+    assert f.estimates["linear_drag"].value == pytest.approx(b_lin, rel=1e-5)
+    assert f.estimates["quadratic_drag"].value == pytest.approx(b_quad, rel=1e-6)
+
+
+def test_identified_plants_are_within_the_targets(identified):
+    for plant, found, _ in identified:
+        true, got = plant.body, found.body
+        np.testing.assert_allclose(got.total_mass[2:], true.total_mass[2:], rtol=0.10)
+        np.testing.assert_allclose(got.quadratic_drag[2:], true.quadratic_drag[2:], rtol=0.15)
+        assert got.buoyancy_n - got.weight_n == pytest.approx(true.buoyancy_n - true.weight_n, abs=0.5)
+        assert idmodel.cb_height_m(got) == pytest.approx(idmodel.cb_height_m(true), rel=0.25)
+
+
+def test_confidence_intervals_cover_the_truth_at_their_level():
+    """On the exact discrete model with white rate noise, the 95 % intervals hold the true inertia and
+    quadratic drag in about 95 % of seeded repetitions (they describe noise, not model error)."""
+    t, torque, r, params = _exact_yaw_log(dt=0.02)
+    wrench = np.zeros((len(t), 6))
+    wrench[:, 5] = torque
+    zeros = np.zeros(len(t))
+    covered = []
+    for seed in range(40):
+        noisy = r + np.random.default_rng(seed).normal(0.0, 0.02, len(t))
+        log = {"time_s": t, "roll_rad": zeros, "pitch_rad": zeros, "yaw_rad": zeros, "p_rad_s": zeros,
+               "q_rad_s": zeros, "r_rad_s": noisy}
+        f = fit.fit_attitude_axis(log, wrench, fit.YAW, 0.0)
+        for name, true in (("inertia_kg_m2", params[0]), ("quadratic_drag", params[2])):
+            low, high = f.estimates[name].interval
+            covered.append(low <= true <= high)
+    assert 0.85 <= np.mean(covered) <= 1.0
+
+
+def _yaw_step_settling(settings, design, plant):
+    """(flown settling [s] of a 90 deg yaw step, law tuned from ``design`` flying ``plant``; Eq. 22's settling
+    [s] for ``design``), at the controller's omega_d."""
+    step = settings.step
+    loop = ClosedLoop(settings=settings.loop, vehicle=design, plant_vehicle=plant)
+    run = loop.run(step_dive(step.step_rad, step.step_time_s, step.duration_s, settings.loop.desired_rate_hz))
+    flown = metrics.settling_time(run.t_s, run.log["yaw_rad"], step.step_rad, step.step_time_s, band=step.settle_band)
+    controller = lti.controller_for(run.omega_d_rad_s, design, load_controller_params())
+    predicted = lti.step_metrics(controller, step.step_rad, step.step_time_s, step.lti_duration_s,
+                                 step.settle_band)["settling_time_s"]
+    return flown, predicted
+
+
+def test_design_from_the_identified_file_behaves_as_the_true_design(identified):
+    """The law tuned from the identified file: its Eq. 22 prediction is within 10 % of the prediction from the
+    true plant's file, and on the true plant it settles within 10 % of the law tuned from the true file.
+    (Eq. 22's settling time itself is not the nonlinear loop's, even on the bundled vehicle with its own
+    file: docs/identification.md.) The law tuned for the bundled Heavy misses by more on some plant."""
+    settings = load_analysis_settings()
+    heavy = load_vehicle()
+    prior_misses = []
+    for plant, found, _ in identified:
+        flown, predicted = _yaw_step_settling(settings, found, plant)
+        true_flown, true_predicted = _yaw_step_settling(settings, plant, plant)
+        assert predicted == pytest.approx(true_predicted, rel=0.10)
+        assert math.isfinite(flown) and flown == pytest.approx(true_flown, rel=0.10)
+        prior_flown = _yaw_step_settling(settings, heavy, plant)[0]
+        prior_misses.append(abs(prior_flown - true_flown) > 0.10 * true_flown)
+    assert any(prior_misses)
+
+
+def test_report_and_log_fit_agree_with_the_flight(identified, tmp_path):
+    _, found, folder = identified[0]
+    report = (folder / "out" / "identify_report.md").read_text()
+    assert "| yaw | inertia_kg_m2 |" in report and "Flight:" in report
+    assert (folder / "out" / "identify_fit.png").stat().st_size > 0
+    assert "95 % CI" in (folder / "out" / "identified.yaml").read_text()
+    assert cli.main(["identify", "--log", str(folder / "out" / "identify_flight.csv"), "--out", str(tmp_path)]) == 0
+    again = load_vehicle(str(tmp_path / "identified.yaml"))
+    np.testing.assert_allclose(again.body.total_mass, found.body.total_mass, rtol=1e-3)
+
+
+def test_a_passive_attitude_dof_is_not_flown_and_keeps_the_prior(tmp_path):
+    """The standard BlueROV2 cannot actuate pitch: no pitch block, pitch keeps the file's values."""
+    from brov2_hybrid.identify import run
+    six = load_vehicle("bluerov2")
+    schedule = build_schedule(load_schedule_settings(), skip=six.passive_dof_names)
+    assert not [seg for seg in schedule.segments if seg.block == "pitch"]
+    out = run.identify_plant("bluerov2", str(tmp_path), prior="bluerov2")
+    got = load_vehicle(out["vehicle_file"]).body
+    assert got.total_mass[4] == pytest.approx(six.body.total_mass[4], rel=1e-6)
+    assert got.quadratic_drag[4] == six.body.quadratic_drag[4]
+    np.testing.assert_allclose(got.total_mass[[3, 5]], six.body.total_mass[[3, 5]], rtol=0.10)
+    assert "not flown (passive DOF)" in open(out["report"]).read()
+
+
+def test_a_log_without_the_heave_block_is_refused():
+    log = {"time_s": np.arange(0.0, 1.0, 0.02), "heave_cmd": np.zeros(50)}
+    with pytest.raises(InputDataError, match="heave_cmd is zero throughout"):
+        fit.heave_window(log, 2.0)
+
+
+def test_applied_wrench_uses_the_motor_pwms_and_falls_back_on_the_command():
+    heavy = load_vehicle()
+    n = 4
+    log = {c: np.zeros(n) for c in ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")}
+    for c in ("u_surge", "u_sway", "u_heave", "u_roll", "u_pitch", "u_yaw"):
+        log[c] = np.zeros(n)
+    log["u_yaw"] = np.array([0.0, 0.1, np.nan, 0.2])        # NaN: the command of that tick was not logged
+    for i in range(1, 9):
+        log["pwm%d_us" % i] = np.array([1500.0, 1500.0, 1600.0, 0.0])
+    for i in range(5, 9):                                   # the vertical thrusters push up
+        log["pwm%d_us" % i][2] = 1700.0
+    wrench = fit.applied_wrench(log, heavy)
+    expected = heavy.table.force_from_pwm(np.array([1600.0] * 4 + [1700.0] * 4)) @ heavy.T.T
+    np.testing.assert_allclose(wrench[2], expected, atol=1e-9)                  # from the motor PWMs
+    np.testing.assert_allclose(wrench[3, 5], 0.2 * heavy.tau_max[5])            # no PWMs: the command
+    log["pwm1_us"] = np.array([1500.0, 1500.0, 1500.0, 1500.0])                 # PWMs held (a slow stream)
+    for i in range(2, 9):
+        log["pwm%d_us" % i] = log["pwm1_us"]
+    slow = fit.applied_wrench(log, heavy)
+    np.testing.assert_allclose(slow[:, 5], np.array([0.0, 0.1, 0.1, 0.2]) * heavy.tau_max[5])
+
+
+def test_a_prior_with_other_thrusters_than_the_plant_is_refused(tmp_path, capsys):
+    assert cli.main(["identify", "--plant", "bluerov2", "--vehicle", "bluerov2_heavy", "--out", str(tmp_path)]) == 2
+    assert "different thrusters or ArduSub frames" in capsys.readouterr().err
