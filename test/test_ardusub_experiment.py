@@ -7,6 +7,7 @@ import pytest
 
 from brov2_hybrid.analysis import ardusub_experiment as ae
 from brov2_hybrid.analysis import ardusub_report as ar
+from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.node_logic.logfile import NUMERIC_COLUMNS
 
 
@@ -85,3 +86,56 @@ def test_verdict_follows_the_figures():
     assert "not lower on any axis" in text
     assert "each tried at x0.5, x1, x2" in text
     assert "Not run: no build" in "\n".join(ar.report_section({"skipped": "no build"}))
+
+
+class _FakeFlight(object):
+    """Records the overrides a pilot sends; mode and arming as a flight that needs nothing."""
+
+    mode, armed = "MANUAL", True
+
+    def __init__(self):
+        self.sent = []
+
+    def override(self, channels):
+        self.sent.append(list(channels))
+
+
+def test_hybrid_pilot_delays_attitude_and_command_as_the_loop_says(vehicle):
+    """Topside latency on real ArduSub: with 40 ms telemetry and 60 ms command delay the first
+    override that is not neutral goes out 100 ms after the first attitude, and it is the
+    command the law formed 60 ms earlier."""
+    from brov2_hybrid.analysis.ardusub_pilots import HybridPilot
+    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.analysis.settings import load_analysis_settings
+    from dataclasses import replace
+    loop = ClosedLoop(replace(load_analysis_settings().loop, mixer="stock", output_stage="stock"), vehicle)
+    pilot = HybridPilot(loop.new_controller(3.0), loop.output, vehicle.tau_max, 0.04, 0.06)
+    flight = _FakeFlight()
+    neutral = [loop.output.channels(np.zeros(6)).get(ch, 0) for ch in range(1, 9)]
+    formed = []
+    for k in range(10):
+        t = 0.02 * k
+        tau, u, rc = pilot.tick(flight, t, np.array([0.0, 0.0, 0.5]), np.zeros(3), np.zeros(3), np.zeros(3))
+        formed.append(tau)
+    first = next(k for k, sent in enumerate(flight.sent) if sent != neutral)
+    assert first == 5                                  # 0.04 + 0.06 s at 50 Hz
+    assert not np.any(formed[1]) and np.any(formed[2])  # the law first sees an attitude at 40 ms
+
+
+def test_a_run_with_a_lagging_reader_or_above_the_depth_bound_is_refused(monkeypatch):
+    cs = ae.load_compare_settings()
+    t = np.linspace(0.0, 1.0, 51)
+    log = synthetic_log(t, np.zeros((51, 3)), np.zeros((51, 3)))
+    log["depth_m"] = np.full(51, 10.0)
+    log["reader_lag_s"] = np.zeros(51)
+    import brov2_hybrid.analysis.ardusub_flight as af
+    monkeypatch.setattr(af, "fly", lambda *args, **kwargs: (log, np.zeros((51, 3))))
+    pilot = type("P", (), {"mode": "MANUAL"})()
+    assert ae.run_on(_FakeFlight(), pilot, None, False, cs)[0] is log
+    log["reader_lag_s"][20] = cs.max_reader_lag_s + 0.01
+    with pytest.raises(Brov2Error, match="reader fell"):
+        ae.run_on(_FakeFlight(), pilot, None, False, cs)
+    log["reader_lag_s"][20] = 0.0
+    log["depth_m"][30] = cs.min_depth_m - 0.1
+    with pytest.raises(Brov2Error, match="not submerged"):
+        ae.run_on(_FakeFlight(), pilot, None, False, cs)

@@ -172,6 +172,13 @@ class Section(object):
         """``n`` finite numbers > 0, as float array (n,)."""
         return self.vector(key, n, minimum=0.0, strict_min=True)
 
+    def positive_list(self, key):
+        """A non-empty list of finite numbers > 0, as a tuple of floats."""
+        raw = self.raw(key)
+        if not (isinstance(raw, list) and raw):
+            raise ParameterError("%s: expected a non-empty list of numbers > 0, got %r" % (self.key(key), raw))
+        return tuple(float(v) for v in self.positive_vector(key, len(raw)))
+
     def matrix(self, key, shape):
         """A finite float array of the 2-D ``shape``."""
         return self.read(key, validate.as_matrix, shape)

@@ -65,12 +65,6 @@ def load_allocator_settings(path=None):
             raise ParameterError("%s: expected a list from %s, got %r" % (s.key(key), sorted(choices), value))
         return tuple(value)
 
-    def positives(key):
-        value = s.raw(key)
-        if not (isinstance(value, list) and value):
-            raise ParameterError("%s: expected a non-empty list of numbers" % s.key(key))
-        return tuple(float(v) for v in s.positive_vector(key, len(value)))
-
     def nonnegative(key):
         value = s.finite(key)
         if value < 0.0:
@@ -89,9 +83,9 @@ def load_allocator_settings(path=None):
                              "last steady_fraction of the plateau" % s.key("yaw_ramp_s"))
     return AllocatorSettings(
         allocators=allocators, output_stages=names("output_stages", KINDS),
-        omega_d_rad_s=positives("omega_d_rad_s"), attitude_rad=math.radians(s.positive("attitude_deg")),
+        omega_d_rad_s=s.positive_list("omega_d_rad_s"), attitude_rad=math.radians(s.positive("attitude_deg")),
         plateau_s=plateau, lead_in_s=nonnegative("lead_in_s"),
-        yaw_rates_rad_s=tuple(math.radians(v) for v in positives("yaw_rates_deg_s")), yaw_ramp_s=ramp,
+        yaw_rates_rad_s=tuple(math.radians(v) for v in s.positive_list("yaw_rates_deg_s")), yaw_ramp_s=ramp,
         yaw_ramp_delay_s=delay, measure_fraction=fraction, desired_rate_hz=s.positive("desired_rate_hz"))
 
 

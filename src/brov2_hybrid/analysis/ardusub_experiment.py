@@ -26,13 +26,13 @@ acceleration limit that shapes the commanded steps (ATC_ACCEL_*_MAX); each over 
 """
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from brov2_hybrid.link import ardusub
 from brov2_hybrid.dive.dive_csv import Dive, load_dive_csv
-from brov2_hybrid.errors import ParameterError
+from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid.physics.kinematics import wrap_angle
 from brov2_hybrid.vehicle.mixers import STOCK
 from brov2_hybrid.params import Section, load_yaml
@@ -61,6 +61,9 @@ class ArduSubCompareSettings:
     effort_weight_deg: float
     dive_csv: str
     ready_after_boot_s: float
+    start_depth_m: float
+    min_depth_m: float
+    max_reader_lag_s: float
 
 
 def load_compare_settings(path=None):
@@ -81,7 +84,8 @@ def load_compare_settings(path=None):
         step_deg={k: float(v) for k, v in steps.items()}, hold_s=s.positive("hold_s"),
         after_step_s=s.positive("after_step_s"), tune_factors=factors,
         effort_weight_deg=s.positive("effort_weight_deg"), dive_csv=str(s.raw("dive_csv")),
-        ready_after_boot_s=s.positive("ready_after_boot_s"))
+        ready_after_boot_s=s.positive("ready_after_boot_s"), start_depth_m=s.positive("start_depth_m"),
+        min_depth_m=s.positive("min_depth_m"), max_reader_lag_s=s.positive("max_reader_lag_s"))
 
 
 def step_input(axis, step_rad, hold_s, after_s, rate_hz=50.0):
@@ -140,13 +144,15 @@ def step_metrics(log, axis, step_rad, hold_s, band):
 # ---------------------------------------------------------------------- sessions
 
 def new_flight(ctx, cs):
-    """A fresh ArduSub SITL on our physics (level, yaw 0, at the loop's start depth), flown from here."""
+    """A fresh ArduSub SITL on our physics (level, yaw 0, at ``start_depth_m``: deep enough that the
+    positively buoyant vehicle, rising while ArduSub boots disarmed, is still well under water
+    when the runs start), flown from here."""
     from dataclasses import replace
     from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
     from brov2_hybrid.sim.config import load_sim_options, start_eta
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
     options = replace(load_sim_options(), model=ctx.loop.model)
-    sitl = ArduSubSitl(ctx.vehicle, options, start_eta(ctx.loop.initial_depth_m, [0.0, 0.0, 0.0]),
+    sitl = ArduSubSitl(ctx.vehicle, options, start_eta(cs.start_depth_m, [0.0, 0.0, 0.0]),
                        instance=free_instance(), speedup=cs.speedup)
     flight = SitlFlight(sitl)
     try:
@@ -164,7 +170,8 @@ def hybrid_pilot(ctx, omega_d_rad_s):
     from brov2_hybrid.analysis.closed_loop import ClosedLoop
     from dataclasses import replace
     loop = ClosedLoop(replace(ctx.loop, mixer=STOCK, output_stage="stock"), ctx.vehicle)
-    return HybridPilot(loop.new_controller(omega_d_rad_s), loop.output, ctx.vehicle.tau_max)
+    return HybridPilot(loop.new_controller(omega_d_rad_s), loop.output, ctx.vehicle.tau_max,
+                       ctx.loop.telemetry_delay_s, ctx.loop.command_delay_s)
 
 
 def ardusub_pilot(ctx):
@@ -174,8 +181,12 @@ def ardusub_pilot(ctx):
     return ArduSubAttitudePilot(ctx.rc_map)
 
 
-def run_on(flight, pilot, dive, relative_yaw):
-    """Set the pilot's mode, arm if needed, fly ``dive`` (yaw relative to the present heading)."""
+def run_on(flight, pilot, dive, relative_yaw, cs=None):
+    """Set the pilot's mode, arm if needed, fly ``dive`` (yaw relative to the present heading).
+
+    With the settings ``cs``, a run is refused (Brov2Error) when the reader fell more than
+    ``max_reader_lag_s`` behind lockstep ArduSub (the figures would score a stale attitude: a
+    busy machine) or the vehicle came shallower than ``min_depth_m`` (thrust out of the water)."""
     from brov2_hybrid.analysis.ardusub_flight import fly
     if flight.mode != pilot.mode:
         flight.set_mode(pilot.mode)
@@ -185,14 +196,24 @@ def run_on(flight, pilot, dive, relative_yaw):
     if relative_yaw:
         flight.drain()                   # the heading now, not one queued up unread
         offset = float(flight.recv(("ATTITUDE",), 5.0).yaw)
-    return fly(flight, pilot, dive, yaw_offset_rad=offset)
+    log, truth = fly(flight, pilot, dive, yaw_offset_rad=offset)
+    if cs is not None:
+        lag, depth = float(np.max(log["reader_lag_s"])), float(np.min(log["depth_m"]))
+        if lag > cs.max_reader_lag_s:
+            raise Brov2Error("the attitude reader fell %.3f s behind ArduSub (bound %.3f s, ardusub.max_reader_lag_s): "
+                             "the machine is too busy for this comparison; rerun it on a quieter machine"
+                             % (lag, cs.max_reader_lag_s))
+        if depth < cs.min_depth_m:
+            raise Brov2Error("the vehicle rose to %.2f m (bound %.2f m, ardusub.min_depth_m): not submerged for the "
+                             "whole run; start deeper (ardusub.start_depth_m)" % (depth, cs.min_depth_m))
+    return log, truth
 
 
 def step_runs(flight, pilot, cs, band, label, rows, logs):
     """One step per axis with ``pilot`` on ``flight``; appends metric rows and the logs."""
     for axis in AXES:
         step = math.radians(cs.step_deg[axis])
-        log, truth = run_on(flight, pilot, step_input(axis, step, cs.hold_s, cs.after_step_s), axis == "yaw")
+        log, truth = run_on(flight, pilot, step_input(axis, step, cs.hold_s, cs.after_step_s), axis == "yaw", cs)
         m = step_metrics(log, axis, step, cs.hold_s, band)
         rows.append([label, "%s step" % axis, m["iae_deg_s"], m["settling_s"], m["overshoot_pct"], m["effort_s"]])
         logs[(label, axis)] = log
@@ -212,7 +233,7 @@ def tune_ardusub(flight, pilot, cs, band, progress=print):
             for factor in cs.tune_factors:
                 for name, value in base.items():
                     flight.set_param(name, value * factor)
-                log, _ = run_on(flight, pilot, step_input(axis, step, cs.hold_s, cs.after_step_s), axis == "yaw")
+                log, _ = run_on(flight, pilot, step_input(axis, step, cs.hold_s, cs.after_step_s), axis == "yaw", cs)
                 m = step_metrics(log, axis, step, cs.hold_s, band)
                 cost = m["iae_deg_s"] + cs.effort_weight_deg * m["effort_s"]
                 trials.append([axis, "+".join(group), factor, m["iae_deg_s"], m["settling_s"], m["overshoot_pct"],
@@ -242,15 +263,23 @@ def dive_metrics(log, truth):
             out["true_iae_%s_deg_s" % axis] = metrics.iae(t[ok], true_err[ok])
     pwm = np.column_stack([log["pwm%d_us" % i] for i in range(1, ardusub.SERVO_OUTPUTS + 1)])
     out["effort_s"] = motor_effort_s(t, pwm)
+    out["min_depth_m"] = float(np.min(log["depth_m"]))
+    out["max_reader_lag_s"] = float(np.max(log["reader_lag_s"])) if "reader_lag_s" in log else math.nan
     if truth is not None:
         estimate = np.column_stack([log["%s_rad" % a] for a in AXES])
         out.update(estimate_quality(t, estimate, truth))
     return out
 
 
-def ardusub_experiment(ctx, progress=print):
-    """The comparison; writes ardusub_steps.csv, ardusub_dive.csv, ardusub_tuning.csv and plots."""
+def ardusub_experiment(ctx, omegas=None, progress=print):
+    """The comparison; writes ardusub_steps.csv, ardusub_dive.csv, ardusub_tuning.csv and plots.
+
+    ``omegas``: the hybrid's omega_d values [rad/s] (default: the section's); the loop's
+    telemetry and command delays (``--telemetry-delay``, ``--command-delay``) apply to the
+    hybrid's topside loop (ArduSub's own controller runs on board)."""
     cs = load_compare_settings(getattr(ctx.settings, "source", None))
+    if omegas:
+        cs = replace(cs, omega_d_rad_s=tuple(float(w) for w in omegas))
     band = ctx.settings.step.settle_band
     dive = load_dive_csv(cs.dive_csv if os.path.isabs(cs.dive_csv) else os.path.join(paths.package_root(), cs.dive_csv))
     step_rows, logs = [], {}
@@ -278,7 +307,7 @@ def ardusub_experiment(ctx, progress=print):
         try:
             for name, value in params.items():
                 flight.set_param(name, value)
-            log, truth = run_on(flight, make_pilot(), dive, relative_yaw=False)
+            log, truth = run_on(flight, make_pilot(), dive, relative_yaw=False, cs=cs)
         finally:
             flight.close()
         m = dive_metrics(log, truth)
@@ -298,13 +327,15 @@ def ardusub_experiment(ctx, progress=print):
     return {"steps": [dict(zip(STEP_HEADER, r)) for r in step_rows],
             "dive": [dict(zip(["case"] + list(DIVE_KEYS), r)) for r in dive_rows],
             "gains": {"default": defaults, "tuned": tuned}, "files": files, "omega_d_dive": w_dive,
-            "speedup": cs.speedup, "tune_factors": list(cs.tune_factors)}
+            "speedup": cs.speedup, "tune_factors": list(cs.tune_factors),
+            "telemetry_delay_s": ctx.loop.telemetry_delay_s, "command_delay_s": ctx.loop.command_delay_s}
 
 
 STEP_HEADER = ["case", "input", "iae_deg_s", "settling_s", "overshoot_pct", "effort_s"]
 TUNING_HEADER = ["axis", "parameters", "factor", "iae_deg_s", "settling_s", "overshoot_pct", "effort_s", "cost"]
 DIVE_KEYS = tuple(["iae_%s_deg_s" % a for a in AXES] + ["max_error_%s_deg" % a for a in AXES] + ["effort_s"]
-                  + ["true_iae_%s_deg_s" % a for a in AXES] + ["est_rms_%s_deg" % a for a in AXES] + ["est_lag_s"])
+                  + ["true_iae_%s_deg_s" % a for a in AXES] + ["est_rms_%s_deg" % a for a in AXES] + ["est_lag_s"]
+                  + ["min_depth_m", "max_reader_lag_s"])
 
 
 def simulator_reference(ctx, dive, omega_d_rad_s):

@@ -292,13 +292,16 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     """Fly ``dive`` with ``pilot`` from now; one tick per ATTITUDE message (vehicle time).
 
     The dive's yaw is taken relative to ``yaw_offset_rad`` (e.g. the heading at the start).
-    Returns (log dict of :data:`NUMERIC_COLUMNS` arrays + 'mode', true attitude (k, 3) [rad]
-    of the physics at each tick's ArduSub time). The log's attitude is ArduSub's estimate,
-    what the pilot saw, as the ROS logger records it.
+    Returns (log dict of :data:`NUMERIC_COLUMNS` arrays + 'mode' + 'reader_lag_s', true attitude
+    (k, 3) [rad] of the physics at each tick's ArduSub time). The log's attitude is ArduSub's
+    estimate, what the pilot saw, as the ROS logger records it; its depth is the physics' true
+    depth. ``reader_lag_s`` per tick: how far the physics (lockstep with ArduSub) was ahead of
+    the ATTITUDE message being read [s, vehicle time] -- a reader that falls behind flies on a
+    stale attitude.
     """
     duration = dive.duration_s if duration_s is None else float(duration_s)
     offset = np.array([0.0, 0.0, yaw_offset_rad])
-    rows, truth = [], []
+    rows, truth, lags = [], [], []
     t0 = None
     next_row = 0
     eta2d, u_lin = dive.eta2d_rad[0] + offset, dive.u_linear[0]
@@ -339,8 +342,11 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
         row[_COL["omega_d_rad_s"]] = pilot.omega_d_rad_s
         row[_COL["depth_m"]] = plant.eta[2]
         rows.append(row)
-        truth.append(truth_at(flight.sitl.physics.history, t_boot))
+        history = flight.sitl.physics.history
+        truth.append(truth_at(history, t_boot))
+        lags.append(max(history[-1][0] - t_boot, 0.0) if history else 0.0)
     data = np.array(rows)
     log = {name: data[:, k] for k, name in enumerate(NUMERIC_COLUMNS)}
     log["mode"] = [pilot.mode] * len(rows)
+    log["reader_lag_s"] = np.array(lags)
     return log, np.array(truth)

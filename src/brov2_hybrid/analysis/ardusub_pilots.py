@@ -14,14 +14,24 @@ from brov2_hybrid.control.law import normalize
 
 
 class HybridPilot(object):
-    """The hybrid autopilot (control_law + thruster_allocation's core objects) in MANUAL."""
+    """The hybrid autopilot (control_law + thruster_allocation's core objects) in MANUAL.
+
+    ``telemetry_delay_s`` / ``command_delay_s`` [s, vehicle time]: the topside loop's transport
+    delays (the attitude reaches the law that much later, the override reaches ArduSub that
+    much later; sample and hold, :class:`~brov2_hybrid.sim.delay.DelayLine`), as the
+    in-process loop models them; until the first delayed attitude arrives the pilot sends
+    neutral, as the nodes do.
+    """
 
     mode = "MANUAL"
 
-    def __init__(self, controller, output_stage, tau_max):
+    def __init__(self, controller, output_stage, tau_max, telemetry_delay_s=0.0, command_delay_s=0.0):
+        from brov2_hybrid.sim.delay import DelayLine
         self.controller = controller
         self.output = output_stage
         self.tau_max = tau_max
+        self._telemetry = DelayLine(telemetry_delay_s)
+        self._commands = DelayLine(command_delay_s)
 
     @property
     def omega_d_rad_s(self):
@@ -34,10 +44,18 @@ class HybridPilot(object):
         self.controller.update_desired(t_s, eta2d)
 
     def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
-        """One control tick; returns (tau (6,), u (6,), RC channels {ch: PWM})."""
-        tau = self.controller.compute(eta2d, u_lin, eta2, nu2, t_s=t_s).tau_body_frd
+        """One control tick; returns (tau (6,), u (6,), RC channels {ch: PWM} sent now)."""
+        self._telemetry.push(t_s, (eta2, nu2))
+        seen = self._telemetry.get(t_s)
+        if seen is None:
+            tau = np.zeros(6)
+        else:
+            tau = self.controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t_s).tau_body_frd
         u = normalize(tau, self.tau_max)[0]
-        rc = self.output.channels(u)
+        self._commands.push(t_s, self.output.channels(u))
+        rc = self._commands.get(t_s)
+        if rc is None:
+            rc = self.output.channels(np.zeros(6))
         flight.override([rc.get(ch, 0) for ch in range(1, 9)])
         return tau, u, rc
 

@@ -19,6 +19,34 @@ def _pct(a, b):
     return 100.0 * (a - b) / b
 
 
+def markdown_table(summary):
+    """The bundled dive's and the steps' tables (REPORT.md and the generated block of the docs)."""
+    lines = ["### The bundled dive (150 s)", "",
+             "IAE on ArduSub's own attitude estimate (what a logger on the vehicle records) and on the physics' "
+             "truth; the run's shallowest true depth and the attitude reader's largest lag behind ArduSub; "
+             "hybrid topside latency: telemetry %s ms, command %s ms." % (
+                 fmt(1e3 * summary.get("telemetry_delay_s", 0.0), "%.0f"),
+                 fmt(1e3 * summary.get("command_delay_s", 0.0), "%.0f")), "",
+             "| case | IAE roll / pitch / yaw [deg s] | true IAE roll / pitch / yaw [deg s] | max error r / p / y [deg] "
+             "| effort [s] | min depth [m] | reader lag [ms] |", "|---|---|---|---|---|---|---|"]
+    for r in summary["dive"]:
+        lines.append("| %s | %s | %s | %s | %s | %s | %s |" % (
+            r["case"], " / ".join(fmt(r.get("iae_%s_deg_s" % a), "%.1f") for a in AXES),
+            " / ".join(fmt(r.get("true_iae_%s_deg_s" % a), "%.1f") for a in AXES),
+            " / ".join(fmt(r.get("max_error_%s_deg" % a), "%.1f") for a in AXES), fmt(r.get("effort_s"), "%.0f"),
+            fmt(r.get("min_depth_m"), "%.1f"),
+            fmt(None if r.get("max_reader_lag_s") is None else 1e3 * r["max_reader_lag_s"], "%.0f")))
+    lines += ["", "### One step per axis", "",
+              "| case | input | IAE [deg s] | settling [s] | overshoot [%] | effort [s] |", "|---|---|---|---|---|---|"]
+    for r in summary["steps"]:
+        lines.append("| %s | %s | %s | %s | %s | %s |" % (
+            r["case"], r["input"], fmt(r["iae_deg_s"]), fmt(r["settling_s"]), fmt(r["overshoot_pct"], "%.1f"),
+            fmt(r["effort_s"])))
+    return lines + ["", "ArduSub tuned over its rate P/I/D, angle P and acceleration limit per axis (x%s of each); "
+                    "ATC_INPUT_TC, ATC_SLEW_YAW and the rate filters were left at their defaults." %
+                    ", x".join("%g" % f for f in summary["tune_factors"])]
+
+
 def report_section(summary):
     """REPORT.md section "Hybrid autopilot vs ArduSub's attitude control" (verdicts from the figures)."""
     lines = ["## Hybrid autopilot vs ArduSub's attitude control", ""]
@@ -36,19 +64,7 @@ def report_section(summary):
         "(rate P/I/D, angle P, acceleration limit per axis, each tried at x%s; gains below). Attitudes are "
         "ArduSub's own estimate, as a logger on the vehicle records them; effort is the time integral of "
         "sum |PWM - 1500| / 400 over the motors [s]." % ", x".join("%g" % f for f in summary["tune_factors"]), "",
-        "### The bundled dive (150 s)", "",
-        "| case | IAE roll | IAE pitch | IAE yaw [deg s] | max error r / p / y [deg] | effort [s] |",
-        "|---|---|---|---|---|---|"]
-    for r in summary["dive"]:
-        lines.append("| %s | %.1f | %.1f | %.1f | %.1f / %.1f / %.1f | %.0f |" % (
-            r["case"], r["iae_roll_deg_s"], r["iae_pitch_deg_s"], r["iae_yaw_deg_s"], r["max_error_roll_deg"],
-            r["max_error_pitch_deg"], r["max_error_yaw_deg"], r["effort_s"]))
-    lines += ["", "### One step per axis", "",
-              "| case | input | IAE [deg s] | settling [s] | overshoot [%] | effort [s] |", "|---|---|---|---|---|---|"]
-    for r in summary["steps"]:
-        lines.append("| %s | %s | %s | %s | %s | %s |" % (
-            r["case"], r["input"], fmt(r["iae_deg_s"]), fmt(r["settling_s"]), fmt(r["overshoot_pct"], "%.1f"),
-            fmt(r["effort_s"])))
+        ] + markdown_table(summary)
     lines += ["", "![steps](ardusub_steps.png)", "", "![dive](ardusub_dive.png)", "", "### Verdict", ""]
     def against(other):
         lower = [a for a in AXES if hybrid["iae_%s_deg_s" % a] < other["iae_%s_deg_s" % a]]

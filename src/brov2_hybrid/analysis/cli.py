@@ -289,7 +289,7 @@ def run_one(ctx, args, omegas):
         return omega_limit_experiment(ctx, omegas)
     if c == "ardusub":
         from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
-        return ardusub_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
+        return ardusub_experiment(ctx, omegas, progress=print if not args.quiet else (lambda text: None))
     raise Brov2Error("unknown command %r (expected one of %s)" % (c, ", ".join(COMMANDS)))
 
 

@@ -72,10 +72,7 @@ def load_omega_limit_settings(path=None):
     """Read section ``omega_limit`` of ``params/analysis.yaml`` (or ``path``)."""
     path = path or paths.params_path("analysis.yaml")
     s = Section(load_yaml(path), path, SECTION)
-    omegas = s.raw("omega_d_rad_s")
     raw = s.raw("conditions")
-    if not (isinstance(omegas, list) and omegas):
-        raise ParameterError("%s: expected a non-empty list of numbers" % s.key("omega_d_rad_s"))
     if not (isinstance(raw, list) and raw and all(isinstance(c, dict) for c in raw)):
         raise ParameterError("%s: expected a non-empty list of mappings" % s.key("conditions"))
     conditions = []
@@ -93,7 +90,7 @@ def load_omega_limit_settings(path=None):
         raise ParameterError("%s: expected one of the conditions %s, got %r" % (s.key("design_condition"), names,
                                                                                design))
     return OmegaLimitSettings(
-        omega_d_rad_s=tuple(float(w) for w in s.positive_vector("omega_d_rad_s", len(omegas))),
+        omega_d_rad_s=s.positive_list("omega_d_rad_s"),
         conditions=tuple(conditions), design_condition=design,
         min_delay_margin_ratio=s.positive("min_delay_margin_ratio"), max_overshoot_pct=s.positive("max_overshoot_pct"),
         max_settling_s=s.positive("max_settling_s"),

@@ -67,11 +67,8 @@ def load_option_settings(path=None):
     inputs = s.raw("inputs")
     if not (isinstance(inputs, list) and inputs and all(i in INPUTS for i in inputs)):
         raise ParameterError("%s: expected a list from %s, got %r" % (s.key("inputs"), sorted(INPUTS), inputs))
-    omegas = s.raw("omega_d_rad_s")
-    if not (isinstance(omegas, list) and omegas):
-        raise ParameterError("%s: expected a non-empty list of numbers" % s.key("omega_d_rad_s"))
     return OptionSettings(
-        omega_d_rad_s=tuple(float(w) for w in s.positive_vector("omega_d_rad_s", len(omegas))),
+        omega_d_rad_s=s.positive_list("omega_d_rad_s"),
         inputs=tuple(inputs), dive_csv=str(s.raw("dive_csv")),
         smooth_amplitude_rad=tuple(math.radians(a) for a in s.positive_vector("smooth_amplitude_deg", 3)),
         smooth_period_s=tuple(float(p) for p in s.positive_vector("smooth_period_s", 3)),

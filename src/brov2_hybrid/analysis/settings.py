@@ -217,14 +217,6 @@ def grid(start, stop, step):
     return tuple(float(round(start + k * step, 9)) for k in range(n))
 
 
-def _positive_list(s, key):
-    """A non-empty list of numbers > 0 under ``key``, as a tuple of floats."""
-    raw = s.raw(key)
-    if not (isinstance(raw, list) and raw):
-        raise ParameterError("%s: expected a non-empty list" % s.key(key))
-    return tuple(float(v) for v in s.positive_vector(key, len(raw)))
-
-
 def _latency_case(entry, path, index):
     where = "%s:latency.cases[%d]" % (path, index)
     if not isinstance(entry, dict):
@@ -243,7 +235,7 @@ def _latency_case(entry, path, index):
 def _integral_settings(data, path):
     it = Section(data, path, "integral")
     return IntegralSettings(
-        omega_d_rad_s=_positive_list(it, "omega_d_rad_s"), step_omega_d_rad_s=_positive_list(it, "step_omega_d_rad_s"),
+        omega_d_rad_s=it.positive_list("omega_d_rad_s"), step_omega_d_rad_s=it.positive_list("step_omega_d_rad_s"),
         ratio=it.number("ratio", minimum=0.0), attitude_rad=math.radians(it.finite("attitude_deg")),
         plateau_s=it.positive("plateau_s"), measure_fraction=it.number("measure_fraction", 0.0, 1.0, strict_min=True),
         desired_rate_hz=it.positive("desired_rate_hz"), lti_duration_s=it.positive("lti_duration_s"))
@@ -255,7 +247,7 @@ def _robustness_settings(data, path):
                "cb_height_fraction", "current_max_m_s", "latency_max_s", "attitude_noise_std_rad",
                "rate_noise_std_rad_s", "step_time_s")
     return RobustnessSettings(
-        seed=rb.integer("seed", 0), samples=rb.integer("samples", 1), omega_d_rad_s=_positive_list(rb, "omega_d_rad_s"),
+        seed=rb.integer("seed", 0), samples=rb.integer("samples", 1), omega_d_rad_s=rb.positive_list("omega_d_rad_s"),
         ratio=rb.number("ratio", minimum=0.0), step_deg=rb.finite("step_deg"), step_duration_s=rb.positive("step_duration_s"),
         plateau_s=rb.positive("plateau_s"), attitude_deg=rb.finite("attitude_deg"),
         **{k: rb.number(k, minimum=0.0) for k in spreads})
@@ -283,24 +275,24 @@ def load_analysis_settings(path=None):
         duration_s=st.positive("duration_s"), lti_duration_s=st.positive("lti_duration_s"), settle_band=band,
         omega_d_rad_s=grid(st.positive("omega_d_min_rad_s"), st.positive("omega_d_max_rad_s"),
                            st.positive("omega_d_step_rad_s")),
-        plot_omega_d_rad_s=_positive_list(st, "plot_omega_d_rad_s"))
+        plot_omega_d_rad_s=st.positive_list("plot_omega_d_rad_s"))
     bd = Section(data, path, "bode")
     bode = BodeSettings(
         amplitude_rad=math.radians(bd.positive("amplitude_deg")),
         freqs_hz=grid(bd.positive("freq_min_hz"), bd.positive("freq_max_hz"), bd.positive("freq_step_hz")),
-        omega_d_rad_s=_positive_list(bd, "omega_d_rad_s"),
+        omega_d_rad_s=bd.positive_list("omega_d_rad_s"),
         transient_periods=bd.number("transient_periods", minimum=0.0),
         min_transient_s=bd.number("min_transient_s", minimum=0.0),
         analysed_periods=bd.positive("analysed_periods"))
     dv = Section(data, path, "dive")
-    dive = DiveSettings(csv_file=str(dv.raw("csv_file")), omega_d_rad_s=_positive_list(dv, "omega_d_rad_s"))
+    dive = DiveSettings(csv_file=str(dv.raw("csv_file")), omega_d_rad_s=dv.positive_list("omega_d_rad_s"))
     la = Section(data, path, "latency")
     cases = la.raw("cases")
     if not (isinstance(cases, list) and cases):
         raise ParameterError("%s:latency.cases: expected a non-empty list" % path)
     cm = Section(data, path, "compare_models")
     compare = CompareSettings(
-        omega_d_rad_s=_positive_list(cm, "omega_d_rad_s"), duration_s=cm.positive("duration_s"),
+        omega_d_rad_s=cm.positive_list("omega_d_rad_s"), duration_s=cm.positive("duration_s"),
         error_window_s=cm.positive("error_window_s"),
         error_floor_rad=math.radians(cm.positive("error_floor_deg")))
     sy = Section(data, path, "sysid")
@@ -312,12 +304,12 @@ def load_analysis_settings(path=None):
     if not 0.0 < bounds[0] < bounds[1]:
         raise ParameterError("%s:sysid.inertia_bounds_kg_m2: expected 0 < low < high" % path)
     sysid = SysidSettings(
-        torques_nm=_positive_list(sy, "torques_nm"), duration_s=duration,
+        torques_nm=sy.positive_list("torques_nm"), duration_s=duration,
         sample_rate_hz=sy.positive("sample_rate_hz"),
         steady_window_s=tuple(window), inertia_bounds_kg_m2=tuple(bounds),
         settle_tolerance=sy.positive("settle_tolerance"), settle_window_s=sy.positive("settle_window_s"))
     pp = Section(data, path, "paper")
-    table_w = _positive_list(pp, "table1_omega_d_rad_s")
+    table_w = pp.positive_list("table1_omega_d_rad_s")
     paper = PaperFigures(
         table1_omega_d_rad_s=table_w,
         table1_error_old_model_pct=tuple(pp.vector("table1_error_old_model_pct", len(table_w))),
@@ -326,16 +318,16 @@ def load_analysis_settings(path=None):
         yaw_inertia_kg_m2=pp.positive("yaw_inertia_kg_m2"), sysid_tolerance=pp.positive("sysid_tolerance"))
     fw = Section(data, path, "firmware")
     firmware = FirmwareSettings(
-        amplitudes=_positive_list(fw, "amplitudes"), random_commands=fw.integer("random_commands", 1),
+        amplitudes=fw.positive_list("amplitudes"), random_commands=fw.integer("random_commands", 1),
         seed=fw.integer("seed", 0), small_u=fw.positive("small_u"),
-        small_u_tolerance=fw.positive("small_u_tolerance"), omega_d_rad_s=_positive_list(fw, "omega_d_rad_s"))
+        small_u_tolerance=fw.positive("small_u_tolerance"), omega_d_rad_s=fw.positive_list("omega_d_rad_s"))
     gn = Section(data, path, "gains")
     tr = Section(data, path, "trim")
     return AnalysisSettings(
         loop=loop, step=step, bode=bode, dive=dive,
         latency_cases=tuple(_latency_case(c, path, i) for i, c in enumerate(cases)),
         paper_jump_omega_d_rad_s=la.positive("paper_jump_omega_d_rad_s"),
-        compare=compare, sysid=sysid, gains_omega_d_rad_s=_positive_list(gn, "omega_d_rad_s"),
+        compare=compare, sysid=sysid, gains_omega_d_rad_s=gn.positive_list("omega_d_rad_s"),
         trim_rate_max_rad_s=grid(tr.positive("rate_max_min_rad_s"), tr.positive("rate_max_max_rad_s"),
                                  tr.positive("rate_max_step_rad_s")),
         paper=paper, firmware=firmware, integral=_integral_settings(data, path),
