@@ -118,11 +118,18 @@ def test_rviz_view_shows_the_vehicle(tmp_path):
          "log_dir:=%s" % (tmp_path / "logs"), "output:=log"],
         env=env, stdout=open(str(launch_log), "w"), stderr=subprocess.STDOUT, start_new_session=True)
     try:
-        probe = subprocess.run([sys.executable, os.path.join(REPO, "test", "rviz_marker_probe.py"),
-                                "--timeout-s", str(MARKERS_TIMEOUT_S)],
-                               env=env, stdout=subprocess.PIPE, universal_newlines=True,
-                               timeout=MARKERS_TIMEOUT_S + 60)
-        lines = probe.stdout.strip().splitlines()
+        probe_out = tmp_path / "probe.json"
+        probe = subprocess.Popen([sys.executable, os.path.join(REPO, "test", "rviz_marker_probe.py"),
+                                  "--timeout-s", str(MARKERS_TIMEOUT_S)],
+                                 env=env, stdout=open(str(probe_out), "w"))
+        while probe.poll() is None:
+            if launch.poll() is not None:   # the launch ended early: no point waiting
+                probe.kill()
+                probe.wait()
+                pytest.fail("roslaunch ended (exit %s) before the markers arrived; log: %s"
+                            % (launch.returncode, launch_log))
+            time.sleep(1.0)
+        lines = probe_out.read_text().strip().splitlines()
         seen = json.loads(lines[-1]) if lines else {}
         assert probe.returncode == 0, "markers incomplete: %s (launch log: %s)" % (seen, launch_log)
         assert seen["thrusters"] == 8 and seen["desired_axes"] == 3
