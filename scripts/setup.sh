@@ -73,15 +73,18 @@ DEBIAN_ROS_PACKAGES=(
     python3-tf2-ros python3-tf2-geometry-msgs
     python3-std-msgs python3-geometry-msgs python3-sensor-msgs
     libstd-msgs-dev libgeometry-msgs-dev libsensor-msgs-dev ros-geometry-msgs ros-sensor-msgs
+    rviz python3-visualization-msgs ros-visualization-msgs
 )
 # ROS Noetic (Ubuntu 20.04, packages.ros.org) equivalents, checked when /opt/ros/noetic exists.
 NOETIC_ROS_PACKAGES=(
     ros-noetic-ros-base ros-noetic-rostest ros-noetic-rosbag ros-noetic-dynamic-reconfigure
     ros-noetic-tf2-ros ros-noetic-geometry-msgs ros-noetic-sensor-msgs python3-catkin-lint
+    ros-noetic-rviz ros-noetic-visualization-msgs
 )
 COMMON_PACKAGES=(
     python3-numpy python3-scipy python3-matplotlib python3-yaml python3-lxml
     python3-venv python3-pip cmake make g++
+    xvfb imagemagick
 )
 
 missing_packages() {
