@@ -93,8 +93,22 @@ class _FakeFlight(object):
 
     mode, armed = "MANUAL", True
 
-    def __init__(self):
+    def __init__(self, depth_m=20.0):
+        from types import SimpleNamespace
         self.sent = []
+        self.requested = []
+        self.sitl = SimpleNamespace(plant=SimpleNamespace(eta=np.array([0.0, 0.0, depth_m, 0.0, 0.0, 0.0])),
+                                    physics=SimpleNamespace(request_depth=self.requested.append))
+
+    def drain(self):
+        pass
+
+    def recv(self, types, timeout_s):
+        from types import SimpleNamespace
+        return SimpleNamespace(time_boot_ms=12000)
+
+    def wait_time(self, t_boot_s):
+        self.waited_until = t_boot_s
 
     def override(self, channels):
         self.sent.append(list(channels))
@@ -139,3 +153,19 @@ def test_a_run_with_a_lagging_reader_or_above_the_depth_bound_is_refused(monkeyp
     log["depth_m"][30] = cs.min_depth_m - 0.1
     with pytest.raises(Brov2Error, match="not submerged"):
         ae.run_on(_FakeFlight(), pilot, None, False, cs)
+
+
+def test_a_vehicle_that_rose_is_carried_back_down_before_the_next_run(monkeypatch):
+    cs = ae.load_compare_settings()
+    t = np.linspace(0.0, 1.0, 51)
+    log = synthetic_log(t, np.zeros((51, 3)), np.zeros((51, 3)))
+    log["depth_m"], log["reader_lag_s"] = np.full(51, 10.0), np.zeros(51)
+    import brov2_hybrid.analysis.ardusub_flight as af
+    monkeypatch.setattr(af, "fly", lambda *args, **kwargs: (log, np.zeros((51, 3))))
+    pilot = type("P", (), {"mode": "MANUAL"})()
+    deep = _FakeFlight(depth_m=cs.start_depth_m - 0.5 * cs.redive_m)
+    ae.run_on(deep, pilot, None, False, cs)
+    assert deep.requested == []
+    risen = _FakeFlight(depth_m=cs.start_depth_m - 2.0 * cs.redive_m)
+    ae.run_on(risen, pilot, None, False, cs)
+    assert risen.requested == [cs.start_depth_m] and risen.waited_until == 12.0 + cs.redive_settle_s

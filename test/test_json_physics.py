@@ -179,3 +179,49 @@ def test_free_instance_has_every_sitl_port_free():
         assert free_instance(rng=rng) == 31
     finally:
         taken.close()
+
+
+def test_a_reader_paces_the_physics(vehicle):
+    """With a reader set (JsonPhysics.pace), a frame is answered only once the physics is at most
+    max_lead_s ahead of what the reader consumed; a reader that stops reading costs one
+    pace_timeout_s per frame and is counted, never a hang."""
+    physics = new_physics(vehicle)
+    consumed = [0.0]
+    physics.pace = lambda: consumed[0]
+    physics.max_lead_s = 0.05
+    done = threading.Event()
+    answered = []
+
+    def frames():
+        for k in range(40):                       # 40 frames at 400 Hz: 0.1 s of physics
+            physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+            answered.append(physics.plant.t_s)
+        done.set()
+    worker = threading.Thread(target=frames, daemon=True)
+    worker.start()
+    assert not done.wait(0.5)                     # blocked: 0.05 s ahead of a reader at 0
+    assert max(answered) <= 0.05 + 1e-9 + 1.0 / 400.0
+    consumed[0] = 1.0                             # the reader catches up
+    assert done.wait(10.0)
+    assert physics.plant.t_s == pytest.approx(0.1) and physics.pace_timeouts == 0
+    physics.pace_timeout_s = 0.01                 # a reader that reads nothing more
+    for k in range(40, 600):
+        physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+    assert physics.pace_timeouts > 0
+    physics.pace = None                           # no reader: no pacing
+    before = physics.pace_timeouts
+    physics.on_frame(jp.ServoFrame(400, 600, NEUTRAL))
+    assert physics.pace_timeouts == before
+
+
+def test_a_depth_request_carries_the_vehicle_down_at_the_next_frame(vehicle):
+    physics = new_physics(vehicle, depth_m=2.0)
+    for k in range(40):
+        physics.on_frame(jp.ServoFrame(400, k, [1600] * 8))
+    t, yaw = physics.plant.t_s, physics.plant.eta[5]
+    physics.request_depth(20.0)
+    physics.on_frame(jp.ServoFrame(400, 40, [1600] * 8))
+    assert physics.plant.eta[2] == pytest.approx(20.0, abs=0.01)
+    assert physics.plant.t_s == pytest.approx(t + 1.0 / 400.0)
+    assert physics.plant.eta[5] == pytest.approx(yaw, abs=0.01)
+    assert list(physics.plant.motor_pwm_us) == [1600.0] * 8      # this frame's outputs still apply

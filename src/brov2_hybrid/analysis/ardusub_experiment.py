@@ -64,6 +64,8 @@ class ArduSubCompareSettings:
     start_depth_m: float
     min_depth_m: float
     max_reader_lag_s: float
+    redive_m: float
+    redive_settle_s: float
 
 
 def load_compare_settings(path=None):
@@ -85,7 +87,8 @@ def load_compare_settings(path=None):
         after_step_s=s.positive("after_step_s"), tune_factors=factors,
         effort_weight_deg=s.positive("effort_weight_deg"), dive_csv=str(s.raw("dive_csv")),
         ready_after_boot_s=s.positive("ready_after_boot_s"), start_depth_m=s.positive("start_depth_m"),
-        min_depth_m=s.positive("min_depth_m"), max_reader_lag_s=s.positive("max_reader_lag_s"))
+        min_depth_m=s.positive("min_depth_m"), max_reader_lag_s=s.positive("max_reader_lag_s"),
+        redive_m=s.positive("redive_m"), redive_settle_s=s.positive("redive_settle_s"))
 
 
 def step_input(axis, step_rad, hold_s, after_s, rate_hz=50.0):
@@ -188,6 +191,14 @@ def run_on(flight, pilot, dive, relative_yaw, cs=None):
     ``max_reader_lag_s`` behind lockstep ArduSub (the figures would score a stale attitude: a
     busy machine) or the vehicle came shallower than ``min_depth_m`` (thrust out of the water)."""
     from brov2_hybrid.analysis.ardusub_flight import fly
+    if cs is not None and flight.sitl.plant.eta[2] < cs.start_depth_m - cs.redive_m:
+        # The buoyant vehicle rose during earlier runs: carried back down (JsonPhysics.request_depth),
+        # then ArduSub's depth estimate is given a few seconds to follow before the run starts.
+        flight.sitl.physics.request_depth(cs.start_depth_m)
+        flight.drain()
+        now = flight.recv(("ATTITUDE",), 5.0)
+        if now is not None:
+            flight.wait_time(now.time_boot_ms / 1000.0 + cs.redive_settle_s)
     if flight.mode != pilot.mode:
         flight.set_mode(pilot.mode)
     if not flight.armed:

@@ -297,16 +297,29 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     estimate, what the pilot saw, as the ROS logger records it; its depth is the physics' true
     depth. ``reader_lag_s`` per tick: how far the physics (lockstep with ArduSub) was ahead of
     the ATTITUDE message being read [s, vehicle time] -- a reader that falls behind flies on a
-    stale attitude.
+    stale attitude, so while it flies the physics is paced by what it has read
+    (:attr:`~brov2_hybrid.sim.json_physics.JsonPhysics.pace`): on a busy machine the vehicle's
+    clock waits for the reader, and the lag stays within ``max_lead_s``.
     """
     duration = dive.duration_s if duration_s is None else float(duration_s)
     offset = np.array([0.0, 0.0, yaw_offset_rad])
+    plant = flight.sitl.plant
+    physics = flight.sitl.physics
+    consumed = [None]                    # vehicle time of the newest ATTITUDE read: paces the physics
+    physics.pace = lambda: consumed[0]
+    try:
+        return _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed)
+    finally:
+        physics.pace = None
+
+
+def _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed):
+    """:func:`fly`'s loop while the physics is paced by ``consumed`` (see JsonPhysics.pace)."""
     rows, truth, lags = [], [], []
     t0 = None
     next_row = 0
     eta2d, u_lin = dive.eta2d_rad[0] + offset, dive.u_linear[0]
     dive_t = dive.t_s - dive.t_s[0]
-    plant = flight.sitl.plant
     stall_end = time.monotonic() + 30.0
     while True:
         msg = flight.recv(("ATTITUDE",), 2.0)
@@ -316,6 +329,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
             continue
         stall_end = time.monotonic() + 30.0
         t_boot = msg.time_boot_ms / 1000.0
+        consumed[0] = t_boot
         if t0 is None:
             t0 = t_boot
         t = t_boot - t0
@@ -342,7 +356,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
         row[_COL["omega_d_rad_s"]] = pilot.omega_d_rad_s
         row[_COL["depth_m"]] = plant.eta[2]
         rows.append(row)
-        history = flight.sitl.physics.history
+        history = physics.history
         truth.append(truth_at(history, t_boot))
         lags.append(max(history[-1][0] - t_boot, 0.0) if history else 0.0)
     data = np.array(rows)

@@ -26,12 +26,11 @@ class HybridPilot(object):
     mode = "MANUAL"
 
     def __init__(self, controller, output_stage, tau_max, telemetry_delay_s=0.0, command_delay_s=0.0):
-        from brov2_hybrid.sim.delay import DelayLine
         self.controller = controller
         self.output = output_stage
         self.tau_max = tau_max
-        self._telemetry = DelayLine(telemetry_delay_s)
-        self._commands = DelayLine(command_delay_s)
+        self._delays_s = (telemetry_delay_s, command_delay_s)
+        self._last_t = None
 
     @property
     def omega_d_rad_s(self):
@@ -44,7 +43,12 @@ class HybridPilot(object):
         self.controller.update_desired(t_s, eta2d)
 
     def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
-        """One control tick; returns (tau (6,), u (6,), RC channels {ch: PWM} sent now)."""
+        """One control tick; returns (tau (6,), u (6,), RC channels {ch: PWM} sent now). A time before
+        the last tick's starts a new run: the delay lines start empty."""
+        if self._last_t is None or t_s < self._last_t:
+            from brov2_hybrid.sim.delay import DelayLine
+            self._telemetry, self._commands = DelayLine(self._delays_s[0]), DelayLine(self._delays_s[1])
+        self._last_t = t_s
         self._telemetry.push(t_s, (eta2, nu2))
         seen = self._telemetry.get(t_s)
         if seen is None:

@@ -30,6 +30,7 @@ import logging
 import math
 import socket
 import struct
+import time
 from collections import namedtuple
 
 
@@ -141,10 +142,48 @@ class JsonPhysics(object):
         self._last_count = None
         self._target_s = plant.t_s
         self._pwm = None
+        #: Optional pacing by a reader of ArduSub's telemetry in this process: a callable giving
+        #: the vehicle time [s] of the newest message it has consumed (None: not reading now).
+        #: While set, a frame is answered only once the physics is at most :attr:`max_lead_s`
+        #: ahead of it (ArduSub, in lockstep, waits for the answer): a busy reader slows the
+        #: vehicle's clock instead of flying on stale attitudes. :attr:`pace_timeout_s` wall
+        #: seconds at most per frame (then it goes on and counts :attr:`pace_timeouts`).
+        self.pace = None
+        self.max_lead_s = 0.05
+        self.pace_timeout_s = 5.0
+        self.pace_timeouts = 0
+        self._depth_request = None
+
+    def request_depth(self, depth_m):
+        """Carry the vehicle to ``depth_m`` [m, down] at the next frame, as a diver brings a buoyant
+        ROV back down between runs: same attitude and angular rates, linear velocity zero."""
+        self._depth_request = float(depth_m)
+
+    def _wait_for_reader(self):
+        """Block while the physics is more than :attr:`max_lead_s` ahead of :attr:`pace`'s reader."""
+        end = None
+        while True:
+            pace = self.pace
+            reader_t = pace() if pace is not None else None
+            if reader_t is None or self.plant.t_s - reader_t <= self.max_lead_s:
+                return
+            now = time.monotonic()
+            end = now + self.pace_timeout_s if end is None else end
+            if now > end:
+                self.pace_timeouts += 1
+                return
+            time.sleep(0.0005)
 
     def on_frame(self, frame):
         """Apply one :class:`ServoFrame`; returns the JSON reply (bytes)."""
+        self._wait_for_reader()
         plant = self.plant
+        if self._depth_request is not None:
+            eta, nu = plant.eta.copy(), plant.nu.copy()
+            eta[2], nu[0:3] = self._depth_request, 0.0
+            plant.reset(eta=eta, nu=nu, t_s=plant.t_s)
+            self._pwm = None                     # reset() set the motors neutral: apply this frame's
+            self._depth_request = None
         if self._last_count is not None and frame.frame_count < self._last_count:
             # SITL restarted (reboot): its clock starts again, ours goes on (SIM_JSON
             # tolerates a physics time that keeps increasing).
