@@ -4,7 +4,7 @@ SHELL := /bin/bash
 ARGS ?=
 
 .DEFAULT_GOAL := help
-.PHONY: help setup test run bench soak reproduce lint clean distclean ardusub
+.PHONY: help setup test run bench soak reproduce docs lint clean distclean ardusub
 
 help:
 	@echo "make setup      install ROS 1 / venv / catkin workspace (idempotent)"
@@ -14,6 +14,7 @@ help:
 	@echo "make bench      benchmarks (core, simulator, ROS latency, then a 10 min soak; BROV2_SOAK_MIN=0 skips it)"
 	@echo "make soak       the soak alone (ARGS='--minutes 2')"
 	@echo "make reproduce  rerun the paper's experiments"
+	@echo "make docs       regenerate docs/parameters.md from params/*.yaml and cfg/HybridAutopilot.cfg"
 	@echo "make lint       catkin_lint and vermin only"
 	@echo "make clean      remove the workspace (.ws) and test output; distclean also removes .venv"
 
@@ -40,6 +41,9 @@ soak:
 
 reproduce:
 	@bash scripts/reproduce.sh $(ARGS)
+
+docs:
+	@PYTHONPATH=src python3 -m brov2_hybrid.param_docs --out docs/parameters.md
 
 lint:
 	@bash scripts/setup.sh

@@ -13,7 +13,7 @@ the operator, and whether every tick log file reads back (brov2_hybrid.node_logi
 Before control_law is killed, omega_d is retuned with dynparam: the respawned node must
 fly with the retuned value (dynamic_reconfigure keeps it on the parameter server).
 
-Prints a Markdown table (README "Crashes and failures") and exits 1 when a goal is
+Prints a Markdown table (docs/safety.md "Crashes and failures") and exits 1 when a goal is
 missed: motors neutral <= --goal-s after an autopilot node dies (the bridge: within the
 vehicle's RC_OVERRIDE_TIME + --goal-s, nothing else can release an override a killed
 bridge keeps alive), every log parses, and a killed logger loses no tick (its respawn

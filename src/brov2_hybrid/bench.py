@@ -2,10 +2,10 @@
 statistics the benchmarks print.
 
 ``python -m brov2_hybrid.bench [--ticks N]``: the control tick's cost and each output
-stage's cost per command, the stock search against the search as first written
+stage's cost per command, the stock search against the plain-numpy reference search
 (:func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`) in the same run
-(goal, issue 16: <= 150 us per stock-compensated command), and each registered allocator's
-``forces(u)`` within and beyond the thrust table (issue 15). The layers above
+(goal: <= 150 us per stock-compensated command), and each registered allocator's
+``forces(u)`` within and beyond the thrust table. The layers above
 time themselves (``brov2_hybrid.sim.bench``, ``brov2_hybrid.analysis.bench``);
 ``scripts/bench.sh`` runs each in turn. Timing goals are printed, not asserted.
 """

@@ -298,7 +298,7 @@ def console_lines(summary):
 def report_section(summary):
     """REPORT.md lines."""
     d = summary["dive"]
-    lines = ["## Saturation-aware allocation vs Eq. 9 (issue 15)", "",
+    lines = ["## Saturation-aware allocation vs Eq. 9", "",
              "Aggressive dive (%.0f s): full surge / sway / heave plateaus of %g s at (+-%g, +-%g) deg roll/pitch, "
              "each opening with a yaw ramp at %s deg/s. `pseudo_inverse` is the paper's Eq. 9 (the thrust table "
              "clips what a thruster cannot give); `saturating` keeps every thruster within the table, roll/pitch/yaw "

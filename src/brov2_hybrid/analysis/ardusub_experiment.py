@@ -1,4 +1,4 @@
-"""The hybrid autopilot against ArduSub's own attitude control, on real ArduSub (issue 14).
+"""The hybrid autopilot against ArduSub's own attitude control, on real ArduSub.
 
 Same plant (our vehicle model under real ArduSub 4.5 SITL), same desired attitudes:
 

@@ -57,7 +57,7 @@ def report_section(summary):
     hybrid, sim = dive["hybrid w=%g" % w], dive["hybrid w=%g, our simulator" % w]
     default, tuned = dive["ardusub default"], dive["ardusub tuned"]
     lines += [
-        "Real ArduSub 4.5 SITL flying our vehicle model (`brov2-analyze ardusub`, README \"Real ArduSub on our "
+        "Real ArduSub 4.5 SITL flying our vehicle model (`brov2-analyze ardusub`, docs/simulator.md \"Real ArduSub on our "
         "physics\"). The hybrid autopilot flies in MANUAL with the stock-compensated output stage; ArduSub's own "
         "attitude controller is commanded by SET_ATTITUDE_TARGET in ALT_HOLD (the one way ArduSub 4.5 takes an "
         "absolute attitude without a position fix), with its default gains and with gains tuned on this vehicle "

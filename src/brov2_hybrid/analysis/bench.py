@@ -1,11 +1,11 @@
 """Timing of the analysis tools for ``make bench`` (prints figures, asserts nothing).
 
 * :func:`run` - real-time factor of the in-process closed loop (yaw step and the
-  bundled dive, one process), for each firmware's output stage, against the loop as
-  first written (``ClosedLoop.run(reference=True)``) measured in the same run.
-  Goal (issue 16): >= 500x real time per core on the bundled dive, both output stages.
+  bundled dive, one process), for each firmware's output stage, against the reference
+  loop (``ClosedLoop.run(reference=True)``) measured in the same run.
+  Goal: >= 500x real time per core on the bundled dive, both output stages.
 * :func:`run_robustness` - wall time of ``brov2-analyze robustness`` at a few samples on
-  this machine's cores, projected to 1000 samples (6000 closed-loop jobs). Goal (issue 16):
+  this machine's cores, projected to 1000 samples (6000 closed-loop jobs). Goal:
   1000 samples in <= 10 minutes on 2 cores.
 * :func:`run_reproduce` - wall time of the whole ``brov2-analyze reproduce`` on this
   machine's cores. Goal: < 10 minutes on 2 cores.

@@ -1,7 +1,7 @@
 """``brov2-analyze``: the paper's experiments from the command line.
 
     brov2-analyze step | bode | dive | latency | compare-models | sysid | gains | trim | firmware
-    brov2-analyze integral | robustness [--samples N]   PD vs PD+I (issue 10)
+    brov2-analyze integral | robustness [--samples N]   PD vs PD+I
     brov2-analyze allocators                   saturation-aware allocation vs Eq. 9 on an aggressive dive
     brov2-analyze options                      which law option helps on which kind of input
     brov2-analyze omega-limit                  how far omega_d can go: loop margins, latency, lag, noise

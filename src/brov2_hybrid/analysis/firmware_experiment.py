@@ -1,4 +1,4 @@
-"""Stock ArduSub (Algorithm 1) vs the paper's firmware (Algorithm 2), issue 8.
+"""Stock ArduSub (Algorithm 1) vs the paper's firmware (Algorithm 2).
 
 :func:`torque_fidelity`: requested vs delivered wrench of each output stage
 (:mod:`brov2_hybrid.vehicle.firmware_output`); :func:`firmware_experiment`: that table, then the

@@ -1,4 +1,4 @@
-"""Integral action (issue 10 section 2): LTI design numbers and in-process evidence.
+"""Integral action: LTI design numbers and in-process evidence.
 
 LTI (Eq. 22 extended): with the integral gain k_i = epsilon omega_d k_p acting on the
 deviation from the Eq. 22 reference model, the reference-to-attitude transfer of the
@@ -209,7 +209,7 @@ def console_lines(summary):
 
 def report_section(summary):
     """REPORT.md lines."""
-    lines = ["## Holding attitude against disturbances: PD vs PD+I (issue 10)", "",
+    lines = ["## Holding attitude against disturbances: PD vs PD+I", "",
              "Integral ratio epsilon = %g (k_i = epsilon omega_d k_p, on the deviation from the reference "
              "model: the PD law on the vehicle model's inertia and drag). LTI (Eq. 22 extended): the nominal step response is Eq. 22's; a plain PID on "
              "eta_2d - eta_2 would overshoot as listed." % summary["ratio"], "",

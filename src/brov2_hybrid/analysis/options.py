@@ -12,8 +12,8 @@ each flown in the in-process loop on four kinds of input (section ``options`` of
 
 Per run: IAE per axis [deg s] and their sum, and the attitude effort (Eq. 26 energy of the
 roll, pitch and yaw RC channels). :func:`option_rows` compares each option with the PD on
-the same input and omega_d (change in % of the PD's figure): the table README's
-"Options" section shows (written by ``make reproduce``). Angles rad inside.
+the same input and omega_d (change in % of the PD's figure): the table docs/experiments.md's
+"Which option helps on which input" section shows (written by ``make reproduce``). Angles rad inside.
 """
 import math
 import os

@@ -145,9 +145,9 @@ def _firmware_rows(fw):
 
 
 def firmware_section(fw):
-    """Firmware section (issue 8): torque fidelity of each output stage and the closed-loop step
+    """Firmware section: torque fidelity of each output stage and the closed-loop step
     and dive per case against the quantitative firmware."""
-    out = ["## Stock ArduSub vs the paper's firmware (issue 8)", "",
+    out = ["## Stock ArduSub vs the paper's firmware", "",
            "Real BlueROV2 Heavies run stock ArduSub (Algorithm 1, linear PWM), not the paper's modified "
            "firmware (Algorithm 2, thrust table). The output stage `stock` (brov2_hybrid.vehicle.firmware_output) "
            "chooses the RC values for which stock Algorithm 1 outputs Algorithm 2's motor PWMs (its wrench); "

@@ -1,4 +1,4 @@
-"""Robustness sweep (issue 10 section 3): Monte Carlo over model mismatch, current, latency, noise.
+"""Robustness sweep: Monte Carlo over model mismatch, current, latency, noise.
 
 Each sample draws, from one seeded ``numpy.random.Generator`` (``robustness.seed`` in
 params/analysis.yaml, read into :class:`~brov2_hybrid.analysis.settings.RobustnessSettings`),
@@ -235,7 +235,7 @@ def console_lines(summary):
 
 def report_section(summary):
     """The REPORT.md section (Markdown) of :func:`robustness_experiment`'s summary: ranges, table, figure."""
-    lines = ["## Robustness: Monte Carlo PD vs PD+I (issue 10)", "",
+    lines = ["## Robustness: Monte Carlo PD vs PD+I", "",
              "Seed %d, %d samples per omega_d and law (the same plants for both laws), scale ranges +-: %s. "
              "Cells: median [its 95 %% distribution-free confidence interval] / p90 / max." % (summary["seed"], summary["samples"], summary["ranges"]), "",
              ]

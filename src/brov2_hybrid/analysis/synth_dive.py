@@ -188,7 +188,7 @@ def synthesize(recipe):
 
 
 def dive_statistics(dive):
-    """Ranges and peak rates per DOF (for the README and the tests)."""
+    """Ranges and peak rates per DOF (for data/dives/README.md and the tests)."""
     deg = np.degrees(dive.eta2d_rad)
     rates = np.diff(deg, axis=0) / np.diff(dive.t_s)[:, None]
     out = {"duration_s": dive.duration_s, "rows": len(dive)}

@@ -1,7 +1,7 @@
 """Live pilot input: a joystick (sensor_msgs/Joy) or an AR headset's orientation -> desired state.
 
 ROS-free core of ``nodes/joy_input``. Settings: ``params/joystick.yaml``
-(:mod:`brov2_hybrid.dive.pilot_settings`; README "Flying with a joystick or a headset").
+(:mod:`brov2_hybrid.dive.pilot_settings`; docs/flying.md "Flying with a joystick or a headset").
 Each stick is mapped and shaped (dead zone, expo) by :mod:`brov2_hybrid.dive.stick_shaping`;
 then, in joystick mode:
 

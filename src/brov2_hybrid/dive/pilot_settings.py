@@ -4,7 +4,7 @@ Used by :mod:`brov2_hybrid.dive.pilot_input` (``nodes/joy_input``) and the stick
 shaping (:mod:`brov2_hybrid.dive.stick_shaping`). Every key is read through
 :class:`brov2_hybrid.params.Section`: a missing key, a wrong type or a value out of
 range raises :class:`~brov2_hybrid.errors.ParameterError` naming ``file:key``
-(README "Flying with a joystick or a headset").
+(docs/flying.md "Flying with a joystick or a headset").
 """
 from dataclasses import dataclass, field
 

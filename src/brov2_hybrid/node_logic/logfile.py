@@ -5,7 +5,7 @@ Files are never overwritten (:func:`unique_path` adds a suffix). Each row goes t
 kernel in one unbuffered write as soon as it is made, so a killed writer (SIGKILL) loses
 nothing already written and leaves no torn row. When the disk fills (or any other write
 error) the file is cut back to its last complete row, closed, and writing stops with one
-:class:`LogWriteError`; later rows are dropped silently (README "Full disk").
+:class:`LogWriteError`; later rows are dropped silently (docs/safety.md "Full disk").
 Angles in rad (NED/FRD), rates in rad/s, tau in N / N m (FRD), PWMs in us.
 """
 import collections

@@ -1,7 +1,7 @@
 """Which of the run's respawning nodes restarted or are down: told on /rosout.
 
 The launch file respawns control_law, thruster_allocation, mavlink_bridge, frames and
-logger when they die (README "Crashes and failures"); roslaunch says so only on its own
+logger when they die (docs/safety.md "Crashes and failures"); roslaunch says so only on its own
 console. ``nodes/mission`` polls each watched node's process id through the ROS master
 (``watch_nodes``, every ``watch_period_s``) and :class:`PeerWatch` turns the readings
 into messages for /rosout: a node seen running that is gone ("not running"), and a node

@@ -5,7 +5,7 @@
 ``srv/StatusSince.srv``). A respawned ``logger`` asks for every tick after the last row
 of the file its previous run wrote and writes them first in its new file, so a
 crash of the logger (SIGKILL, respawn about 0.4 s later) leaves no tick unlogged
-(README "Crashes"). Items are anything with a stamp; the history does not look inside.
+(docs/safety.md "Crashes and failures"). Items are anything with a stamp; the history does not look inside.
 """
 import collections
 import math

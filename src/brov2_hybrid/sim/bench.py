@@ -4,7 +4,7 @@
 model/option, the physics-only cost per fixed step (best of several repeats) and the
 real-time factor it allows, then the cost of the whole simulator loop (physics +
 firmware + telemetry encoding at the default stream rates) per simulated second.
-Goal (issue 3): <= 25 us per 400 Hz step, i.e. >= 100x real time, physics only. Without a
+Goal: <= 25 us per 400 Hz step, i.e. >= 100x real time, physics only. Without a
 thruster lag the stepper runs compiled by numba where it is installed; the last case is
 the same stepper in Python, the baseline, timed in the same run.
 """

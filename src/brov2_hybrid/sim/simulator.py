@@ -262,7 +262,7 @@ def build_arg_parser():
     parser.add_argument("--telemetry-delay-s", type=float, help="telemetry transport delay [s]")
     parser.add_argument("--signing-key-file", metavar="FILE",
                         help="start keyed for MAVLink 2 signing with this key (64 hex digits, "
-                             "'passphrase: TEXT' or 32 raw bytes; README 'Signing')")
+                             "'passphrase: TEXT' or 32 raw bytes; docs/real-vehicle.md 'Signing')")
     return parser
 
 

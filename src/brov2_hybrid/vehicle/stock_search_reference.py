@@ -1,7 +1,7 @@
-"""The stock compensation as first written: the baseline that issue 16's fast search is held to.
+"""The stock compensation in plain numpy: the reference the compiled search is held to.
 
 :func:`reference_stock_compensation` is :meth:`~brov2_hybrid.vehicle.firmware_output.
-StockCompensatedOutput.u_to_send`'s search written the first way (per-command slicing,
+StockCompensatedOutput.u_to_send`'s search written in plain numpy (per-command slicing,
 ``np.clip``, ``np.linalg.lstsq``). Tests and ``make bench`` compare the fast path with it
 (same RC values, and its cost); nothing flies it.
 """

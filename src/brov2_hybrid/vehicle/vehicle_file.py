@@ -1,7 +1,7 @@
 """One vehicle, one file: ``params/vehicles/<name>.yaml`` loaded into one :class:`Vehicle`.
 
 The vehicle file holds everything the controller, the output stage, the simulator and
-the analysis know about a vehicle (README "Vehicles"): rigid body, hydrodynamics and
+the analysis know about a vehicle (docs/vehicles.md): rigid body, hydrodynamics and
 hydrostatics (``body``), thruster positions and directions and the force limit
 (``thrusters``), the thrust table (``thrust_table``), the ArduSub frame and its motor
 factors (``ardusub``), the DOFs the thrusters cannot actuate (``passive_dofs``) and the
