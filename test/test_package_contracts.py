@@ -573,6 +573,8 @@ def _cases():
         "vehicle.thrust_table.read_t200_csv": Case(lambda f: tt.read_t200_csv,
                                            lambda f: {"path": paths.params_path("t200_16V.csv")},
                                            note="reads a file (malformed files tested in test_thrust_table)"),
+        "vehicle.thrust_table.probe_table": Case(lambda f: tt.probe_table, lambda f: {},
+                                                 note="no arguments: the bundled table the kernels' self-checks use"),
         "vehicle.thrust_table.ThrustTable": Case(lambda f: tt.ThrustTable,
                                          lambda f: {"pwm_us": [1100, 1500, 1900], "force_n": [-30.0, 0.0, 40.0]},
                                          ("pwm_us", "force_n")),

@@ -26,7 +26,7 @@ def warm(name_or_path="bluerov2_heavy"):
     output stage, the plant through :class:`~brov2_hybrid.sim.plant.Plant`, and the
     in-process loop's run on its probe.
     """
-    from brov2_hybrid.analysis import loop_kernel
+    from brov2_hybrid.analysis import closed_loop, loop_kernel
     from brov2_hybrid.control.law import HybridController, attitude_torque, normalize
     from brov2_hybrid.params import load_controller_params
     from brov2_hybrid.sim.config import load_sim_options
@@ -66,7 +66,7 @@ def warm(name_or_path="bluerov2_heavy"):
     plant.set_motor_pwm(vehicle.mixer().motor_pwm(u))
     plant.step(2)
     plant.measured_attitude()
-    loop_kernel.compiled_fly()          # compiles the in-process loop's run on its probe runs
+    loop_kernel.compiled_fly(closed_loop.probe_fly)   # compiles the in-process loop's run on its probe runs
     return jit.compiled_families()
 
 

@@ -212,7 +212,7 @@ class ClosedLoop(object):
         """Fill ``rows`` (one per control tick), stepping the vehicle between events: compiled
         (:mod:`~brov2_hybrid.analysis.loop_kernel`) where it covers the loop, else in Python."""
         from brov2_hybrid.analysis import loop_kernel
-        fly = loop_kernel.compiled_fly() if self.fly_kernel is None else self.fly_kernel
+        fly = loop_kernel.compiled_fly(probe_fly) if self.fly_kernel is None else self.fly_kernel
         if not (fly and loop_kernel.fly_loop(self, fly, dive, controller, rows)):
             self._python_ticks(dive, controller, rows)
 
@@ -291,6 +291,27 @@ class ClosedLoop(object):
                 nxt = pending[0]
             plant.step(nxt - step)
             step = nxt
+
+
+def probe_fly(compiled):
+    """True when the compiled run writes the Python tick loop's rows: 2 s of the yaw step with
+    sensor noise, latency and integral action, on each firmware (the compensated stage on stock)."""
+    from brov2_hybrid.dive.shapes import step_dive
+    sim_config, _ = _plant_module()
+    options = replace(sim_config.load_sim_options(), noise_enabled=True, attitude_noise_std_rad=0.003,
+                      rate_noise_std_rad_s=0.01, depth_noise_std_m=0.01, seed=3)
+    settings = load_analysis_settings().loop
+    dive = step_dive(0.8, 0.5, 2.0, settings.desired_rate_hz)
+    for mixer in ("quantitative", "stock"):
+        logs = []
+        for fly in (compiled["fly"], False):
+            loop = ClosedLoop(replace(settings, mixer=mixer, telemetry_delay_s=0.02, command_delay_s=0.01),
+                              sim_options=options)
+            loop.fly_kernel = fly
+            logs.append(loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": True}).log)
+        if not all(np.array_equal(logs[0][k], logs[1][k]) for k in logs[1] if k != "mode"):
+            return False
+    return True
 
 
 def _reference_ticks(loop, dive, controller, rows):

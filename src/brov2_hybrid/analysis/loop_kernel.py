@@ -241,32 +241,9 @@ def fly_loop(loop, fly, dive, controller, rows):
 _PLACEHOLDERS = {}
 
 
-def compiled_fly():
+def compiled_fly(probe):
     """:func:`fly` compiled by numba, or None (no numba, BROV2_NO_JIT, or it would not compile or
-    would not give the Python tick loop's rows here: :func:`_probe`)."""
-    kernels = compile_family("loop", KERNELS, _probe)
+    would not give the Python tick loop's rows here). ``probe(compiled)``: the check, run on the
+    first compile (:func:`brov2_hybrid.analysis.closed_loop.probe_fly`)."""
+    kernels = compile_family("loop", KERNELS, probe)
     return kernels["fly"] if kernels else None
-
-
-def _probe(compiled):
-    """True when the compiled run writes the Python tick loop's rows: 2 s of the yaw step with
-    sensor noise, latency and integral action, on each firmware (the compensated stage on stock)."""
-    from dataclasses import replace
-    from brov2_hybrid.analysis.closed_loop import ClosedLoop
-    from brov2_hybrid.analysis.settings import load_analysis_settings
-    from brov2_hybrid.dive.shapes import step_dive
-    from brov2_hybrid.sim.config import load_sim_options
-    settings = load_analysis_settings()
-    options = replace(load_sim_options(), noise_enabled=True, attitude_noise_std_rad=0.003,
-                      rate_noise_std_rad_s=0.01, depth_noise_std_m=0.01, seed=3)
-    dive = step_dive(0.8, 0.5, 2.0, settings.loop.desired_rate_hz)
-    for mixer in ("quantitative", "stock"):
-        loop_settings = replace(settings.loop, mixer=mixer, telemetry_delay_s=0.02, command_delay_s=0.01)
-        logs = []
-        for fly in (compiled["fly"], False):
-            loop = ClosedLoop(loop_settings, sim_options=options)
-            loop.fly_kernel = fly
-            logs.append(loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": True}).log)
-        if not all(np.array_equal(logs[0][k], logs[1][k]) for k in logs[1] if k != "mode"):
-            return False
-    return True

@@ -37,7 +37,7 @@ from brov2_hybrid.jit import compile_family
 from brov2_hybrid.vehicle.allocation import HORIZONTAL_DOFS, VERTICAL_DOFS, check_allocator, matrix_6xn
 from brov2_hybrid.link.ardusub import PWM_HALF_RANGE_US, PWM_NEUTRAL_US
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.vehicle.thrust_table import interp_at, pwm_from_star, star_from_force
+from brov2_hybrid.vehicle.thrust_table import interp_at, probe_table, pwm_from_star, star_from_force
 from brov2_hybrid.validate import as_finite, as_matrix, as_vector
 
 
@@ -194,16 +194,15 @@ def _probe(kernels):
             return False
         if not np.array_equal(kernels["truncated_pwm_rows"](m, 400.0), truncated_pwm_rows(m, 400.0)):
             return False
-    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
-    vehicle = load_vehicle()
-    t = vehicle.table
+    t = probe_table()
+    F, tau_max = rng.uniform(-0.5, 0.5, (8, 6)), rng.uniform(20.0, 200.0, 6)   # any linear allocator
     for u in U:
         a, b = np.empty(8), np.empty(8)
         kernels["stock_motor_pwm"](u, T_hat, VECTORED_6DOF, 0.0, 400.0, 1100.0, 1900.0, a)
         stock_motor_pwm(u, T_hat, VECTORED_6DOF, 0.0, 400.0, 1100.0, 1900.0, b)
         if not np.array_equal(a, b):
             return False
-        args = (vehicle.T_pinv, vehicle.tau_max, t.inv_force_n, t.inv_star, t.inv_slopes, t.neutral_us,
+        args = (F, tau_max, t.inv_force_n, t.inv_star, t.inv_slopes, t.neutral_us,
                 t.half_range_us, 1100.0, 1900.0)
         kernels["quantitative_motor_pwm"](u, *(args + (a,)))
         quantitative_motor_pwm(u, *(args + (b,)))

@@ -251,10 +251,20 @@ def stars_from_forces(forces, inv_force, inv_star, inv_slopes, out):
         out[i] = star_from_force(forces[i], inv_force, inv_star, inv_slopes)
 
 
+#: The thrust table the kernels' self-checks use (the bundled T200 at 16 V, no vehicle file: the
+#: low-level modules load nothing above them).
+PROBE_TABLE_CSV = "t200_16V.csv"
+
+
+def probe_table():
+    """:data:`PROBE_TABLE_CSV` as a :class:`ThrustTable` (for the compiled kernels' self-checks)."""
+    from brov2_hybrid import paths
+    return ThrustTable.from_csv(paths.params_path(PROBE_TABLE_CSV))
+
+
 def _probe_table(kernels):
     """True when the compiled look-up gives the Python numbers (forces across the table, the dead band's edges)."""
-    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
-    table = load_vehicle().table
+    table = probe_table()
     forces = np.concatenate([np.linspace(-60.0, 60.0, 2001), table.force_n, [0.0, -0.0, 1e-9, -1e-9, 2e-9, -2e-9]])
     out, twin = np.empty(forces.size), np.empty(forces.size)
     kernels["stars_from_forces"](forces, table.inv_force_n, table.inv_star, table.inv_slopes, out)
