@@ -329,6 +329,8 @@ def _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed):
             continue
         stall_end = time.monotonic() + 30.0
         t_boot = msg.time_boot_ms / 1000.0
+        if consumed[0] is not None and t_boot <= consumed[0]:
+            continue                     # a repeated (or late) ATTITUDE: no new state, no tick
         consumed[0] = t_boot
         if t0 is None:
             t0 = t_boot
