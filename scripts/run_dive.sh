@@ -20,6 +20,19 @@ set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SPEEDUP="${BROV2_SPEEDUP:-2}"
 
+# use_mavros:=true flies through real MAVROS: build it once (cached; ~15 min of CPU the first time)
+# before the workspace is set up on it. MAVROS runs on the wall clock (it reads no /clock), so the
+# simulator runs in real time with it.
+for arg in "$@"; do
+    if [ "$arg" = "use_mavros:=true" ]; then
+        bash "$REPO/scripts/build_mavros.sh" >/dev/null \
+            || { echo "make run: MAVROS is needed for use_mavros:=true and could not be built" >&2; exit 1; }
+        if [ "$SPEEDUP" != 1 ]; then
+            echo "make run: use_mavros:=true: speed-up 1x instead of ${SPEEDUP}x (MAVROS runs on the wall clock)"
+            SPEEDUP=1
+        fi
+    fi
+done
 bash "$REPO/scripts/setup.sh"
 # sim:=ardusub flies real ArduSub SITL: build it once (cached by source hash; ~7 min the first time).
 for arg in "$@"; do
@@ -48,7 +61,7 @@ echo "make run: roslaunch brov2_hybrid hybrid_autopilot.launch speedup:=$SPEEDUP
 set +e
 CODE_FILE="$RUN/mission_exit_code"
 roslaunch -p "$PORT" brov2_hybrid hybrid_autopilot.launch "speedup:=$SPEEDUP" "log_dir:=$RUN" "bag_dir:=$RUN" \
-    "exit_code_file:=$CODE_FILE" "$@" 2>&1 | tee "$RUN/roslaunch.log" | grep --line-buffered -E "mission:|csv_reader: dive|logger:|ERROR|FATAL|WARN.*(mission|bridge)"
+    "exit_code_file:=$CODE_FILE" "$@" 2>&1 | tee "$RUN/roslaunch.log" | grep --line-buffered -E "mission:|csv_reader: dive|logger:|ERROR|FATAL|WARN.*(mission|bridge|mavros_streams)|REQUIRED process"
 STATUS=${PIPESTATUS[0]}
 set -e
 

@@ -54,13 +54,15 @@ class ScriptedFcu(mio.MissionIO):
 
     def __init__(self, vehicle, rc_map, firmware="quantitative", connect_at_s=0.5, mode_delay_s=0.2,
                  accepts_mode=True, arm_replies=(), arm_takes_effect=True, dive_s=10.0, disarm_at_s=math.inf,
-                 prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy", override_time_s=1.0):
+                 prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy", override_time_s=1.0,
+                 sends=("attitude", "outputs")):
         self.vehicle, self.rc_map, self.firmware = vehicle, rc_map, firmware
         self.connect_at_s, self.mode_delay_s, self.accepts_mode = connect_at_s, mode_delay_s, accepts_mode
         self.arm_replies, self.arm_takes_effect = list(arm_replies), arm_takes_effect
         self.dive_s, self.disarm_at_s = dive_s, disarm_at_s
         self.prearm_until_s, self.prearm_text = prearm_until_s, prearm_text
         self.params = {"RC_OVERRIDE_TIME": override_time_s}     # None: the read fails
+        self.sends = sends              # the streams the vehicle sends: attitude, outputs
         self.t = 0.0
         self.shutdown_at_s = math.inf
         self.connected, self.armed, self.mode = False, False, "STABILIZE"
@@ -141,7 +143,10 @@ class ScriptedFcu(mio.MissionIO):
         if self.armed:
             channels = self.rc_map.channel_array_from_u(self.rng.uniform(-0.2, 0.2, 6), 18, 65535)
             self.mission.on_override(channels)
-            self.mission.on_outputs(self._outputs(channels))
+            if "attitude" in self.sends:
+                self.mission.on_attitude()
+            if "outputs" in self.sends:
+                self.mission.on_outputs(self._outputs(channels))
         if self.engaged_at_s is not None and self.t >= self.engaged_at_s + self.dive_s:
             self.dives_done += 1
             self.engaged_at_s = None
@@ -352,6 +357,34 @@ def test_override_ignored_names_the_system_id_and_disarms(vehicle, rc_map):
     assert io.events[-2][1:] == ("arm", False)
 
 
+@pytest.mark.parametrize("sends, silent", [((), "no attitude (/mavros/imu/data"),
+                                           (("attitude",), "no motor outputs (/mavros/rc/out"),
+                                           (("outputs",), "no attitude (/mavros/imu/data")])
+def test_telemetry_that_never_arrives_is_told_as_such_not_as_an_ignored_override(vehicle, rc_map, sends, silent):
+    mission, io = _mission(vehicle, rc_map, _settings(telemetry_timeout_s=2.0), sends=sends)
+    assert mission.run() == ec.EXIT_NO_TELEMETRY
+    fatal, = io.texts(mio.FATAL)
+    assert fatal.startswith("no telemetry: " + silent) and "SYSID_MYGCS" not in fatal
+    assert "mavros_streams" in fatal
+    # counted from armed (0.1 s after the request), before the 3 s override check could fail
+    assert io.time_of("release", True) - io.time_of("arm", True) == pytest.approx(0.1 + 2.0, abs=3 * ms.POLL_S)
+    assert io.events[-2][1:] == ("arm", False)
+
+
+def test_streams_that_arrive_pass_the_telemetry_check(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(telemetry_timeout_s=2.0))
+    assert mission.run() == ec.EXIT_OK and io.texts(mio.FATAL) == []
+
+
+def test_an_override_check_without_any_motor_output_says_no_telemetry(vehicle, rc_map):
+    # the telemetry check off: the override check itself tells "nothing arrived" from "stayed neutral"
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="stock"), sends=("attitude",))
+    assert mission.run() == ec.EXIT_NO_TELEMETRY
+    fatal, = io.texts(mio.FATAL)
+    assert fatal.startswith("no motor outputs arrived from the vehicle (nothing on /mavros/rc/out) during the "
+                            "3.0 s override check") and "SYSID_MYGCS" not in fatal
+
+
 def test_configured_firmware_the_vehicle_does_not_run(vehicle, rc_map):
     mission, io = _mission(vehicle, rc_map, _settings(firmware="quantitative"), firmware="stock")
     assert mission.run() == ec.EXIT_FIRMWARE
@@ -417,5 +450,5 @@ def test_exit_code_file_round_trip(tmp_path):
 
 def test_every_exit_code_has_a_meaning():
     codes = {ec.EXIT_OK, ec.EXIT_CONFIG, ec.EXIT_NO_VEHICLE, ec.EXIT_OVERRIDE_IGNORED, ec.EXIT_FIRMWARE,
-             ec.EXIT_SHUTDOWN}
-    assert set(ec.EXIT_MEANINGS) == codes and len(codes) == 6
+             ec.EXIT_NO_TELEMETRY, ec.EXIT_SHUTDOWN}
+    assert set(ec.EXIT_MEANINGS) == codes and len(codes) == 7

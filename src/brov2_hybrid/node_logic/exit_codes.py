@@ -9,6 +9,7 @@ return, also leaves it in a file (:func:`write_exit_code`) that ``make run``
 import os
 
 EXIT_OK, EXIT_CONFIG, EXIT_NO_VEHICLE, EXIT_OVERRIDE_IGNORED, EXIT_FIRMWARE = 0, 2, 3, 4, 5
+EXIT_NO_TELEMETRY = 6           # armed, but no attitude or no motor outputs arrive from the vehicle
 EXIT_SHUTDOWN = 130             # stopped from outside before the run ended (the shell's code for SIGINT)
 #: What each exit code means (``make run`` prints it).
 EXIT_MEANINGS = {
@@ -17,6 +18,7 @@ EXIT_MEANINGS = {
     EXIT_NO_VEHICLE: "no vehicle connected, or it did not enter the mode or arm",
     EXIT_OVERRIDE_IGNORED: "the vehicle ignores our RC override (SYSID_MYGCS)",
     EXIT_FIRMWARE: "the vehicle's firmware is not the one configured, or could not be told",
+    EXIT_NO_TELEMETRY: "no telemetry: the vehicle's attitude or motor outputs never arrived (streams not sent)",
     EXIT_SHUTDOWN: "shut down before the run ended",
 }
 
