@@ -450,5 +450,17 @@ def test_exit_code_file_round_trip(tmp_path):
 
 def test_every_exit_code_has_a_meaning():
     codes = {ec.EXIT_OK, ec.EXIT_CONFIG, ec.EXIT_NO_VEHICLE, ec.EXIT_OVERRIDE_IGNORED, ec.EXIT_FIRMWARE,
-             ec.EXIT_NO_TELEMETRY, ec.EXIT_SHUTDOWN}
-    assert set(ec.EXIT_MEANINGS) == codes and len(codes) == 7
+             ec.EXIT_NO_TELEMETRY, ec.EXIT_NODE_DIED, ec.EXIT_SHUTDOWN}
+    assert set(ec.EXIT_MEANINGS) == codes and len(codes) == 8
+
+
+def test_a_dead_required_node_is_read_from_roslaunch_output():
+    # as roslaunch 1.15's process monitor prints it (roslaunch/pmon.py, Process.get_exit_description)
+    text = ("[mission-9] ...\n================================================================================"
+            "REQUIRED process [mavros-3] has died!\nprocess has died [pid 4242, exit code -9, cmd "
+            "/root/ws/devel/lib/mavros/mavros_node __name:=mavros].\nlog file: /root/.ros/log/x/mavros-3*.log\n"
+            "Initiating shutdown!\n")
+    assert ec.required_node_died(text) == ("mavros", -9)
+    assert ec.required_node_died("REQUIRED process [csv_reader-7] has died!\nprocess has finished cleanly\n"
+                                 "process has died [pid 5, exit code 1, cmd x].") == ("csv_reader", 1)
+    assert ec.required_node_died("[mavros-3] process has died [pid 4242, exit code -9, cmd x]") is None
