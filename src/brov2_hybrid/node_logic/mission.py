@@ -80,7 +80,7 @@ class Mission(object):
         self._not_armed_warned_s = None
         self._texts = []                # (wall s, severity, text) the vehicle said, newest last
         self._started_s = None          # when run() began [wall s]
-        self._heard = set()             # telemetry heard (ATTITUDE, OUTPUTS) since armed and connected
+        self._heard = set()             # telemetry heard at least once (ATTITUDE, OUTPUTS)
         self._watch_since = None        # armed and connected since [wall s] (None: not both)
 
     # ------------------------------------------------------------------ inputs
@@ -89,8 +89,7 @@ class Mission(object):
         with self._lock:
             self._state = FcuState(bool(connected), bool(armed), mode)
             if not (connected and armed):
-                self._watch_since = None
-                self._heard.clear()
+                self._watch_since = None     # the wait restarts; what was heard stays heard
             self.verifier.on_link(connected)
             self.verifier.on_armed(armed)
 
@@ -281,9 +280,10 @@ class Mission(object):
         return None
 
     def check_telemetry(self, now_s):
-        """EXIT_NO_TELEMETRY (said) when the attitude or the motor outputs have not arrived once in
-        ``telemetry_timeout_s`` armed and connected, else None. Only a first arrival counts: a later
-        silence is a lost link, which the link watchdogs report (0 s: no check)."""
+        """EXIT_NO_TELEMETRY (said) when the attitude or the motor outputs have never arrived and the
+        vehicle has been armed and connected for ``telemetry_timeout_s`` without a break, else None.
+        Only a first arrival counts: a later silence is a lost link, which the link watchdogs report
+        (0 s: no check)."""
         s = self.settings
         if s.telemetry_timeout_s <= 0:
             return None
