@@ -62,7 +62,7 @@ echo "make run: roslaunch brov2_hybrid hybrid_autopilot.launch speedup:=$SPEEDUP
 set +e
 CODE_FILE="$RUN/mission_exit_code"
 roslaunch -p "$PORT" brov2_hybrid hybrid_autopilot.launch "speedup:=$SPEEDUP" "log_dir:=$RUN" "bag_dir:=$RUN" \
-    "exit_code_file:=$CODE_FILE" "$@" 2>&1 | tee "$RUN/roslaunch.log" | grep --line-buffered -E "mission:|csv_reader: dive|logger:|ERROR|FATAL|WARN.*(mission|bridge|mavros_streams)|REQUIRED process"
+    "exit_code_file:=$CODE_FILE" "$@" 2>&1 | tee "$RUN/roslaunch.log" | grep --line-buffered -P "mission:|csv_reader: dive|logger:|ERROR|FATAL|WARN.*(mission|bridge)|mavros_streams: (requesting|the vehicle|no |.* arrives? again)|REQUIRED process \[(?!mission-)"
 STATUS=${PIPESTATUS[0]}
 set -e
 
