@@ -371,6 +371,38 @@ def test_telemetry_that_never_arrives_is_told_as_such_not_as_an_ignored_override
     assert io.events[-2][1:] == ("arm", False)
 
 
+def test_the_no_telemetry_wait_counts_armed_and_connected_time_without_a_break(vehicle, rc_map):
+    settings = _settings(telemetry_timeout_s=2.0)
+
+    class Quiet(mio.MissionIO):
+        def now_s(self):
+            return 0.0
+
+        def log(self, level, text):
+            self.said = (level, text)
+
+    io = Quiet()
+    m = ms.Mission(settings, OverrideVerifier(3.0, 20, 1500), FirmwareDetector(vehicle, rc_map, 3.0, 3, 1.0), io)
+    m.on_state(True, True, "MANUAL")
+    assert m.check_telemetry(0.0) is None          # the wait starts
+    assert m.check_telemetry(1.5) is None
+    m.on_state(False, True, "MANUAL")              # link lost: the wait restarts when it is back
+    assert m.check_telemetry(2.5) is None
+    m.on_state(True, True, "MANUAL")
+    assert m.check_telemetry(3.0) is None and m.check_telemetry(4.9) is None
+    m.on_attitude()                                # heard once: heard for good
+    m.on_outputs([1500] * 8)
+    assert m.check_telemetry(5.1) is None
+    m2 = ms.Mission(settings, OverrideVerifier(3.0, 20, 1500), FirmwareDetector(vehicle, rc_map, 3.0, 3, 1.0),
+                    Quiet())
+    m2.on_state(True, True, "MANUAL")
+    m2.on_attitude()
+    m2.check_telemetry(0.0)
+    assert m2.check_telemetry(2.1) == ec.EXIT_NO_TELEMETRY
+    assert m2.io.said[1].startswith("no telemetry: no motor outputs (/mavros/rc/out: SERVO_OUTPUT_RAW) arrived "
+                                    "from the vehicle in 2.1 s armed and connected")
+
+
 def test_streams_that_arrive_pass_the_telemetry_check(vehicle, rc_map):
     mission, io = _mission(vehicle, rc_map, _settings(telemetry_timeout_s=2.0))
     assert mission.run() == ec.EXIT_OK and io.texts(mio.FATAL) == []
