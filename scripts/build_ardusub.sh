@@ -19,7 +19,8 @@
 #   SOURCE            what it was built from
 # and a link `current` to the latest build; the key is the archive's sha256, the tree's
 # git HEAD (or content hash), or the clone's commit. A second call with the same
-# source prints the folder at once. Build: about 7 minutes on 2 cores.
+# source prints the folder at once. Build: about 7 minutes on 2 cores. One build at a time
+# per cache (flock on <cache>/.build.lock): a second caller waits, then uses the first's build.
 set -euo pipefail
 
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -90,12 +91,27 @@ run 'git submodule update --init --recursive' there)"
         ;;
 esac
 OUT="$CACHE/${KEY:0:16}"
-if [ -x "$OUT/ardusub" ] && [ -f "$OUT/sub-6dof.parm" ]; then
-    log "cached: $OUT/ardusub (from $(cat "$OUT/SOURCE" 2>/dev/null || echo '?'))"
-    ln -sfn "$OUT" "$CACHE/current"
-    echo "$OUT"
-    exit 0
+print_cached() {
+    # When the build for this key is in the cache: name it and exit.
+    if [ -x "$OUT/ardusub" ] && [ -f "$OUT/sub-6dof.parm" ]; then
+        log "cached: $OUT/ardusub (from $(cat "$OUT/SOURCE" 2>/dev/null || echo '?'))"
+        ln -sfn "$OUT" "$CACHE/current"
+        echo "$OUT"
+        exit 0
+    fi
+}
+print_cached
+
+# --- one build at a time in this cache ---------------------------------------------------
+# The scratch folder, the build tools and `current` are shared: a second caller waits for
+# the first (the lock goes with this process and its children), then finds its build.
+mkdir -p "$CACHE"
+exec 9>"$CACHE/.build.lock"
+if ! flock -n 9; then
+    log "another build holds $CACHE/.build.lock; waiting for it"
+    flock 9 || fail "could not lock $CACHE/.build.lock"
 fi
+print_cached
 
 # --- python build tools, in a venv of their own (empy 4 breaks the mavlink generator) --
 TOOLS="$CACHE/build-venv"

@@ -13,13 +13,27 @@
 # Exit status: the mission's exit code (roslaunch itself exits 0 whatever its required
 # nodes return; the mission leaves its code in <run>/mission_exit_code): 0 the dive was
 # flown to its end, 2 bad parameters, 3 no vehicle / not in the mode / not armed, 4 the
-# override is ignored, 5 firmware refused or not told, 130 shut down (Ctrl-C) before the
-# end. 1 when the mission left no code (another required node ended the run, e.g.
+# override is ignored, 5 firmware refused or not told, 6 no telemetry from the vehicle, 130
+# shut down (Ctrl-C) before the end. 7 when another required node (mavros_node) was killed by
+# a signal and roslaunch ended the run. 1 when the mission left no code (another required node ended the run, e.g.
 # csv_reader refusing the dive file) or no log was written.
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 SPEEDUP="${BROV2_SPEEDUP:-2}"
 
+# use_mavros:=true flies through real MAVROS: build it once (cached; ~15 min of CPU the first time)
+# before the workspace is set up on it. MAVROS runs on the wall clock (it reads no /clock), so the
+# simulator runs in real time with it.
+for arg in "$@"; do
+    if [ "$arg" = "use_mavros:=true" ]; then
+        bash "$REPO/scripts/build_mavros.sh" >/dev/null \
+            || { echo "make run: MAVROS is needed for use_mavros:=true and could not be built" >&2; exit 1; }
+        if [ "$SPEEDUP" != 1 ]; then
+            echo "make run: use_mavros:=true: speed-up 1x instead of ${SPEEDUP}x (MAVROS runs on the wall clock)"
+            SPEEDUP=1
+        fi
+    fi
+done
 bash "$REPO/scripts/setup.sh"
 # sim:=ardusub flies real ArduSub SITL: build it once (cached by source hash; ~7 min the first time).
 for arg in "$@"; do
@@ -48,7 +62,7 @@ echo "make run: roslaunch brov2_hybrid hybrid_autopilot.launch speedup:=$SPEEDUP
 set +e
 CODE_FILE="$RUN/mission_exit_code"
 roslaunch -p "$PORT" brov2_hybrid hybrid_autopilot.launch "speedup:=$SPEEDUP" "log_dir:=$RUN" "bag_dir:=$RUN" \
-    "exit_code_file:=$CODE_FILE" "$@" 2>&1 | tee "$RUN/roslaunch.log" | grep --line-buffered -E "mission:|csv_reader: dive|logger:|ERROR|FATAL|WARN.*(mission|bridge)"
+    "exit_code_file:=$CODE_FILE" "$@" 2>&1 | tee "$RUN/roslaunch.log" | grep --line-buffered -P "mission:|csv_reader: dive|logger:|ERROR|FATAL|WARN.*(mission|bridge)|mavros_streams: (requesting|the vehicle|no |.* arrives? again)|REQUIRED process \[(?!mission-)"
 STATUS=${PIPESTATUS[0]}
 set -e
 
@@ -64,6 +78,18 @@ FATAL=$(grep "\[FATAL\]" "$RUN/roslaunch.log" || true)
 if [ -n "$FATAL" ]; then
     echo "make run: the run stopped on an error:" >&2
     echo "$FATAL" >&2
+fi
+# Another required node (mavros_node: the vehicle link) was killed by a signal (kill -9, a crash):
+# roslaunch shut the run down, and the mission, stopped from outside, says 130. Say which node,
+# with its exit code. (A node that exits with its own code has said why: exit 1 below.)
+DIED=$(python -c 'import sys; from brov2_hybrid.node_logic.exit_codes import required_node_died as d
+r = d(open(sys.argv[1], errors="replace").read()); print("" if r is None else "%s %s" % r)' "$RUN/roslaunch.log")
+if [ -n "$DIED" ] && [ "${DIED%% *}" != mission ] && case "${DIED#* }" in -* | None) true ;; *) false ;; esac \
+    && { [ -z "$MISSION_CODE" ] || [ "$MISSION_CODE" = 130 ]; }; then
+    CODE=$(python -c 'from brov2_hybrid.node_logic.exit_codes import EXIT_NODE_DIED as c; print(c)')
+    echo "make run: exit $CODE: the required node ${DIED%% *} died (exit code ${DIED#* }) and roslaunch ended" \
+         "the run; see $RUN/roslaunch.log" >&2
+    exit "$CODE"
 fi
 if [ -n "$MISSION_CODE" ] && [ "$MISSION_CODE" != 0 ]; then
     MEANING=$(python -c 'import sys; from brov2_hybrid.node_logic.exit_codes import EXIT_MEANINGS as m; print(m.get(int(sys.argv[1]), "?"))' "$MISSION_CODE")

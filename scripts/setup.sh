@@ -6,7 +6,10 @@
 #      and the core share the OS numpy), plus the pins in requirements.txt.
 #   3. .ws: a catkin workspace, src/brov2_hybrid -> this repo, and
 #      src/mavros_msgs -> third_party/mavros_msgs only where the real
-#      mavros_msgs is not installed; built with catkin_make.
+#      mavros_msgs is not installed; built with catkin_make. A MAVROS build of
+#      scripts/build_mavros.sh (~/.cache/brov2_hybrid/mavros/current) is overlaid
+#      when it exists (BROV2_NO_MAVROS=1: not), so the real mavros_msgs and
+#      mavros_node come with it.
 #
 # Each step is skipped when its inputs have not changed (hashes kept in
 # .ws/.stamps and .venv/.brov2-requirements.sha256), so a second run is quick.
@@ -200,6 +203,14 @@ for entry in "$REPO"/*; do
     fi
     ln -sfn "../../../$name" "$PKG_DIR/$name"
 done
+
+# MAVROS built by scripts/build_mavros.sh: the workspace is built on top of its devel space.
+MAVROS_BUILD="${BROV2_MAVROS_CACHE:-$HOME/.cache/brov2_hybrid/mavros}/current"
+if [ -z "${BROV2_NO_MAVROS:-}" ] && [ -f "$MAVROS_BUILD/SOURCE" ] && [ -f "$MAVROS_BUILD/ws/devel/setup.bash" ]; then
+    MAVROS_DEVEL="$(readlink -f "$MAVROS_BUILD")/ws/devel"
+    log "workspace: overlaying the MAVROS build $MAVROS_DEVEL"
+    source_quietly "$MAVROS_DEVEL/setup.bash"
+fi
 
 # The real mavros_msgs, if installed (ignoring this repo's own stand-in, which
 # may be on ROS_PACKAGE_PATH when scripts/env.sh was sourced).

@@ -35,6 +35,10 @@ REAL_MD5 = {
     "srv/ParamGet": "777d24d2a7ab1765ef009a69f464d2bc",
     "srv/CommandBool": "e09abbb4e5bae6b558e5010966eb6e9e",
     "srv/SetMode": "e4f18fa93379f9ff1780d270ce110203",
+    # CommandLong, ParamPull: genmsg on mavros_msgs/srv of MAVROS 1.21.0 (../shared/mavros); the classes
+    # generated from the real package (scripts/build_mavros.sh) are checked below when importable
+    "srv/CommandLong": "eb9034afc87577c0a235d45b8f3437d2",
+    "srv/ParamPull": "c9628aea2226088718fd240fbd62afc7",
 }
 HEADER_MD5 = "2176decaecbce78abc3b96ef049fabed"  # std_msgs/Header, ROS 1
 

@@ -54,13 +54,15 @@ class ScriptedFcu(mio.MissionIO):
 
     def __init__(self, vehicle, rc_map, firmware="quantitative", connect_at_s=0.5, mode_delay_s=0.2,
                  accepts_mode=True, arm_replies=(), arm_takes_effect=True, dive_s=10.0, disarm_at_s=math.inf,
-                 prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy", override_time_s=1.0):
+                 prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy", override_time_s=1.0,
+                 sends=("attitude", "outputs")):
         self.vehicle, self.rc_map, self.firmware = vehicle, rc_map, firmware
         self.connect_at_s, self.mode_delay_s, self.accepts_mode = connect_at_s, mode_delay_s, accepts_mode
         self.arm_replies, self.arm_takes_effect = list(arm_replies), arm_takes_effect
         self.dive_s, self.disarm_at_s = dive_s, disarm_at_s
         self.prearm_until_s, self.prearm_text = prearm_until_s, prearm_text
         self.params = {"RC_OVERRIDE_TIME": override_time_s}     # None: the read fails
+        self.sends = sends              # the streams the vehicle sends: attitude, outputs
         self.t = 0.0
         self.shutdown_at_s = math.inf
         self.connected, self.armed, self.mode = False, False, "STABILIZE"
@@ -141,7 +143,10 @@ class ScriptedFcu(mio.MissionIO):
         if self.armed:
             channels = self.rc_map.channel_array_from_u(self.rng.uniform(-0.2, 0.2, 6), 18, 65535)
             self.mission.on_override(channels)
-            self.mission.on_outputs(self._outputs(channels))
+            if "attitude" in self.sends:
+                self.mission.on_attitude()
+            if "outputs" in self.sends:
+                self.mission.on_outputs(self._outputs(channels))
         if self.engaged_at_s is not None and self.t >= self.engaged_at_s + self.dive_s:
             self.dives_done += 1
             self.engaged_at_s = None
@@ -352,6 +357,66 @@ def test_override_ignored_names_the_system_id_and_disarms(vehicle, rc_map):
     assert io.events[-2][1:] == ("arm", False)
 
 
+@pytest.mark.parametrize("sends, silent", [((), "no attitude (/mavros/imu/data"),
+                                           (("attitude",), "no motor outputs (/mavros/rc/out"),
+                                           (("outputs",), "no attitude (/mavros/imu/data")])
+def test_telemetry_that_never_arrives_is_told_as_such_not_as_an_ignored_override(vehicle, rc_map, sends, silent):
+    mission, io = _mission(vehicle, rc_map, _settings(telemetry_timeout_s=2.0), sends=sends)
+    assert mission.run() == ec.EXIT_NO_TELEMETRY
+    fatal, = io.texts(mio.FATAL)
+    assert fatal.startswith("no telemetry: " + silent) and "SYSID_MYGCS" not in fatal
+    assert "mavros_streams" in fatal
+    # counted from armed (0.1 s after the request), before the 3 s override check could fail
+    assert io.time_of("release", True) - io.time_of("arm", True) == pytest.approx(0.1 + 2.0, abs=3 * ms.POLL_S)
+    assert io.events[-2][1:] == ("arm", False)
+
+
+def test_the_no_telemetry_wait_counts_armed_and_connected_time_without_a_break(vehicle, rc_map):
+    settings = _settings(telemetry_timeout_s=2.0)
+
+    class Quiet(mio.MissionIO):
+        def now_s(self):
+            return 0.0
+
+        def log(self, level, text):
+            self.said = (level, text)
+
+    io = Quiet()
+    m = ms.Mission(settings, OverrideVerifier(3.0, 20, 1500), FirmwareDetector(vehicle, rc_map, 3.0, 3, 1.0), io)
+    m.on_state(True, True, "MANUAL")
+    assert m.check_telemetry(0.0) is None          # the wait starts
+    assert m.check_telemetry(1.5) is None
+    m.on_state(False, True, "MANUAL")              # link lost: the wait restarts when it is back
+    assert m.check_telemetry(2.5) is None
+    m.on_state(True, True, "MANUAL")
+    assert m.check_telemetry(3.0) is None and m.check_telemetry(4.9) is None
+    m.on_attitude()                                # heard once: heard for good
+    m.on_outputs([1500] * 8)
+    assert m.check_telemetry(5.1) is None
+    m2 = ms.Mission(settings, OverrideVerifier(3.0, 20, 1500), FirmwareDetector(vehicle, rc_map, 3.0, 3, 1.0),
+                    Quiet())
+    m2.on_state(True, True, "MANUAL")
+    m2.on_attitude()
+    m2.check_telemetry(0.0)
+    assert m2.check_telemetry(2.1) == ec.EXIT_NO_TELEMETRY
+    assert m2.io.said[1].startswith("no telemetry: no motor outputs (/mavros/rc/out: SERVO_OUTPUT_RAW) arrived "
+                                    "from the vehicle in 2.1 s armed and connected")
+
+
+def test_streams_that_arrive_pass_the_telemetry_check(vehicle, rc_map):
+    mission, io = _mission(vehicle, rc_map, _settings(telemetry_timeout_s=2.0))
+    assert mission.run() == ec.EXIT_OK and io.texts(mio.FATAL) == []
+
+
+def test_an_override_check_without_any_motor_output_says_no_telemetry(vehicle, rc_map):
+    # the telemetry check off: the override check itself tells "nothing arrived" from "stayed neutral"
+    mission, io = _mission(vehicle, rc_map, _settings(firmware="stock"), sends=("attitude",))
+    assert mission.run() == ec.EXIT_NO_TELEMETRY
+    fatal, = io.texts(mio.FATAL)
+    assert fatal.startswith("no motor outputs arrived from the vehicle (nothing on /mavros/rc/out) during the "
+                            "3.0 s override check") and "SYSID_MYGCS" not in fatal
+
+
 def test_configured_firmware_the_vehicle_does_not_run(vehicle, rc_map):
     mission, io = _mission(vehicle, rc_map, _settings(firmware="quantitative"), firmware="stock")
     assert mission.run() == ec.EXIT_FIRMWARE
@@ -417,5 +482,17 @@ def test_exit_code_file_round_trip(tmp_path):
 
 def test_every_exit_code_has_a_meaning():
     codes = {ec.EXIT_OK, ec.EXIT_CONFIG, ec.EXIT_NO_VEHICLE, ec.EXIT_OVERRIDE_IGNORED, ec.EXIT_FIRMWARE,
-             ec.EXIT_SHUTDOWN}
-    assert set(ec.EXIT_MEANINGS) == codes and len(codes) == 6
+             ec.EXIT_NO_TELEMETRY, ec.EXIT_NODE_DIED, ec.EXIT_SHUTDOWN}
+    assert set(ec.EXIT_MEANINGS) == codes and len(codes) == 8
+
+
+def test_a_dead_required_node_is_read_from_roslaunch_output():
+    # as roslaunch 1.15's process monitor prints it (roslaunch/pmon.py, Process.get_exit_description)
+    text = ("[mission-9] ...\n================================================================================"
+            "REQUIRED process [mavros-3] has died!\nprocess has died [pid 4242, exit code -9, cmd "
+            "/root/ws/devel/lib/mavros/mavros_node __name:=mavros].\nlog file: /root/.ros/log/x/mavros-3*.log\n"
+            "Initiating shutdown!\n")
+    assert ec.required_node_died(text) == ("mavros", -9)
+    assert ec.required_node_died("REQUIRED process [csv_reader-7] has died!\nprocess has finished cleanly\n"
+                                 "process has died [pid 5, exit code 1, cmd x].") == ("csv_reader", 1)
+    assert ec.required_node_died("[mavros-3] process has died [pid 4242, exit code -9, cmd x]") is None

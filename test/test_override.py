@@ -26,6 +26,23 @@ def test_verifier_fails_when_motors_stay_neutral_and_names_the_fix():
     assert "SYSID_MYGCS" in v.failure_message() and "system_id 255" in v.failure_message()
 
 
+def test_verifier_tells_no_motor_outputs_at_all_from_neutral_ones():
+    v = override.OverrideVerifier(timeout_s=3.0, min_deviation_us=20, neutral_us=1500)
+    v.on_armed(True)
+    v.on_outputs([1500] * 8)                       # before the check: does not count for it
+    v.on_override(5.0, [1500, 1500, 1500, 1600] + [65535] * 14)
+    assert v.update(8.1) == override.VERIFY_FAILED and v.no_outputs()
+    msg = v.failure_message("/mavros/rc/out")
+    assert msg.startswith("no motor outputs arrived from the vehicle (nothing on /mavros/rc/out)")
+    assert "SYSID_MYGCS" not in msg
+    v2 = override.OverrideVerifier(timeout_s=3.0, min_deviation_us=20, neutral_us=1500)
+    v2.on_armed(True)
+    v2.on_override(5.0, [1500, 1500, 1500, 1600] + [65535] * 14)
+    v2.on_outputs([1500] * 8)                      # during the check, neutral: the system id
+    assert v2.update(8.1) == override.VERIFY_FAILED and not v2.no_outputs()
+    assert "SYSID_MYGCS" in v2.failure_message()
+
+
 def test_verifier_waits_for_a_non_neutral_override_while_armed():
     v = override.OverrideVerifier(timeout_s=1.0, min_deviation_us=20, neutral_us=1500)
     v.on_override(0.0, [1700] * 6 + [65535] * 12)         # disarmed: not counted

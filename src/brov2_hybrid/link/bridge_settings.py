@@ -19,6 +19,14 @@ MIN_OVERRIDE_RATE_HZ = 10.0
 ATTITUDE_MESSAGES = {"quaternion": "ATTITUDE_QUATERNION", "euler": "ATTITUDE"}
 
 
+def requested_streams(p):
+    """(message, rate Hz) pairs asked of the vehicle, from the ``mavlink_bridge`` section's
+    attitude_source and *_rate_hz (the bridge asks for them; with real MAVROS, mavros_streams does)."""
+    return stream_requests(ATTITUDE_MESSAGES[p.string("attitude_source", choices=tuple(ATTITUDE_MESSAGES))],
+                           p.positive("attitude_rate_hz"), p.positive("servo_rate_hz"),
+                           p.positive("depth_rate_hz"), p.positive("time_rate_hz"))
+
+
 class BridgeSettings(object):
     """Every parameter of mavlink_bridge, typed and checked (attributes named as the
     parameters, periods derived from rates where the bridge uses periods)."""
@@ -41,8 +49,7 @@ class BridgeSettings(object):
         self.override_timeout_s = p.positive("override_timeout_s")
         self.attitude_msg = ATTITUDE_MESSAGES[p.string("attitude_source", choices=tuple(ATTITUDE_MESSAGES))]
         self.attitude_rate_hz = p.positive("attitude_rate_hz")
-        self.streams = stream_requests(self.attitude_msg, self.attitude_rate_hz, p.positive("servo_rate_hz"),
-                                       p.positive("depth_rate_hz"), p.positive("time_rate_hz"))
+        self.streams = requested_streams(p)
         self.stream_request_period_s = p.positive("stream_request_period_s")
         self.command_timeout_s = p.positive("command_timeout_s")
         self.publish_clock = p.boolean("publish_clock")

@@ -32,6 +32,8 @@ class OverrideVerifier(object):
         self.connected = True
         self._since = None
         self.state = VERIFY_PENDING
+        self.outputs_seen = 0               # motor output messages received
+        self._outputs_at_since = 0          # ... when the check started
 
     def on_armed(self, armed):
         """Vehicle armed state; a check in progress restarts after a disarm."""
@@ -53,9 +55,11 @@ class OverrideVerifier(object):
             return
         if any(0 < c < CHAN_NOCHANGE and abs(c - self.neutral_us) >= self.min_deviation_us for c in channels):
             self._since = float(now_s)
+            self._outputs_at_since = self.outputs_seen
 
     def on_outputs(self, channels):
         """The vehicle's motor outputs (SERVO_OUTPUT_RAW / mavros rc/out)."""
+        self.outputs_seen += 1
         if self.state == VERIFY_PENDING and self.armed and any(
                 c > 0 and c != self.neutral_us for c in channels[:8]):
             self.state = VERIFY_OK
@@ -67,9 +71,19 @@ class OverrideVerifier(object):
             self.state = VERIFY_FAILED
         return self.state
 
-    def failure_message(self):
-        """The error to report when the check failed: the likely cause (the system id is not ArduSub's
-        SYSID_MYGCS) and the fix."""
+    def no_outputs(self):
+        """True when the check failed with no motor output message at all during it: the vehicle
+        sends no SERVO_OUTPUT_RAW, so nothing tells whether the override arrives."""
+        return self.state == VERIFY_FAILED and self.outputs_seen == self._outputs_at_since
+
+    def failure_message(self, rc_out_name="/mavros/rc/out"):
+        """The error to report when the check failed: no motor outputs arrived (streams not sent), or
+        they stayed neutral -- the likely cause (the system id is not ArduSub's SYSID_MYGCS) and the fix."""
+        if self.no_outputs():
+            return ("no motor outputs arrived from the vehicle (nothing on %s) during the %.1f s override check: "
+                    "it sends no SERVO_OUTPUT_RAW, so whether it follows the override is unknown. With real "
+                    "MAVROS the streams must be requested (mavros_streams does it, see its warnings; or "
+                    "SET_MESSAGE_INTERVAL 36 by hand)" % (rc_out_name, self.timeout_s))
         return ("RC override is not reaching the vehicle: motors stayed at neutral for %.1f s "
                 "while a non-neutral override was sent armed. ArduSub accepts RC_CHANNELS_OVERRIDE "
                 "only from its ground-station system id: set the ArduSub parameter SYSID_MYGCS = 255 "

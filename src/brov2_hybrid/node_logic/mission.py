@@ -17,7 +17,9 @@ tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy sh
    255); the :class:`~brov2_hybrid.vehicle.firmware_detector.FirmwareDetector` tells the firmware
    from the same pairs, latched once (published), and a configured firmware the vehicle
    does not run stops the run, as does auto without a verdict within
-   ``firmware_timeout_s`` armed;
+   ``firmware_timeout_s`` armed; an attitude or motor outputs that never arrive within
+   ``telemetry_timeout_s`` armed and connected stop it as "no telemetry" (the vehicle
+   sends no streams: nothing was requested), not as an ignored override;
 4. when the dive is done: hold ``end_hold_s``, release the override, wait
    ``release_wait_s``, disarm (``disarm_at_end``), disengage, and end
    (``exit_at_end``) or wait for the next dive.
@@ -38,13 +40,15 @@ when ``exit_at_end`` is false, where shutdown is the normal end).
 import threading
 
 from brov2_hybrid.link.override import VERIFY_FAILED, VERIFY_OK
-from brov2_hybrid.node_logic.exit_codes import (EXIT_FIRMWARE, EXIT_NO_VEHICLE, EXIT_OK, EXIT_OVERRIDE_IGNORED,
-                                                EXIT_SHUTDOWN)
+from brov2_hybrid.node_logic.exit_codes import (EXIT_FIRMWARE, EXIT_NO_TELEMETRY, EXIT_NO_VEHICLE, EXIT_OK,
+                                                EXIT_OVERRIDE_IGNORED, EXIT_SHUTDOWN)
 from brov2_hybrid.node_logic.mission_io import ERROR, FATAL, INFO, WARN, FcuState
 
 POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
 NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
 RC_OUT_NAME = "/mavros/rc/out"  # how the motor outputs are named in messages
+IMU_NAME = "/mavros/imu/data"   # how the attitude is named in messages
+ATTITUDE, OUTPUTS = "attitude", "motor outputs"   # the telemetry the run needs from the vehicle
 SEVERITY_WARNING = 4            # MAV_SEVERITY_WARNING: this or more severe is a reason worth telling
 ARMING_TEXT_PREFIXES = ("PreArm:", "Arm:")   # AP_Arming::check_failed (libraries/AP_Arming/AP_Arming.cpp)
 MAX_REASONS = 3                 # vehicle texts quoted in one message
@@ -76,12 +80,16 @@ class Mission(object):
         self._not_armed_warned_s = None
         self._texts = []                # (wall s, severity, text) the vehicle said, newest last
         self._started_s = None          # when run() began [wall s]
+        self._heard = set()             # telemetry heard at least once (ATTITUDE, OUTPUTS)
+        self._watch_since = None        # armed and connected since [wall s] (None: not both)
 
     # ------------------------------------------------------------------ inputs
     def on_state(self, connected, armed, mode):
         """The vehicle state (link, armed, mode name)."""
         with self._lock:
             self._state = FcuState(bool(connected), bool(armed), mode)
+            if not (connected and armed):
+                self._watch_since = None     # the wait restarts; what was heard stays heard
             self.verifier.on_link(connected)
             self.verifier.on_armed(armed)
 
@@ -94,9 +102,15 @@ class Mission(object):
     def on_outputs(self, channels):
         """The vehicle's motor outputs [us]."""
         with self._lock:
+            self._heard.add(OUTPUTS)
             self.verifier.on_outputs(list(channels))
             if self._state.armed:
                 self.detector.on_outputs(self.io.now_s(), list(channels))
+
+    def on_attitude(self):
+        """An attitude from the vehicle arrived (MAVROS imu/data)."""
+        with self._lock:
+            self._heard.add(ATTITUDE)
 
     def on_statustext(self, severity, text):
         """A STATUSTEXT from the vehicle (MAV_SEVERITY, text), e.g. "PreArm: Battery 1 unhealthy"."""
@@ -265,6 +279,32 @@ class Mission(object):
             io.log(INFO, "motor outputs confirm firmware %s (votes %s)" % (found, votes))
         return None
 
+    def check_telemetry(self, now_s):
+        """EXIT_NO_TELEMETRY (said) when the attitude or the motor outputs have never arrived and the
+        vehicle has been armed and connected for ``telemetry_timeout_s`` without a break, else None.
+        Only a first arrival counts: a later silence is a lost link, which the link watchdogs report
+        (0 s: no check)."""
+        s = self.settings
+        if s.telemetry_timeout_s <= 0:
+            return None
+        with self._lock:
+            if not (self._state.connected and self._state.armed):
+                return None
+            if self._watch_since is None:
+                self._watch_since = now_s
+            silent = [what for what in (ATTITUDE, OUTPUTS) if what not in self._heard]
+            waited_s = now_s - self._watch_since
+        if not silent or waited_s <= s.telemetry_timeout_s:
+            return None
+        names = {ATTITUDE: "attitude (%s: ATTITUDE_QUATERNION or ATTITUDE)" % IMU_NAME,
+                 OUTPUTS: "motor outputs (%s: SERVO_OUTPUT_RAW)" % RC_OUT_NAME}
+        self.io.log(FATAL, "no telemetry: no %s arrived from the vehicle in %.1f s armed and connected, so the "
+                           "autopilot holds the thrusters neutral and cannot check the override. The vehicle "
+                           "sends these streams only when asked: with real MAVROS, mavros_streams asks (see its "
+                           "warnings: does /mavros/cmd/command reach the vehicle?)"
+                    % (" and no ".join(names[w] for w in silent), waited_s))
+        return EXIT_NO_TELEMETRY
+
     def finish(self, disarm=True):
         """Release the override, disarm (when ``disarm``), disengage."""
         io = self.io
@@ -295,10 +335,14 @@ class Mission(object):
                 state = self.verifier.update(io.now_s())
                 done = self._dive_done
                 armed = self._state.armed
-            if state == VERIFY_FAILED:
-                io.log(FATAL, self.verifier.failure_message())
+            code = self.check_telemetry(io.now_s())
+            if code is not None:
                 self.finish(disarm=True)
-                return EXIT_OVERRIDE_IGNORED
+                return code
+            if state == VERIFY_FAILED:
+                io.log(FATAL, self.verifier.failure_message(RC_OUT_NAME))
+                self.finish(disarm=True)
+                return EXIT_NO_TELEMETRY if self.verifier.no_outputs() else EXIT_OVERRIDE_IGNORED
             code = self.check_firmware(io.now_s())
             if code is not None:
                 self.finish(disarm=True)

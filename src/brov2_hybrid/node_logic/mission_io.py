@@ -32,6 +32,7 @@ class MissionSettings:
     firmware: str
     firmware_timeout_s: float
     max_override_time_s: float = 1.0
+    telemetry_timeout_s: float = 0.0    # armed this long without an attitude / motor outputs: stop (0: no check)
     state_topic: str = "/mavros/state"
     arming_service: str = "/mavros/cmd/arming"
 
@@ -47,6 +48,7 @@ class MissionSettings:
                    firmware=p.string("firmware", choices=firmware_choices),
                    firmware_timeout_s=p.positive("firmware_timeout_s"),
                    max_override_time_s=p.positive("max_override_time_s"),
+                   telemetry_timeout_s=p.number("telemetry_timeout_s", 0.0),
                    state_topic=p.string("state_topic"), arming_service=p.string("arming_service"))
 
 
