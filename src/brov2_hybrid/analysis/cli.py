@@ -5,6 +5,7 @@
     brov2-analyze allocators                   saturation-aware allocation vs Eq. 9 on an aggressive dive
     brov2-analyze options                      which law option helps on which kind of input
     brov2-analyze omega-limit                  how far omega_d can go: loop margins, latency, lag, noise
+    brov2-analyze design --vehicle FILE        what a vehicle can do: gains, margins, thrust headroom per omega_d
     brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
@@ -41,7 +42,7 @@ from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
 from brov2_hybrid.analysis.step_experiments import compare_models_experiment, latency_experiment, step_experiment
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
-            "robustness", "allocators", "options", "omega-limit", "ardusub", "reproduce",
+            "robustness", "allocators", "options", "omega-limit", "design", "ardusub", "reproduce",
             "summarize", "compare-log", "identify")
 
 
@@ -113,6 +114,9 @@ def build_parser():
     sub.add_parser("omega-limit", parents=[common, loop],
                    help="how far omega_d can go: Eq. 22 delay margins and flown steps/dives under latency, "
                         "thruster lag and IMU noise; the highest safe omega_d")
+    sub.add_parser("design", parents=[common, loop],
+                   help="what a vehicle file can do: gains, delay margins and thrust headroom per omega_d "
+                        "(e.g. --vehicle out/identify/identified.yaml)")
     sub.add_parser("ardusub", parents=[common, loop],
                    help="hybrid autopilot vs ArduSub's own attitude control (default and tuned gains) on real "
                         "ArduSub SITL flying our model (make ardusub first)")
@@ -287,6 +291,9 @@ def run_one(ctx, args, omegas):
     if c == "omega-limit":
         from brov2_hybrid.analysis.omega_limit import omega_limit_experiment
         return omega_limit_experiment(ctx, omegas)
+    if c == "design":
+        from brov2_hybrid.analysis.design import design_experiment
+        return design_experiment(ctx, omegas)
     if c == "ardusub":
         from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
         return ardusub_experiment(ctx, omegas, progress=print if not args.quiet else (lambda text: None))

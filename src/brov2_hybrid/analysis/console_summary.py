@@ -52,7 +52,7 @@ def console_lines(command, summary):
         return "\n".join(lines)
     if command == "trim":
         return "  B-check (roll, pitch, yaw) = %s N m s/rad" % ", ".join("%.3f" % b for b in summary["b_check"])
-    if command in ("integral", "robustness", "allocators", "options", "omega-limit"):
+    if command in ("integral", "robustness", "allocators", "options", "omega-limit", "design"):
         return importlib.import_module("brov2_hybrid.analysis." + command.replace("-", "_")).console_lines(summary)
     if command == "ardusub":
         return importlib.import_module("brov2_hybrid.analysis.ardusub_report").console_lines(summary)
