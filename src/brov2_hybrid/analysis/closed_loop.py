@@ -34,6 +34,7 @@ from dataclasses import replace
 import numpy as np
 
 from brov2_hybrid.control import law_kernels
+from brov2_hybrid.control.depth_hold import HOLDING
 from brov2_hybrid.control.law import HybridController, normalize
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
@@ -190,6 +191,7 @@ class ClosedLoop(object):
         n_ticks = int(math.floor(duration / (self.steps_per_tick * self.dt_s) + 1e-9)) + 1
         rows = np.zeros((n_ticks, len(NUMERIC_COLUMNS)))
         rows[:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
+        rows[:, _COL["depth_setpoint_m"]] = math.nan     # written by ticks that hold depth
         if reference:
             self.plant.compiled = False      # the Python stepper, as first run
             try:
@@ -213,7 +215,7 @@ class ClosedLoop(object):
         (:mod:`~brov2_hybrid.analysis.loop_kernel`) where it covers the loop, else in Python."""
         from brov2_hybrid.analysis import loop_kernel
         fly = loop_kernel.compiled_fly() if self.fly_kernel is None else self.fly_kernel
-        if not (fly and loop_kernel.fly_loop(self, fly, dive, controller, rows)):
+        if controller.depth_hold.enabled or not (fly and loop_kernel.fly_loop(self, fly, dive, controller, rows)):
             self._python_ticks(dive, controller, rows)
 
     def tick_columns(self):
@@ -222,7 +224,11 @@ class ClosedLoop(object):
                         + _PWM[:self.vehicle.n_thrusters] + [_COL["depth_m"]])
 
     def _python_ticks(self, dive, controller, rows, retunes=()):
-        """:meth:`_ticks` in Python: the tick loop on the objects (with :meth:`run`'s ``retunes``)."""
+        """:meth:`_ticks` in Python: the tick loop on the objects (with :meth:`run`'s ``retunes``).
+
+        With the depth hold on, each telemetry sample also carries the plant's depth reading
+        (:meth:`~brov2_hybrid.sim.plant.Plant.depth_m`, noisy as the plant's sensor) with its time,
+        delayed like the attitude and handed to :meth:`HybridController.measure_depth`."""
         retunes = collections.deque(retunes)
         delay = _delay_module()
         dt = self.dt_s
@@ -253,7 +259,10 @@ class ClosedLoop(object):
         while tick < n_ticks:
             t = step * dt
             if step == next_sample:
-                telemetry.push(t, plant.measured_attitude())
+                sample = plant.measured_attitude()
+                if controller.depth_hold.enabled:
+                    sample += (t, plant.depth_m())
+                telemetry.push(t, sample)
                 next_sample += steps_per_sample
             if step == next_tick:
                 while retunes and retunes[0][0] <= t + half:
@@ -267,8 +276,12 @@ class ClosedLoop(object):
                 if seen is None:  # no attitude yet: neutral, as the nodes do
                     tau = u = zeros
                 else:
+                    if len(seen) > 2:
+                        controller.measure_depth(seen[2], seen[3])
                     # compute()'s tau on the checked arrays of the dive and the plant
                     tau = torque(eta2d, u_lin, seen[0], seen[1], None, t)
+                    if controller.depth_hold.status == HOLDING:
+                        rows[tick, _COL["depth_setpoint_m"]] = controller.depth_hold.setpoint_m
                     u = np.empty(6)
                     normalized(tau, tau_max, u, saturated)      # normalize(), as thruster_allocation forms u
                 rc, pwm = output.rc_and_motor_pwm_of(u)
