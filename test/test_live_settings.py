@@ -39,6 +39,9 @@ def test_seed_then_apply_changes_nothing_and_each_knob_reaches_the_controller():
     assert controller.gains.omega_d_rad_s == 4.0
     assert list(controller.closed_loop_enabled) == [True, True, False]
     assert controller.integral.band_rad == pytest.approx(math.radians(5.0))
+    assert not controller.depth_hold.enabled                           # controller.yaml: off
+    controller.configure(**live_settings.configure_kwargs(dict(changed, depth_hold_enabled=True)))
+    assert controller.depth_hold.enabled
 
 
 def test_a_request_missing_a_knob_names_it():

@@ -258,6 +258,10 @@ class ClosedLoop(object):
         next_tick = 0
         while tick < n_ticks:
             t = step * dt
+            if step == next_tick:      # a retune first: one switching the depth hold on sees this sample's depth
+                while retunes and retunes[0][0] <= t + half:
+                    controller.configure(**retunes.popleft()[1])
+                    rows[tick:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
             if step == next_sample:
                 sample = plant.measured_attitude()
                 if controller.depth_hold.enabled:
@@ -265,9 +269,6 @@ class ClosedLoop(object):
                 telemetry.push(t, sample)
                 next_sample += steps_per_sample
             if step == next_tick:
-                while retunes and retunes[0][0] <= t + half:
-                    controller.configure(**retunes.popleft()[1])
-                    rows[tick:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
                 while next_row < n_rows and dive_t[next_row] <= t + half:
                     controller.update_desired(dive_t[next_row], dive.eta2d_rad[next_row])
                     eta2d, u_lin = dive.eta2d_rad[next_row], dive.u_linear[next_row]
