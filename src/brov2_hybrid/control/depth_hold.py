@@ -30,8 +30,12 @@ Units: m, s, N; frames NED (depth) and body FRD (heave force).
 """
 import math
 
+import numpy as np
+
 from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
+from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.physics.kinematics import down_axis
+from brov2_hybrid.validate import as_finite, as_number, as_positive, as_vector
 
 #: :attr:`DepthHold.status` values: switched off; holding the depth; on, but open loop (no depth).
 OFF, HOLDING, NO_DEPTH = "OFF", "HOLDING", "NO_DEPTH_OPEN_LOOP"
@@ -79,7 +83,8 @@ class DepthHold(object):
 
     def retune(self, omega_d_rad_s):
         """Recompute the heave gains for the attitude law's ``omega_d_rad_s`` [rad/s]."""
-        omega = self.own_omega_rad_s if self.own_omega_rad_s > 0.0 else self.omega_ratio * float(omega_d_rad_s)
+        omega_d = as_positive(omega_d_rad_s, "omega_d_rad_s")
+        omega = self.own_omega_rad_s if self.own_omega_rad_s > 0.0 else self.omega_ratio * omega_d
         g = pd_gains(omega, [self.total_mass_kg], [self.b_check], self.kappa, n_dofs=1)
         #: The heave :class:`~brov2_hybrid.control.gains.PDGains` (arrays of one) [N/m, N s/m].
         self.gains = g
@@ -108,7 +113,10 @@ class DepthHold(object):
 
         A reading not after the previous one only replaces it (no rate from a zero interval).
         """
-        t_s, depth_m = float(t_s), float(depth_m)
+        t_s = as_finite(t_s, "t_s")
+        if np.ndim(depth_m) != 0:
+            raise Brov2Error("depth_m: expected one number [m] (NaN: no reading), got shape %s" % (np.shape(depth_m),))
+        depth_m = float(depth_m)
         if not math.isfinite(depth_m):
             self._reading = (t_s, math.nan)
             return
@@ -129,7 +137,7 @@ class DepthHold(object):
     def fresh_depth(self, t_s):
         """The newest reading [m] if it is usable at ``t_s`` [s] (finite, at most ``depth_timeout_s`` old), else None."""
         r = self._reading
-        if r is None or not math.isfinite(r[1]) or not (float(t_s) - r[0] <= self.timeout_s):
+        if r is None or not math.isfinite(r[1]) or not (as_finite(t_s, "t_s") - r[0] <= self.timeout_s):
             return None
         return r[1]
 
@@ -139,12 +147,19 @@ class DepthHold(object):
         ``stick``: the pilot's heave command in [-1, 1] (positive down); ``eta2``: measured
         (roll, pitch, yaw) [rad]; ``force_x_n``, ``force_y_n``: the tick's open-loop surge and
         sway forces [N]; ``open_loop_z_n``: the open-loop heave force, returned while the hold
-        is off or has no fresh depth (:attr:`status` says which).
+        is off or has no fresh depth (:attr:`status` says which). ``t_s`` NaN (no tick time):
+        no depth counts as fresh, so heave is open loop.
         """
+        stick = as_number(stick, "stick", -1.0, 1.0)
+        eta2 = as_vector(eta2, 3, "eta2")
+        force_x_n, force_y_n = as_finite(force_x_n, "force_x_n"), as_finite(force_y_n, "force_y_n")
+        open_loop_z_n = as_finite(open_loop_z_n, "open_loop_z_n")
+        if np.ndim(t_s) != 0:
+            raise Brov2Error("t_s: expected one number [s] (NaN: no tick time), got shape %s" % (np.shape(t_s),))
         if not self.enabled:
             self.status, self.message = OFF, ""
             return open_loop_z_n
-        depth = self.fresh_depth(t_s)
+        depth = None if math.isnan(t_s) else self.fresh_depth(t_s)
         if depth is None:
             if self.status != NO_DEPTH:
                 self.message = ("depth hold: no fresh depth reading (none, NaN or older than %.2f s): "
@@ -156,7 +171,7 @@ class DepthHold(object):
         if self.status != HOLDING:
             self.message = "depth hold: holding %.2f m" % min(max(depth, self.min_depth_m), self.max_depth_m)
         self.status = HOLDING
-        rate_cmd = self.max_depth_rate_m_s * min(max(float(stick), -1.0), 1.0)
+        rate_cmd = self.max_depth_rate_m_s * stick
         if math.isnan(self.setpoint_m):
             self.setpoint_m = depth
         else:

@@ -240,7 +240,9 @@ class HybridController(object):
         self.rate_estimator.update(t_s, eta2d)
 
     def measure_depth(self, t_s, depth_m):
-        """A depth reading [m, positive down] taken at ``t_s`` [s] for the depth hold (NaN: sensor failed)."""
+        """A depth reading [m, positive down] taken at ``t_s`` [s] for the depth hold (NaN: sensor failed).
+
+        :meth:`~brov2_hybrid.control.depth_hold.DepthHold.measure`: Brov2Error on a non-finite ``t_s``."""
         self.depth_hold.measure(t_s, depth_m)
 
     def reset_integral(self, axes=None):
