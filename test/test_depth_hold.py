@@ -14,6 +14,7 @@ from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 DT = 0.02
+TAU_MAX_Z = 199.81          # REFERENCE.md: tau_max heave [N]
 
 
 @pytest.fixture(scope="module")
@@ -27,7 +28,7 @@ def settings(**changes):
 
 def hold_at(body, depth_m, t_s=0.0, **changes):
     """A DepthHold engaged at ``depth_m`` by one tick at ``t_s`` (no stick, level)."""
-    hold = DepthHold(body, settings(**changes), 3.0)
+    hold = DepthHold(body, settings(**changes), 3.0, TAU_MAX_Z)
     hold.measure(t_s, depth_m)
     hold.heave_force(t_s, 0.0, np.zeros(3), 0.0, 0.0, 0.0)
     return hold
@@ -36,7 +37,7 @@ def hold_at(body, depth_m, t_s=0.0, **changes):
 def test_gains_follow_the_heave_frequency_by_the_attitude_rule(body):
     """k_p = (m + Z_wdot) w^2, k_d = 2 w (m + Z_wdot) - B_check + kappa / w^2, with B_check the
     least-squares slope through the origin of the model's heave drag over 0..v_max."""
-    hold = DepthHold(body, settings(heave_omega_ratio=0.5, heave_kappa=8.0, heave_trim_speed_max_m_s=0.6), 3.0)
+    hold = DepthHold(body, settings(heave_omega_ratio=0.5, heave_kappa=8.0, heave_trim_speed_max_m_s=0.6), 3.0, TAU_MAX_Z)
     mass = 11.5 + 14.57                                   # REFERENCE.md: m + Z_wdot
     v = np.linspace(0.0, 0.6, 200)
     drag = 5.18 * v + 36.99 * v * np.abs(v)
@@ -47,7 +48,7 @@ def test_gains_follow_the_heave_frequency_by_the_attitude_rule(body):
     assert hold.kd_total == pytest.approx(2.0 * w * mass - b_check + 8.0 / (w * w), rel=1e-12)
     hold.retune(4.0)                                      # the ratio follows omega_d
     assert hold.kp == pytest.approx(mass * 2.0 ** 2, rel=1e-12)
-    own = DepthHold(body, settings(heave_omega_rad_s=1.2), 3.0)   # its own value wins over the ratio
+    own = DepthHold(body, settings(heave_omega_rad_s=1.2), 3.0, TAU_MAX_Z)   # its own value wins over the ratio
     assert own.kp == pytest.approx(mass * 1.2 ** 2, rel=1e-12)
 
 
@@ -70,6 +71,27 @@ def test_the_body_force_makes_the_vertical_force_under_tilt_and_open_loop_surge_
     z = hold.heave_force(DT, 0.0, eta2, x, y, 0.0)
     vertical = J1(eta2)[2] @ np.array([x, y, z])
     assert vertical == pytest.approx(body.buoyancy_n - body.weight_n, abs=1e-9)
+
+
+def test_upside_down_the_body_force_still_pushes_the_right_way_and_is_bounded(body):
+    """Rolled past 90 deg the body heave axis points up: the force changes sign; the tilt
+    compensation at most doubles it, and the hold never asks for more than its share of tau_max."""
+    from brov2_hybrid.physics.kinematics import J1
+    hold = hold_at(body, 5.0)
+    hold.measure(DT, 4.95)                                   # 5 cm too shallow: push down
+    eta2 = np.radians([150.0, 0.0, 0.0])
+    z = hold.heave_force(DT, 0.0, eta2, 0.0, 0.0, 0.0)
+    assert J1(eta2)[2] @ np.array([0.0, 0.0, z]) > 0.0       # the vertical component points down
+    level = hold_at(body, 5.0)
+    level.measure(DT, 4.95)
+    f_level = level.heave_force(DT, 0.0, np.zeros(3), 0.0, 0.0, 0.0)
+    tilted = hold_at(body, 5.0)
+    tilted.measure(DT, 4.95)
+    f_tilted = tilted.heave_force(DT, 0.0, np.radians([85.0, 0.0, 0.0]), 0.0, 0.0, 0.0)
+    assert f_tilted == pytest.approx(2.0 * f_level)          # |d_z| >= 0.5
+    far = hold_at(body, 5.0, depth_hold_max_force_fraction=0.4)
+    far.measure(DT, 1.0)                                     # 4 m too shallow
+    assert far.heave_force(DT, 0.0, np.zeros(3), 0.0, 0.0, 0.0) == pytest.approx(0.4 * TAU_MAX_Z)
 
 
 def test_a_depth_error_pushes_towards_the_setpoint(body):
@@ -113,7 +135,7 @@ def test_the_setpoint_stops_at_the_surface_and_bottom_limits(body):
 
 @pytest.mark.parametrize("lose", ["nan", "stale", "never"])
 def test_without_a_fresh_depth_heave_goes_open_loop_and_says_so(body, lose):
-    hold = DepthHold(body, settings(depth_timeout_s=0.5), 3.0)
+    hold = DepthHold(body, settings(depth_timeout_s=0.5), 3.0, TAU_MAX_Z)
     if lose != "never":
         hold = hold_at(body, 5.0)
         hold.timeout_s = 0.5
@@ -130,7 +152,7 @@ def test_without_a_fresh_depth_heave_goes_open_loop_and_says_so(body, lose):
 
 
 def test_the_depth_rate_estimate_follows_a_steady_descent(body):
-    hold = DepthHold(body, settings(depth_rate_filter_s=0.2), 3.0)
+    hold = DepthHold(body, settings(depth_rate_filter_s=0.2), 3.0, TAU_MAX_Z)
     for k in range(200):
         hold.measure(0.1 * k, 5.0 + 0.3 * 0.1 * k)
     assert hold.depth_rate_m_s == pytest.approx(0.3, rel=1e-6)

@@ -313,7 +313,7 @@ class Fixtures(object):
 
     def depth_hold(self):
         from brov2_hybrid.control.depth_hold import DepthHold
-        hold = DepthHold(self.body, self.controller_params, 3.0)
+        hold = DepthHold(self.body, self.controller_params, 3.0, self.vehicle.tau_max[2])
         hold.set_enabled(True)
         hold.measure(0.9, 5.0)
         return hold
@@ -430,8 +430,9 @@ def _cases():
             lambda f: f.controller().measure_depth, lambda f: {"t_s": 1.0, "depth_m": 5.0}, ("t_s",),
             note="depth_m NaN is a failed sensor (the hold goes open loop), not an error"),
         "control.depth_hold.DepthHold": Case(
-            lambda f: dh.DepthHold, lambda f: {"body": f.body, "settings": f.controller_params, "omega_d_rad_s": 3.0},
-            ("omega_d_rad_s",)),
+            lambda f: dh.DepthHold, lambda f: {"body": f.body, "settings": f.controller_params, "omega_d_rad_s": 3.0,
+                                               "tau_max_heave_n": 199.81},
+            ("omega_d_rad_s", "tau_max_heave_n")),
         "control.depth_hold.DepthHold.retune": Case(lambda f: f.depth_hold().retune, lambda f: {"omega_d_rad_s": 2.0},
                                                     ("omega_d_rad_s",)),
         "control.depth_hold.DepthHold.reset": Case(lambda f: f.depth_hold().reset, lambda f: {}),

@@ -211,6 +211,7 @@ class ControllerParams:
     max_depth_m: float = 100.0
     depth_timeout_s: float = 1.0
     depth_rate_filter_s: float = 0.2
+    depth_hold_max_force_fraction: float = 0.5
 
 
 #: The rule of every controller setting, stated once: :func:`load_controller_params` reads
@@ -240,6 +241,7 @@ CONTROLLER_RULES = {
     "max_depth_m": validate.rule(validate.as_number),
     "depth_timeout_s": validate.rule(validate.as_positive),
     "depth_rate_filter_s": validate.rule(validate.as_number, minimum=0.0),
+    "depth_hold_max_force_fraction": validate.rule(validate.as_number, minimum=0.0, maximum=1.0, strict_min=True),
 }
 
 

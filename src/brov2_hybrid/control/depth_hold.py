@@ -21,7 +21,8 @@ The depth setpoint z_d integrates the pilot's heave stick: dz_d/dt = stick * max
 lets the setpoint's ramps be followed without lag). z'_est is the first-order filtered
 difference of the depth readings (time constant ``depth_rate_filter_s``). The body heave
 force makes the vertical force F_down with the open-loop surge and sway forces X, Y as they
-are: with d = R^T [0, 0, 1] the down axis in body FRD, Z = (F_down - d_x X - d_y Y) / d_z.
+are: with d = R^T [0, 0, 1] the down axis in body FRD, Z = (F_down - d_x X - d_y Y) / d_z
+(|d_z| at least :data:`MIN_DOWN_COMPONENT`), and |Z| <= depth_hold_max_force_fraction * tau_max,3.
 
 Without a fresh depth reading (none yet, NaN, or older than ``depth_timeout_s``) heave is
 open loop (the pilot's stick times tau_max, as without depth hold) and :attr:`DepthHold.status`
@@ -40,9 +41,10 @@ from brov2_hybrid.validate import as_finite, as_number, as_positive, as_vector
 #: :attr:`DepthHold.status` values: switched off; holding the depth; on, but open loop (no depth).
 OFF, HOLDING, NO_DEPTH = "OFF", "HOLDING", "NO_DEPTH_OPEN_LOOP"
 
-#: Smallest d_z (cosine of the tilt) the body heave force is divided by: beyond ~84 deg of
-#: tilt the vertical force is out of reach anyway and the command saturates.
-MIN_DOWN_COMPONENT = 0.1
+#: Smallest |d_z| (cosine of the tilt) the body heave force is divided by, with d_z's sign (upside
+#: down the body heave axis points up): the tilt compensation at most doubles the force (60 deg
+#: of tilt), so a large tilt cannot turn a depth error into a saturated heave command.
+MIN_DOWN_COMPONENT = 0.5
 
 
 class DepthHold(object):
@@ -56,9 +58,11 @@ class DepthHold(object):
         The depth-hold keys of ``params/controller.yaml`` (checked when loaded).
     omega_d_rad_s : float
         The attitude law's omega_d [rad/s] (heave's frequency is a ratio of it by default).
+    tau_max_heave_n : float
+        tau_max,3 [N]; the hold's force stays within ``depth_hold_max_force_fraction`` of it.
     """
 
-    def __init__(self, body, settings, omega_d_rad_s):
+    def __init__(self, body, settings, omega_d_rad_s, tau_max_heave_n):
         self.total_mass_kg = float(body.total_mass[2])
         self.linear_drag = float(body.linear_drag[2])
         self.quadratic_drag = float(body.quadratic_drag[2])
@@ -75,6 +79,10 @@ class DepthHold(object):
         self.max_depth_m = float(settings.max_depth_m)
         self.timeout_s = float(settings.depth_timeout_s)
         self.rate_filter_s = float(settings.depth_rate_filter_s)
+        #: The largest heave force the hold asks for [N]: a share of tau_max,3, so that the vertical
+        #: thrusters keep room for roll and pitch (stock ArduSub scales them down together).
+        self.max_force_n = float(settings.depth_hold_max_force_fraction) * as_positive(tau_max_heave_n,
+                                                                                     "tau_max_heave_n")
         self.retune(omega_d_rad_s)
         self.status = OFF
         self.message = ""
@@ -187,4 +195,6 @@ class DepthHold(object):
         f_down = (self.kp * (self.setpoint_m - depth) + self.kd_total * (rate_cmd - self._rate_m_s)
                   + self.buoyancy_feedforward_n + drag_ff)
         dx, dy, dz = down_axis(float(eta2[0]), float(eta2[1]))
-        return (f_down - dx * force_x_n - dy * force_y_n) / max(dz, MIN_DOWN_COMPONENT)
+        dz = max(dz, MIN_DOWN_COMPONENT) if dz >= 0.0 else min(dz, -MIN_DOWN_COMPONENT)
+        z = (f_down - dx * force_x_n - dy * force_y_n) / dz
+        return min(max(z, -self.max_force_n), self.max_force_n)

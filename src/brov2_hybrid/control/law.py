@@ -157,7 +157,7 @@ class HybridController(object):
         self._no_lever = np.full(3, math.nan)
         self._kernels = law_kernels.kernels()
         #: The optional depth hold (off unless ``depth_hold_enabled``): tau_3 from the depth reading.
-        self.depth_hold = DepthHold(body, settings, self.gains.omega_d_rad_s)
+        self.depth_hold = DepthHold(body, settings, self.gains.omega_d_rad_s, self.tau_max[2])
 
     def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
                   feedforward_enabled=None, linear_scale=None, rate_window=None,
