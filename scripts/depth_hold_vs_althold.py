@@ -11,7 +11,9 @@ at boot): full heave stick down for 10 s, 15 s to settle, the bundled dive with 
 depth step of each pilot's own rate) and 18 s to settle. Pilots: the hybrid autopilot at omega_d 3
 with the depth hold on the depth ArduSub reports (GLOBAL_POSITION_INT, as the bridge and MAVROS
 give it), MANUAL, stock-compensated output stage; ArduSub's own ALT_HOLD with default gains
-(SET_ATTITUDE_TARGET attitudes, RC translations, the heave stick its climb rate).
+(SET_ATTITUDE_TARGET attitudes, RC translations, the heave stick its climb rate, with
+PILOT_SPEED_UP / PILOT_SPEED_DN set to the depth hold's max_depth_rate_m_s so that full stick asks
+both pilots for the same depth rate; ArduSub's own values are printed).
 Depth is the physics' depth, sampled when each ATTITUDE tick is processed. Motor effort: integral
 of sum |PWM - 1500| / 400 over time [s], vertical motors 5-8 and all. Prints one JSON line per
 pilot and writes DIR/depth_hold_vs_althold.json.
@@ -30,6 +32,7 @@ from brov2_hybrid.analysis import ardusub_experiment as ax
 from brov2_hybrid.analysis.context import Context
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.dive.dive_csv import Dive, load_dive_csv
+from brov2_hybrid.params import load_controller_params
 
 DT_S = 0.02
 DESCENT_S, SETTLE_S, STEP_S, AFTER_STEP_S = 10.0, 15.0, 2.0, 18.0
@@ -83,11 +86,16 @@ def main(argv=None):
         pilot.controller.configure(depth_hold_enabled=True)
         return pilot
 
+    rate_cm_s = 100.0 * load_controller_params().max_depth_rate_m_s
     results = {}
     for label, make in (("hybrid depth hold (omega_d 3)", hybrid),
                         ("ArduSub ALT_HOLD (default gains)", lambda: ax.ardusub_pilot(ctx))):
         flight = ax.new_flight(ctx, cs)
         try:
+            if label.startswith("ArduSub"):
+                for name in ("PILOT_SPEED_UP", "PILOT_SPEED_DN"):
+                    print("ArduSub %s: %s cm/s, set to %g" % (name, flight.get_param(name), rate_cm_s), flush=True)
+                    flight.set_param(name, rate_cm_s)
             log, _ = ax.run_on(flight, make(), dive, relative_yaw=False)
         finally:
             flight.close()
