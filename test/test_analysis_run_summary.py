@@ -81,3 +81,24 @@ def test_summarize_takes_a_log_without_active_ticks_whole(tmp_path):
     assert m["ticks"] == 51
     with pytest.raises(Brov2Error, match="expected ACTIVE control ticks"):
         summarize(path, str(tmp_path / "out2"))
+
+
+def test_summary_prints_the_depth_error_rms_of_a_run_holding_depth(tmp_path):
+    """Ticks with a depth setpoint (depth hold on): RMS of setpoint - depth, 3 cm here; without
+    a setpoint (hold off) no depth line."""
+    path = str(tmp_path / "held.csv")
+    with LogWriter(path) as w:
+        for k in range(100):
+            row = _row(0.02 * k, "ACTIVE", 0.0, 0.0)
+            row.update({"depth_m": 5.0 + 0.03 * (-1) ** k, "depth_setpoint_m": 5.0 if k >= 20 else math.nan})
+            w.write(row)
+    figures = summarize(path, str(tmp_path / "out"))
+    assert figures["depth_hold_ticks"] == 80
+    assert figures["depth_error_rms_m"] == pytest.approx(0.03, rel=1e-9)
+    assert "depth error RMS 0.030 m" in format_summary(figures)
+    plain = str(tmp_path / "plain.csv")
+    with LogWriter(plain) as w:
+        for k in range(10):
+            w.write(dict(_row(0.02 * k, "ACTIVE", 0.0, 0.0), depth_m=5.0, depth_setpoint_m=math.nan))
+    figures = summarize(plain, str(tmp_path / "out2"))
+    assert figures["depth_error_rms_m"] is None and "depth" not in format_summary(figures)

@@ -23,7 +23,7 @@ def cfg_names():
 
 def test_the_table_names_exactly_the_cfg_knobs():
     names = cfg_names()
-    assert len(names) == len(set(names)) == 12
+    assert len(names) == len(set(names)) == 13
     assert sorted(live_settings.NAMES) == sorted(names)
 
 
@@ -39,6 +39,9 @@ def test_seed_then_apply_changes_nothing_and_each_knob_reaches_the_controller():
     assert controller.gains.omega_d_rad_s == 4.0
     assert list(controller.closed_loop_enabled) == [True, True, False]
     assert controller.integral.band_rad == pytest.approx(math.radians(5.0))
+    assert not controller.depth_hold.enabled                           # controller.yaml: off
+    controller.configure(**live_settings.configure_kwargs(dict(changed, depth_hold_enabled=True)))
+    assert controller.depth_hold.enabled
 
 
 def test_a_request_missing_a_knob_names_it():

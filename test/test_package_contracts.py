@@ -263,7 +263,7 @@ def test_dof_names_are_written_once(path):
 # ----------------------------------------------------------------------------- 2. NaN and shapes
 
 CORE_MODULES = ("vehicle.allocation", "control.law", "sim.delay", "control.gains", "physics.hydrostatics",
-                "control.integral_action", "physics.kinematics", "vehicle.mixers", "control.rate_estimate",
+                "control.integral_action", "control.depth_hold", "physics.kinematics", "vehicle.mixers", "control.rate_estimate",
                 "vehicle.rc", "vehicle.saturating_allocation", "vehicle.thrust_table")
 
 
@@ -311,6 +311,13 @@ class Fixtures(object):
     def body(self):
         return self.vehicle.body
 
+    def depth_hold(self):
+        from brov2_hybrid.control.depth_hold import DepthHold
+        hold = DepthHold(self.body, self.controller_params, 3.0, self.vehicle.tau_max[2])
+        hold.set_enabled(True)
+        hold.measure(0.9, 5.0)
+        return hold
+
     def controller(self):
         from brov2_hybrid.control.law import HybridController
         return HybridController(self.body, self.controller_params, self.vehicle.tau_max)
@@ -347,6 +354,7 @@ def _cases():
     k, c, d, g, h, a, mx, rc, tt = (_mod(n) for n in ("physics.kinematics", "control.law", "sim.delay", "control.gains", "physics.hydrostatics",
                                                         "vehicle.allocation", "vehicle.mixers", "vehicle.rc", "vehicle.thrust_table"))
     re_, ia, sa = _mod("control.rate_estimate"), _mod("control.integral_action"), _mod("vehicle.saturating_allocation")
+    dh = _mod("control.depth_hold")
     q = [0.1, 0.2, 0.3, 0.927]
     cases = {
         # kinematics
@@ -418,6 +426,29 @@ def _cases():
         "control.law.HybridController.update_desired": Case(lambda f: f.controller().update_desired,
                                                         lambda f: {"t_s": 1.0, "eta2d": _eta2()}, ("t_s", "eta2d")),
         "control.law.HybridController.reset_integral": Case(lambda f: f.controller().reset_integral, lambda f: {}),
+        "control.law.HybridController.measure_depth": Case(
+            lambda f: f.controller().measure_depth, lambda f: {"t_s": 1.0, "depth_m": 5.0}, ("t_s",),
+            note="depth_m NaN is a failed sensor (the hold goes open loop), not an error"),
+        "control.depth_hold.DepthHold": Case(
+            lambda f: dh.DepthHold, lambda f: {"body": f.body, "settings": f.controller_params, "omega_d_rad_s": 3.0,
+                                               "tau_max_heave_n": 199.81},
+            ("omega_d_rad_s", "tau_max_heave_n")),
+        "control.depth_hold.DepthHold.retune": Case(lambda f: f.depth_hold().retune, lambda f: {"omega_d_rad_s": 2.0},
+                                                    ("omega_d_rad_s",)),
+        "control.depth_hold.DepthHold.reset": Case(lambda f: f.depth_hold().reset, lambda f: {}),
+        "control.depth_hold.DepthHold.set_enabled": Case(lambda f: f.depth_hold().set_enabled,
+                                                         lambda f: {"enabled": True}),
+        "control.depth_hold.DepthHold.measure": Case(
+            lambda f: f.depth_hold().measure, lambda f: {"t_s": 1.0, "depth_m": 5.0}, ("t_s",),
+            note="depth_m NaN is a failed sensor (the hold goes open loop), not an error"),
+        "control.depth_hold.DepthHold.fresh_depth": Case(lambda f: f.depth_hold().fresh_depth, lambda f: {"t_s": 1.0},
+                                                         ("t_s",)),
+        "control.depth_hold.DepthHold.heave_force": Case(
+            lambda f: f.depth_hold().heave_force,
+            lambda f: {"t_s": 1.0, "stick": 0.2, "eta2": _eta2(), "force_x_n": 3.0, "force_y_n": -2.0,
+                       "open_loop_z_n": 10.0},
+            ("stick", "eta2", "force_x_n", "force_y_n", "open_loop_z_n"),
+            note="t_s NaN means no tick time (open loop), not an error"),
         "control.law.HybridController.torque": Case(
             lambda f: f.controller().torque, None,
             note="the in-process loop's tick on checked float arrays; compute checks its inputs and covers it"),

@@ -207,6 +207,18 @@ class ControllerParams:
     integral_ratio: float = 0.3
     integral_band_rad: float = 0.035
     drag_feedforward_enabled: bool = False
+    # Optional depth hold (off = open-loop heave, the paper's law; see control/depth_hold.py).
+    depth_hold_enabled: bool = False
+    heave_omega_ratio: float = 0.75
+    heave_omega_rad_s: float = 0.0
+    heave_kappa: float = 0.0
+    heave_trim_speed_max_m_s: float = 0.5
+    max_depth_rate_m_s: float = 0.5
+    min_depth_m: float = 0.3
+    max_depth_m: float = 100.0
+    depth_timeout_s: float = 1.0
+    depth_rate_filter_s: float = 0.2
+    depth_hold_max_force_fraction: float = 0.5
 
 
 #: The rule of every controller setting, stated once: :func:`load_controller_params` reads
@@ -226,6 +238,17 @@ CONTROLLER_RULES = {
     "integral_ratio": validate.rule(validate.as_number, minimum=0.0),
     "integral_band_rad": validate.rule(validate.as_positive),
     "drag_feedforward_enabled": validate.rule(validate.as_bool),
+    "depth_hold_enabled": validate.rule(validate.as_bool),
+    "heave_omega_ratio": validate.rule(validate.as_positive),
+    "heave_omega_rad_s": validate.rule(validate.as_number, minimum=0.0),
+    "heave_kappa": validate.rule(validate.as_number, minimum=0.0),
+    "heave_trim_speed_max_m_s": validate.rule(validate.as_positive),
+    "max_depth_rate_m_s": validate.rule(validate.as_positive),
+    "min_depth_m": validate.rule(validate.as_number),
+    "max_depth_m": validate.rule(validate.as_number),
+    "depth_timeout_s": validate.rule(validate.as_positive),
+    "depth_rate_filter_s": validate.rule(validate.as_number, minimum=0.0),
+    "depth_hold_max_force_fraction": validate.rule(validate.as_number, minimum=0.0, maximum=1.0, strict_min=True),
 }
 
 
@@ -237,4 +260,7 @@ def load_controller_params(path=None):
     values = {key: c.read(key, check) for key, check in CONTROLLER_RULES.items() if key != "integral_band_rad"}
     values["closed_loop_enabled"] = tuple(bool(b) for b in values["closed_loop_enabled"])
     band_deg = c.read("integral_band_deg", CONTROLLER_RULES["integral_band_rad"])
+    if values["min_depth_m"] >= values["max_depth_m"]:
+        raise ParameterError("%s: min_depth_m %g must lie above max_depth_m %g (depth positive down)"
+                             % (c.key("min_depth_m"), values["min_depth_m"], values["max_depth_m"]))
     return ControllerParams(source=path, integral_band_rad=math.radians(band_deg), **values)

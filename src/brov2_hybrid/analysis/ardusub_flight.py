@@ -33,6 +33,7 @@ import time
 import numpy as np
 
 from brov2_hybrid.link import ardusub
+from brov2_hybrid.link.mavros_conversions import depth_from_relative_alt
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.physics.kinematics import euler_from_quaternion, quaternion_from_euler
 from brov2_hybrid.node_logic.logfile import NUMERIC_COLUMNS
@@ -71,6 +72,9 @@ class SitlFlight(object):
         self._servo = None
         self._hb_wall = 0.0
         self.heartbeat = None
+        #: Newest depth reading (ArduSub boot time [s], depth [m, positive down]) from
+        #: GLOBAL_POSITION_INT (depth = -relative_alt, as the bridge and MAVROS give it), or None.
+        self.depth_reading = None
         sitl.start()
         self._physics = threading.Thread(target=sitl.run, name="json-physics", daemon=True)
         self._physics.start()
@@ -139,6 +143,8 @@ class SitlFlight(object):
             self._servo = [getattr(msg, "servo%d_raw" % i) for i in range(1, ardusub.SERVO_OUTPUTS + 1)]
         elif kind == "HEARTBEAT" and msg.get_srcSystem() != GCS_SYSTEM_ID:
             self.heartbeat = msg
+        elif kind == "GLOBAL_POSITION_INT":
+            self.depth_reading = (msg.time_boot_ms / 1000.0, depth_from_relative_alt(msg.relative_alt))
 
     def drain(self):
         """Read everything already received (e.g. after the link was left unread) so that
@@ -321,6 +327,7 @@ def _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed):
     eta2d, u_lin = dive.eta2d_rad[0] + offset, dive.u_linear[0]
     dive_t = dive.t_s - dive.t_s[0]
     stall_end = time.monotonic() + 30.0
+    last_depth = None
     while True:
         msg = flight.recv(("ATTITUDE",), 2.0)
         if msg is None:
@@ -343,6 +350,10 @@ def _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed):
             next_row += 1
         eta2 = np.array([msg.roll, msg.pitch, msg.yaw])
         nu2 = np.array([msg.rollspeed, msg.pitchspeed, msg.yawspeed])
+        reading = flight.depth_reading
+        if reading is not None and reading != last_depth:
+            pilot.on_depth(reading[0] - t0, reading[1])
+            last_depth = reading
         tau, u, rc = pilot.tick(flight, t, eta2d, u_lin, eta2, nu2)
         row = np.zeros(len(NUMERIC_COLUMNS))
         row[_COL["time_s"]] = t
@@ -357,6 +368,7 @@ def _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed):
         row[[_COL["pwm%d_us" % i] for i in range(1, ardusub.SERVO_OUTPUTS + 1)]] = servo
         row[_COL["omega_d_rad_s"]] = pilot.omega_d_rad_s
         row[_COL["depth_m"]] = plant.eta[2]
+        row[_COL["depth_setpoint_m"]] = pilot.depth_setpoint_m
         rows.append(row)
         history = physics.history
         truth.append(truth_at(history, t_boot))

@@ -1,7 +1,8 @@
 """The pilots :func:`brov2_hybrid.analysis.ardusub_flight.fly` flies real ArduSub SITL with.
 
 A pilot has ``mode`` (the ArduSub flight mode it needs), ``omega_d_rad_s`` (the log's
-omega_d column), ``on_desired(t_s, eta2d)`` (a new dive row) and ``tick(flight, t_s,
+omega_d column), ``depth_setpoint_m`` (the log's column: NaN unless the pilot holds depth),
+``on_desired(t_s, eta2d)`` (a new dive row), ``on_depth(t_s, depth_m)`` (a depth reading) and ``tick(flight, t_s,
 eta2d, u_lin, eta2, nu2)`` (one control tick on ArduSub's attitude estimate; returns tau,
 u and the RC channels it sent). See :mod:`brov2_hybrid.analysis.ardusub_flight` for why
 ArduSub's attitude controller is commanded in ALT_HOLD.
@@ -10,6 +11,7 @@ import math
 
 import numpy as np
 
+from brov2_hybrid.control.depth_hold import HOLDING
 from brov2_hybrid.control.law import normalize
 
 
@@ -42,6 +44,16 @@ class HybridPilot(object):
         rate estimator."""
         self.controller.update_desired(t_s, eta2d)
 
+    def on_depth(self, t_s, depth_m):
+        """A depth reading [m, positive down] taken at ``t_s`` [s] (flight time): for the depth hold."""
+        self.controller.measure_depth(t_s, depth_m)
+
+    @property
+    def depth_setpoint_m(self):
+        """The depth hold's setpoint [m, positive down] while it holds, else NaN."""
+        hold = self.controller.depth_hold
+        return hold.setpoint_m if hold.status == HOLDING else math.nan
+
     def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
         """One control tick; returns (tau (6,), u (6,), RC channels {ch: PWM} sent now). A time before
         the last tick's starts a new run: the delay lines start empty."""
@@ -70,12 +82,18 @@ class ArduSubAttitudePilot(object):
     mode = "ALT_HOLD"
     #: No omega_d: ArduSub's own gains fly (the log's omega_d column reads NaN).
     omega_d_rad_s = math.nan
+    #: ArduSub's ALT_HOLD keeps its depth target to itself (the log's column reads NaN).
+    depth_setpoint_m = math.nan
 
     def __init__(self, rc_map):
         self.rc_map = rc_map
 
     def on_desired(self, t_s, eta2d):
         """A new dive row: nothing to do (ArduSub takes the attitude itself on every tick)."""
+        pass
+
+    def on_depth(self, t_s, depth_m):
+        """A depth reading: nothing to do (ALT_HOLD holds depth on ArduSub's own estimate)."""
         pass
 
     def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):

@@ -34,13 +34,13 @@ from dataclasses import replace
 import numpy as np
 
 from brov2_hybrid.control import law_kernels
-from brov2_hybrid.control.law import HybridController, normalize
+from brov2_hybrid.control.depth_hold import HOLDING
+from brov2_hybrid.control.law import HybridController
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.firmware_output import output_stage
 from brov2_hybrid.node_logic.logfile import (ATTITUDE_COLUMNS, DESIRED_COLUMNS, LINEAR_CMD_COLUMNS, LOG_COLUMNS, NUMERIC_COLUMNS,
                                   PWM_COLUMNS, RATE_COLUMNS, RC_COLUMNS, TAU_COLUMNS, U_COLUMNS, LogWriter)
-from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.analysis.settings import load_analysis_settings
@@ -166,7 +166,7 @@ class ClosedLoop(object):
         controller_options : dict, optional
             More :meth:`HybridController.configure` keywords (e.g. ``integral_enabled``).
         reference : bool
-            Fly the tick loop as first written (:func:`_reference_ticks`), the vehicle
+            Fly the tick loop as first written (:func:`~brov2_hybrid.analysis.reference_loop.reference_ticks`), the vehicle
             model's Python stepper (not its numba-compiled twin) and, on stock firmware,
             the stock search as first written
             (:func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`): the
@@ -190,10 +190,12 @@ class ClosedLoop(object):
         n_ticks = int(math.floor(duration / (self.steps_per_tick * self.dt_s) + 1e-9)) + 1
         rows = np.zeros((n_ticks, len(NUMERIC_COLUMNS)))
         rows[:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
+        rows[:, _COL["depth_setpoint_m"]] = math.nan     # written by ticks that hold depth
         if reference:
             self.plant.compiled = False      # the Python stepper, as first run
             try:
-                _reference_ticks(self, dive, controller, rows)
+                from brov2_hybrid.analysis.reference_loop import reference_ticks
+                reference_ticks(self, dive, controller, rows)
             finally:
                 self.plant.compiled = True
         elif retunes:
@@ -213,7 +215,7 @@ class ClosedLoop(object):
         (:mod:`~brov2_hybrid.analysis.loop_kernel`) where it covers the loop, else in Python."""
         from brov2_hybrid.analysis import loop_kernel
         fly = loop_kernel.compiled_fly(probe_fly) if self.fly_kernel is None else self.fly_kernel
-        if not (fly and loop_kernel.fly_loop(self, fly, dive, controller, rows)):
+        if controller.depth_hold.enabled or not (fly and loop_kernel.fly_loop(self, fly, dive, controller, rows)):
             self._python_ticks(dive, controller, rows)
 
     def tick_columns(self):
@@ -222,7 +224,11 @@ class ClosedLoop(object):
                         + _PWM[:self.vehicle.n_thrusters] + [_COL["depth_m"]])
 
     def _python_ticks(self, dive, controller, rows, retunes=()):
-        """:meth:`_ticks` in Python: the tick loop on the objects (with :meth:`run`'s ``retunes``)."""
+        """:meth:`_ticks` in Python: the tick loop on the objects (with :meth:`run`'s ``retunes``).
+
+        With the depth hold on, each telemetry sample also carries the plant's depth reading
+        (:meth:`~brov2_hybrid.sim.plant.Plant.depth_m`, noisy as the plant's sensor) with its time,
+        delayed like the attitude and handed to :meth:`HybridController.measure_depth`."""
         retunes = collections.deque(retunes)
         delay = _delay_module()
         dt = self.dt_s
@@ -252,13 +258,17 @@ class ClosedLoop(object):
         next_tick = 0
         while tick < n_ticks:
             t = step * dt
-            if step == next_sample:
-                telemetry.push(t, plant.measured_attitude())
-                next_sample += steps_per_sample
-            if step == next_tick:
+            if step == next_tick:      # a retune first: one switching the depth hold on sees this sample's depth
                 while retunes and retunes[0][0] <= t + half:
                     controller.configure(**retunes.popleft()[1])
                     rows[tick:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
+            if step == next_sample:
+                sample = plant.measured_attitude()
+                if controller.depth_hold.enabled:
+                    sample += (t, plant.depth_m())
+                telemetry.push(t, sample)
+                next_sample += steps_per_sample
+            if step == next_tick:
                 while next_row < n_rows and dive_t[next_row] <= t + half:
                     controller.update_desired(dive_t[next_row], dive.eta2d_rad[next_row])
                     eta2d, u_lin = dive.eta2d_rad[next_row], dive.u_linear[next_row]
@@ -267,8 +277,12 @@ class ClosedLoop(object):
                 if seen is None:  # no attitude yet: neutral, as the nodes do
                     tau = u = zeros
                 else:
+                    if len(seen) > 2:
+                        controller.measure_depth(seen[2], seen[3])
                     # compute()'s tau on the checked arrays of the dive and the plant
                     tau = torque(eta2d, u_lin, seen[0], seen[1], None, t)
+                    if controller.depth_hold.status == HOLDING:
+                        rows[tick, _COL["depth_setpoint_m"]] = controller.depth_hold.setpoint_m
                     u = np.empty(6)
                     normalized(tau, tau_max, u, saturated)      # normalize(), as thruster_allocation forms u
                 rc, pwm = output.rc_and_motor_pwm_of(u)
@@ -293,6 +307,13 @@ class ClosedLoop(object):
             step = nxt
 
 
+def _same(a, b):
+    """Equal arrays, NaN equal to NaN (no setpoint in the depth column); numpy < 1.19 has no equal_nan."""
+    a, b = np.asarray(a), np.asarray(b)
+    nan_a, nan_b = np.isnan(a), np.isnan(b)
+    return np.array_equal(nan_a, nan_b) and np.array_equal(a[~nan_a], b[~nan_b])
+
+
 def probe_fly(compiled):
     """True when the compiled run writes the Python tick loop's rows: 2 s of the yaw step with
     sensor noise, latency and integral action, on each firmware (the compensated stage on stock)."""
@@ -309,86 +330,9 @@ def probe_fly(compiled):
                               sim_options=options)
             loop.fly_kernel = fly
             logs.append(loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": True}).log)
-        if not all(np.array_equal(logs[0][k], logs[1][k]) for k in logs[1] if k != "mode"):
+        if not all(_same(logs[0][k], logs[1][k]) for k in logs[1] if k != "mode"):
             return False
     return True
-
-
-def _reference_ticks(loop, dive, controller, rows):
-    """The tick loop of :meth:`ClosedLoop.run` as first written (the baseline of ``reference=True``).
-
-    Same events and rows as :meth:`ClosedLoop._ticks`, with per-column writes and, on
-    stock firmware, the stock search as first written.
-    """
-    from brov2_hybrid.vehicle.firmware_output import StockCompensatedOutput
-    from brov2_hybrid.vehicle.stock_search_reference import reference_stock_compensation
-    delay = _delay_module()
-    telemetry = delay.DelayLine(loop.telemetry_delay_steps * loop.dt_s)
-    commands = delay.DelayLine(loop.command_delay_steps * loop.dt_s)
-    plant = loop.plant
-    n_ticks = len(rows)
-    dt = loop.dt_s
-    half = 0.5 * dt
-    n_rows = len(dive.t_s)
-    next_row = 0
-    dive_t = dive.t_s - float(dive.t_s[0])
-    eta2d = dive.eta2d_rad[0]
-    u_lin = dive.u_linear[0]
-    pending = collections.deque()
-    step, tick, next_sample = 0, 0, 0
-    rc_map, mixer, output = loop.rc_map, loop.mixer, loop.output
-    pwm_min_us, pwm_max_us = loop.vehicle.thrusters.pwm_min_us, loop.vehicle.thrusters.pwm_max_us
-    tau_max = loop.vehicle.tau_max
-    pwm_cols = _PWM[:loop.vehicle.n_thrusters]
-    if isinstance(output, StockCompensatedOutput):
-        def channels(u):
-            return rc_map.pwm_from_u(reference_stock_compensation(output, np.clip(u, -1.0, 1.0)))
-    else:
-        channels = output.channels
-    while tick < n_ticks:
-        t = step * dt
-        if step == next_sample:
-            telemetry.push(t, plant.measured_attitude())
-            next_sample += loop.steps_per_sample
-        if step == tick * loop.steps_per_tick:
-            while next_row < n_rows and dive_t[next_row] <= t + half:
-                controller.update_desired(dive_t[next_row], dive.eta2d_rad[next_row])
-                eta2d, u_lin = dive.eta2d_rad[next_row], dive.u_linear[next_row]
-                next_row += 1
-            seen = telemetry.get(t + half)
-            if seen is None:
-                tau, u = np.zeros(6), np.zeros(6)
-            else:
-                tau = controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t).tau_body_frd
-                u = normalize(tau, tau_max)[0]
-            rc = channels(u)
-            pwm = np.array(motor_pwm_from_rc(rc, rc_map, mixer, pwm_min_us, pwm_max_us), dtype=float)
-            commands.push(t, pwm)
-            pending.append(step + loop.command_delay_steps)
-            row = rows[tick]
-            row[0] = t
-            row[_DESIRED] = eta2d
-            row[_ACTUAL] = plant.eta[3:6]
-            row[_RATES] = plant.nu[3:6]
-            row[_LINEAR] = u_lin
-            row[_TAU] = tau
-            row[_U] = u
-            row[_RC] = [rc.get(ch, 0) for ch in range(1, 7)]
-            row[pwm_cols] = pwm
-            row[_COL["depth_m"]] = plant.depth_m()
-            tick += 1
-        if pending and pending[0] <= step:
-            while pending and pending[0] <= step:
-                pending.popleft()
-            plant.set_motor_pwm(commands.get(t + half))
-        if tick >= n_ticks:
-            break
-        events = [next_sample, tick * loop.steps_per_tick]
-        if pending:
-            events.append(pending[0])
-        nxt = min(events)
-        plant.step(nxt - step)
-        step = nxt
 
 
 def write_log(path, log):

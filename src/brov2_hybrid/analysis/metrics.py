@@ -269,3 +269,20 @@ def median_ci(values, level=0.95):
     if j == 0:
         return float("nan"), float("nan")
     return float(v[j - 1]), float(v[n - j])
+
+
+def depth_error(depth_m, depth_setpoint_m):
+    """Depth hold error over the ticks that held depth: (RMS, max |e|, ticks) with e = setpoint - depth [m].
+
+    Ticks whose setpoint is NaN (depth hold off, or open loop without a depth reading) or whose
+    depth is NaN are left out; (NaN, NaN, 0) when none held depth.
+    """
+    depth = np.asarray(depth_m, dtype=float)
+    target = np.asarray(depth_setpoint_m, dtype=float)
+    if depth.shape != target.shape:
+        raise Brov2Error("depth_m, depth_setpoint_m: expected one shape, got %s and %s" % (depth.shape, target.shape))
+    held = np.isfinite(depth) & np.isfinite(target)
+    if not held.any():
+        return math.nan, math.nan, 0
+    e = target[held] - depth[held]
+    return float(np.sqrt(np.mean(e * e))), float(np.max(np.abs(e))), int(held.sum())

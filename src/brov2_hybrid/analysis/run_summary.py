@@ -6,7 +6,8 @@ Used by ``make run`` (scripts/run_dive.sh). The log of a ROS run also holds the 
 before the dive started and after it ended (modes NO_ATTITUDE_NEUTRAL, NO_INPUT_HOLD,
 SHUTDOWN); the summary covers the dive itself: from the first to the last ACTIVE tick.
 IAE per angular axis = integral of |wrap(eta_d - eta)| dt [deg s] (paper Fig. 18);
-energy per DOF = sum over ticks of |PWM - 1500| / 400 of its RC channel (Eq. 26).
+energy per DOF = sum over ticks of |PWM - 1500| / 400 of its RC channel (Eq. 26); with the
+depth hold on, the depth error RMS (setpoint - depth, over the ticks that held depth).
 The cut, the figures and the plot are :mod:`brov2_hybrid.analysis.log_summary`'s (as for
 ``brov2-analyze summarize``), here with a flown dive required and the figures as JSON.
 """
@@ -18,6 +19,7 @@ import sys
 import numpy as np
 
 from brov2_hybrid.analysis.log_summary import measure_log
+from brov2_hybrid.analysis.metrics import depth_error
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
 
@@ -29,6 +31,10 @@ def summarize(log_path, out_dir):
     figures, log, png = measure_log(log_path, out_dir, require_active=True)
     figures["ticks_not_active"] = int(sum(m != "ACTIVE" for m in log["mode"]))
     figures["omega_d_rad_s"] = float(np.median(log["omega_d_rad_s"]))
+    rms, worst, held = depth_error(log["depth_m"], log["depth_setpoint_m"])
+    figures["depth_hold_ticks"] = held
+    figures["depth_error_rms_m"] = rms if held else None
+    figures["depth_error_max_m"] = worst if held else None
     stem = os.path.splitext(os.path.basename(log_path))[0]
     json_path = os.path.join(out_dir, stem + "_summary.json")
     with open(json_path, "w") as handle:
@@ -47,6 +53,9 @@ def format_summary(figures):
              "IAE [deg s]:   " + "  ".join("%s %.1f" % (a, figures["iae_%s_deg_s" % a]) for a in axes),
              "RMS error [deg]: " + "  ".join("%s %.2f" % (a, figures["rms_error_%s_deg" % a]) for a in axes),
              "energy (Eq. 26): " + "  ".join("%s %.1f" % (d, figures["energy_%s" % d]) for d in dofs)]
+    if figures.get("depth_hold_ticks"):
+        lines.append("depth hold: depth error RMS %.3f m, max %.3f m over %d ticks"
+                     % (figures["depth_error_rms_m"], figures["depth_error_max_m"], figures["depth_hold_ticks"]))
     if figures.get("ticks_not_active"):
         lines.append("warning: %d ticks inside the dive were not ACTIVE (see the log's mode column)"
                      % figures["ticks_not_active"])

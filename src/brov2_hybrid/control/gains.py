@@ -19,14 +19,14 @@ from brov2_hybrid.validate import as_number, as_positive, as_vector
 
 @dataclass(frozen=True)
 class PDGains:
-    """Gains in force for (roll, pitch, yaw).
+    """Gains in force for (roll, pitch, yaw), or for heave alone (depth hold: arrays of one).
 
     Attributes
     ----------
     omega_d_rad_s, kappa : float
-    kp : ndarray (3,)        [N m / rad]
-    kd : ndarray (3,)        [N m s / rad], Eq. A18 alone (may be negative)
-    delta_kd : ndarray (3,)  [N m s / rad], kappa / omega_d^2
+    kp : ndarray (n,)        [N m / rad] (heave: [N / m])
+    kd : ndarray (n,)        [N m s / rad] (heave: [N s / m]), Eq. A18 alone (may be negative)
+    delta_kd : ndarray (n,)  [N m s / rad] (heave: [N s / m]), kappa / omega_d^2
     """
 
     omega_d_rad_s: float
@@ -41,32 +41,34 @@ class PDGains:
         return self.kd + self.delta_kd
 
 
-def pd_gains(omega_d_rad_s, total_inertia, b_check, kappa):
-    """Return :class:`PDGains` for the angular DOFs.
+def pd_gains(omega_d_rad_s, total_inertia, b_check, kappa, n_dofs=3):
+    """Return :class:`PDGains` for the angular DOFs (or ``n_dofs`` others by the same rule).
 
     Parameters
     ----------
     omega_d_rad_s : float
         Desired closed-loop natural frequency, > 0 [rad/s].
-    total_inertia : array_like (3,)
-        I + M_A for roll, pitch, yaw [kg m^2].
-    b_check : array_like (3,)
-        Characteristic linear drag [N m s / rad].
+    total_inertia : array_like (n_dofs,)
+        I + M_A for roll, pitch, yaw [kg m^2] (heave: m + Z_wdot [kg]).
+    b_check : array_like (n_dofs,)
+        Characteristic linear drag [N m s / rad] (heave: [N s / m]).
     kappa : float
-        Extra-damping constant, >= 0 [N m s rad].
+        Extra-damping constant, >= 0 [N m s rad] (heave: [N s / m rad^2 / s^2]).
+    n_dofs : int
+        Number of DOFs designed at once: 3 (roll, pitch, yaw) or 1 (heave, depth hold).
     """
     w = as_positive(omega_d_rad_s, "omega_d_rad_s")
-    inertia = as_vector(total_inertia, 3, "total_inertia")
+    inertia = as_vector(total_inertia, n_dofs, "total_inertia")
     if np.any(inertia <= 0):
         raise Brov2Error("total_inertia: expected every entry > 0, got %s" % inertia.tolist())
-    b = as_vector(b_check, 3, "b_check")
+    b = as_vector(b_check, n_dofs, "b_check")
     k = as_number(kappa, "kappa", minimum=0.0)
     return PDGains(
         omega_d_rad_s=w,
         kappa=k,
         kp=w * w * inertia,
         kd=2.0 * w * inertia - b,
-        delta_kd=np.full(3, k / (w * w)),
+        delta_kd=np.full(n_dofs, k / (w * w)),
     )
 
 

@@ -27,6 +27,9 @@ Optional additions, both off by default (off = the paper's law, bit for bit):
   (drag moments of the open-loop DOFs, buoyancy mismatch) is integrated away. |z| <= tau_max,
   no integration while the command is saturated in the direction it would push.
 * Drag feed-forward: tau_4:6 += B-check * J2_inv(eta2) eta2d_dot.
+* Depth hold (:class:`~brov2_hybrid.control.depth_hold.DepthHold`): tau_3 closed on the depth
+  reading (:meth:`HybridController.measure_depth`), the heave stick a depth-rate command;
+  open loop again, said in ``depth_hold.status``, while no fresh depth arrives.
 
 The desired rates eta2d_dot come from :class:`~brov2_hybrid.control.rate_estimate.DesiredRateEstimator`
 unless the caller gives them.
@@ -45,6 +48,7 @@ from brov2_hybrid.validate import as_finite, as_vector
 from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
 from brov2_hybrid.control import law_kernels
 from brov2_hybrid.control.integral_action import IntegralAction
+from brov2_hybrid.control.depth_hold import DepthHold
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, j2_inv_matrix
 from brov2_hybrid.control.rate_estimate import DesiredRateEstimator
 from brov2_hybrid.params import CONTROLLER_RULES
@@ -152,11 +156,13 @@ class HybridController(object):
         self._feedforward_lever = body.weight_n * body.r_cg_m - body.buoyancy_n * body.r_cb_m
         self._no_lever = np.full(3, math.nan)
         self._kernels = law_kernels.kernels()
+        #: The optional depth hold (off unless ``depth_hold_enabled``): tau_3 from the depth reading.
+        self.depth_hold = DepthHold(body, settings, self.gains.omega_d_rad_s, self.tau_max[2])
 
     def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
                   feedforward_enabled=None, linear_scale=None, rate_window=None,
                   integral_enabled=None, integral_ratio=None, drag_feedforward_enabled=None,
-                  integral_band_rad=None):
+                  integral_band_rad=None, depth_hold_enabled=None):
         """Change settings (None keeps a value); validated before anything changes.
 
         Each value is checked with its rule in :data:`brov2_hybrid.params.CONTROLLER_RULES`
@@ -171,7 +177,7 @@ class HybridController(object):
                  "feedforward_enabled": feedforward_enabled, "linear_scale": linear_scale,
                  "rate_window": rate_window, "integral_enabled": integral_enabled,
                  "integral_ratio": integral_ratio, "drag_feedforward_enabled": drag_feedforward_enabled,
-                 "integral_band_rad": integral_band_rad}
+                 "integral_band_rad": integral_band_rad, "depth_hold_enabled": depth_hold_enabled}
         new = {key: CONTROLLER_RULES[key](value, key) for key, value in given.items() if value is not None}
         omega = new.get("omega_d_rad_s", self.gains.omega_d_rad_s)
         kap = new.get("kappa", self.gains.kappa)
@@ -185,6 +191,7 @@ class HybridController(object):
         ratio = new.get("integral_ratio", self.integral_ratio)
         drag_ff = new.get("drag_feedforward_enabled", self.drag_feedforward_enabled)
         band = new.get("integral_band_rad", self.integral.band_rad)
+        depth_hold = new.get("depth_hold_enabled", self.depth_hold.enabled)
 
         changes = []
         old = self.gains
@@ -211,10 +218,14 @@ class HybridController(object):
         if drag_ff != self.drag_feedforward_enabled:
             changes.append("drag feed-forward %s -> %s" % (self.drag_feedforward_enabled, drag_ff))
             self.integral.reset()     # the reference model changes
+        if depth_hold != self.depth_hold.enabled:
+            changes.append("depth hold %s -> %s" % (self.depth_hold.enabled, depth_hold))
         switched_off = np.nonzero(self.closed_loop_enabled & ~enabled)[0]
         if switched_off.size:
             self.integral.reset(switched_off)
         self.gains = new_gains
+        self.depth_hold.retune(new_gains.omega_d_rad_s)
+        self.depth_hold.set_enabled(depth_hold)
         self.closed_loop_enabled = enabled
         self.integral_enabled = integ
         self.integral_ratio = ratio
@@ -227,6 +238,12 @@ class HybridController(object):
     def update_desired(self, t_s, eta2d):
         """Feed a new desired attitude sample to the rate estimator."""
         self.rate_estimator.update(t_s, eta2d)
+
+    def measure_depth(self, t_s, depth_m):
+        """A depth reading [m, positive down] taken at ``t_s`` [s] for the depth hold (NaN: sensor failed).
+
+        :meth:`~brov2_hybrid.control.depth_hold.DepthHold.measure`: Brov2Error on a non-finite ``t_s``."""
+        self.depth_hold.measure(t_s, depth_m)
 
     def reset_integral(self, axes=None):
         """Zero the integral torque on ``axes`` (0 roll, 1 pitch, 2 yaw; default all).
@@ -294,6 +311,8 @@ class HybridController(object):
             eta2d_dot = self.rate_estimator.rate(None if math.isnan(t_s) else t_s)
         tau = np.empty(6)
         self._kernels["control_torque"](eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, *(self.kernel_settings() + (tau,)))
+        if self.depth_hold.enabled:
+            tau[2] = self.depth_hold.heave_force(t_s, u_linear[2], eta2, tau[0], tau[1], tau[2])
         return tau
 
     def kernel_settings(self):

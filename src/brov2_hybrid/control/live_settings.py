@@ -19,6 +19,7 @@ _SCALAR = {
     "integral_enabled": "integral_enabled",
     "integral_ratio": "integral_ratio",
     "drag_feedforward_enabled": "drag_feedforward_enabled",
+    "depth_hold_enabled": "depth_hold_enabled",
 }
 AXIS_SWITCHES = ("roll_enabled", "pitch_enabled", "yaw_enabled")
 BAND = ("integral_band_deg", "integral_band_rad")     # cfg in degrees, controller in rad

@@ -37,12 +37,13 @@ PWM_COLUMNS = tuple("pwm%d_us" % i for i in range(1, SERVO_OUTPUTS + 1))
 LOG_COLUMNS = (
     ["time_s"] + list(DESIRED_COLUMNS) + list(ATTITUDE_COLUMNS) + list(RATE_COLUMNS)
     + list(LINEAR_CMD_COLUMNS) + list(TAU_COLUMNS) + list(U_COLUMNS) + list(RC_COLUMNS)
-    + list(PWM_COLUMNS) + ["omega_d_rad_s", "depth_m", "pilot_axes", "mode"]
+    + list(PWM_COLUMNS) + ["omega_d_rad_s", "depth_m", "pilot_axes", "depth_setpoint_m", "mode"]
 )
 # pilot_axes: the angular axes in pilot hands (pilot takeover, open loop) as a bit mask,
 # 1 roll + 2 pitch + 4 yaw (0: all with the autopilot).
+# depth_setpoint_m: the depth hold's setpoint [m, positive down]; NaN while it is off or has no depth.
 # Columns added after the first release, with the value a log written before them reads as:
-OPTIONAL_COLUMNS = {"pilot_axes": 0.0}
+OPTIONAL_COLUMNS = {"pilot_axes": 0.0, "depth_setpoint_m": float("nan")}
 NUMERIC_COLUMNS = LOG_COLUMNS[:-1]
 
 
@@ -164,7 +165,7 @@ def status_row(status, u, override_us, motor_pwm_us, depth_m):
     (e.g. a row filled in after a logger restart: only the tick's own status survived).
     """
     row = {"time_s": status.header.stamp.to_sec(), "omega_d_rad_s": status.omega_d_rad_s,
-           "mode": status.mode, "depth_m": depth_m,
+           "mode": status.mode, "depth_m": depth_m, "depth_setpoint_m": getattr(status, "depth_setpoint_m", float("nan")),
            "pilot_axes": sum(1 << k for k, b in enumerate(status.pilot_axes) if b)}
     for columns, values in ((DESIRED_COLUMNS, status.desired_rad), (ATTITUDE_COLUMNS, status.attitude_rad),
                             (RATE_COLUMNS, status.rates_rad_s), (LINEAR_CMD_COLUMNS, status.linear_cmd),
