@@ -189,6 +189,7 @@ def test_a_reader_paces_the_physics(vehicle):
     consumed = [0.0]
     physics.pace = lambda: consumed[0]
     physics.max_lead_s = 0.05
+    physics.pace_timeout_s = 5.0
     done = threading.Event()
     answered = []
 
@@ -204,10 +205,10 @@ def test_a_reader_paces_the_physics(vehicle):
     consumed[0] = 1.0                             # the reader catches up
     assert done.wait(10.0)
     assert physics.plant.t_s == pytest.approx(0.1) and physics.pace_timeouts == 0
-    physics.pace_timeout_s = 0.01                 # a reader that reads nothing more
-    for k in range(40, 600):
+    physics.pace_timeout_s = 0.01                 # a reader that reads nothing more: one time-out,
+    for k in range(40, 600):                      # then unpaced until it reads something newer
         physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
-    assert physics.pace_timeouts > 0
+    assert physics.pace_timeouts == 1 and physics.plant.t_s == pytest.approx(1.5)
     physics.pace = None                           # no reader: no pacing
     before = physics.pace_timeouts
     physics.on_frame(jp.ServoFrame(400, 600, NEUTRAL))

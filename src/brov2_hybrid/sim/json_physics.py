@@ -146,12 +146,15 @@ class JsonPhysics(object):
         #: the vehicle time [s] of the newest message it has consumed (None: not reading now).
         #: While set, a frame is answered only once the physics is at most :attr:`max_lead_s`
         #: ahead of it (ArduSub, in lockstep, waits for the answer): a busy reader slows the
-        #: vehicle's clock instead of flying on stale attitudes. :attr:`pace_timeout_s` wall
-        #: seconds at most per frame (then it goes on and counts :attr:`pace_timeouts`).
+        #: vehicle's clock instead of flying on stale attitudes. After :attr:`pace_timeout_s`
+        #: wall seconds without the reader moving on (ArduSub sent nothing newer within the lead:
+        #: a gap in its stream), the physics goes on, unpaced until the reader reads something
+        #: newer, and counts :attr:`pace_timeouts`: never a deadlock.
         self.pace = None
-        self.max_lead_s = 0.05
-        self.pace_timeout_s = 5.0
+        self.max_lead_s = 0.1
+        self.pace_timeout_s = 0.5
         self.pace_timeouts = 0
+        self._unpaced_at = None
         self._depth_request = None
 
     def request_depth(self, depth_m):
@@ -165,12 +168,13 @@ class JsonPhysics(object):
         while True:
             pace = self.pace
             reader_t = pace() if pace is not None else None
-            if reader_t is None or self.plant.t_s - reader_t <= self.max_lead_s:
+            if reader_t is None or reader_t == self._unpaced_at or self.plant.t_s - reader_t <= self.max_lead_s:
                 return
             now = time.monotonic()
             end = now + self.pace_timeout_s if end is None else end
             if now > end:
                 self.pace_timeouts += 1
+                self._unpaced_at = reader_t
                 return
             time.sleep(0.0005)
 
