@@ -1,5 +1,4 @@
 """brov2-analyze design: what a vehicle file can do, per omega_d (gains, delay margin, headroom)."""
-import math
 
 import numpy as np
 import pytest
