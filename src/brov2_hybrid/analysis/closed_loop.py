@@ -39,21 +39,13 @@ from brov2_hybrid.control.law import HybridController
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.firmware_output import output_stage
-from brov2_hybrid.node_logic.logfile import (ATTITUDE_COLUMNS, DESIRED_COLUMNS, LINEAR_CMD_COLUMNS, LOG_COLUMNS, NUMERIC_COLUMNS,
-                                  PWM_COLUMNS, RATE_COLUMNS, RC_COLUMNS, TAU_COLUMNS, U_COLUMNS, LogWriter)
+from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriter
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.analysis.settings import load_analysis_settings
 
-_COL = {name: k for k, name in enumerate(NUMERIC_COLUMNS)}
-_DESIRED = [_COL[c] for c in DESIRED_COLUMNS]
-_ACTUAL = [_COL[c] for c in ATTITUDE_COLUMNS]
-_RATES = [_COL[c] for c in RATE_COLUMNS]
-_LINEAR = [_COL[c] for c in LINEAR_CMD_COLUMNS]
-_TAU = [_COL[c] for c in TAU_COLUMNS]
-_U = [_COL[c] for c in U_COLUMNS]
-_RC = [_COL[c] for c in RC_COLUMNS]
-_PWM = [_COL[name] for name in PWM_COLUMNS]   # the 8 servo outputs; past the last motor: 0
+from brov2_hybrid.analysis.log_columns import COL as _COL, DESIRED as _DESIRED, ACTUAL as _ACTUAL, RATES as _RATES, \
+    LINEAR as _LINEAR, TAU as _TAU, U as _U, RC as _RC, PWM as _PWM
 
 def _plant_module():
     # Imported on first use so that the settings, metrics and LTI tools work on their own.

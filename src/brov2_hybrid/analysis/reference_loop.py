@@ -9,20 +9,11 @@ import collections
 import numpy as np
 
 from brov2_hybrid.control.law import normalize
-from brov2_hybrid.node_logic.logfile import (ATTITUDE_COLUMNS, DESIRED_COLUMNS, LINEAR_CMD_COLUMNS, NUMERIC_COLUMNS,
-                                             PWM_COLUMNS, RATE_COLUMNS, RC_COLUMNS, TAU_COLUMNS, U_COLUMNS)
 from brov2_hybrid.sim import delay as _delay
 from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
 
-_COL = {name: k for k, name in enumerate(NUMERIC_COLUMNS)}
-_DESIRED = [_COL[c] for c in DESIRED_COLUMNS]
-_ACTUAL = [_COL[c] for c in ATTITUDE_COLUMNS]
-_RATES = [_COL[c] for c in RATE_COLUMNS]
-_LINEAR = [_COL[c] for c in LINEAR_CMD_COLUMNS]
-_TAU = [_COL[c] for c in TAU_COLUMNS]
-_U = [_COL[c] for c in U_COLUMNS]
-_RC = [_COL[c] for c in RC_COLUMNS]
-_PWM = [_COL[name] for name in PWM_COLUMNS]
+from brov2_hybrid.analysis.log_columns import COL as _COL, DESIRED as _DESIRED, ACTUAL as _ACTUAL, RATES as _RATES, \
+    LINEAR as _LINEAR, TAU as _TAU, U as _U, RC as _RC, PWM as _PWM
 
 
 def reference_ticks(loop, dive, controller, rows):
