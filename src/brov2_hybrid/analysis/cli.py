@@ -340,7 +340,10 @@ def _ardusub_or_reason(ctx, quick):
     except Brov2Error as exc:
         return {"skipped": str(exc)}
     from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
-    return ardusub_experiment(ctx)
+    try:
+        return ardusub_experiment(ctx)
+    except Brov2Error as exc:       # e.g. a run refused on a busy machine: the rest of the report stands
+        return {"skipped": str(exc)}
 
 
 def reproduce(ctx, omegas=None, quick=False):

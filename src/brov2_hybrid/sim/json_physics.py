@@ -152,7 +152,7 @@ class JsonPhysics(object):
         #: newer, and counts :attr:`pace_timeouts`: never a deadlock.
         self.pace = None
         self.max_lead_s = 0.1
-        self.pace_timeout_s = 0.5
+        self.pace_timeout_s = 2.0
         self.pace_timeouts = 0
         self._unpaced_at = None
         self._depth_request = None
