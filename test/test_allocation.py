@@ -169,3 +169,29 @@ def test_an_unknown_allocator_names_the_file_and_key(tmp_path):
     with pytest.raises(ParameterError, match=r"heavy_qp_not_written_yet\.yaml:allocator: expected one of "
                                              r"\['pseudo_inverse', 'saturating'\], got 'qp_not_written_yet'"):
         load_vehicle(path)
+
+
+def test_an_allocator_must_say_whether_it_is_linear(vehicle):
+    """No attribute probing: an allocator without force_matrix is refused by name; the two bundled
+    allocators state theirs (Eq. 9's matrix; None for the saturation-aware one), and the mixer
+    takes exactly that."""
+    from brov2_hybrid.errors import Brov2Error
+    from brov2_hybrid.vehicle.allocation import PseudoInverseAllocator, check_allocator
+    from brov2_hybrid.vehicle.mixers import Mixer
+    from brov2_hybrid.vehicle.saturating_allocation import SaturatingAllocator
+
+    class Silent(object):
+        name = "silent"
+        tau_max = vehicle.tau_max
+        T_pinv = vehicle.T_pinv                 # what the old probe looked for: not a contract
+
+        def forces(self, u):
+            return self.T_pinv @ (self.tau_max * u)
+    with pytest.raises(Brov2Error, match="silent.*force_matrix"):
+        check_allocator(Silent())
+    with pytest.raises(Brov2Error, match="force_matrix"):
+        Mixer("quantitative", Silent(), vehicle.table, vehicle.T_hat, 2, 0.0)
+    assert PseudoInverseAllocator(vehicle).force_matrix is not None
+    saturating = SaturatingAllocator(vehicle)
+    assert saturating.force_matrix is None
+    assert Mixer("quantitative", saturating, vehicle.table, vehicle.T_hat, 2, 0.0).force_matrix is None
