@@ -15,10 +15,11 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid.errors import InputDataError
+from brov2_hybrid.node_logic.autopilot_safety import MODE_ACTIVE, MODES
 from brov2_hybrid.node_logic.logfile import ATTITUDE_COLUMNS, RATE_COLUMNS, RC_COLUMNS, U_COLUMNS
 
-#: The control law's mode when it runs closed loop on fresh inputs (autopilot_safety.MODE_ACTIVE).
-ACTIVE_MODE = "ACTIVE"
+#: The control law's modes other than closed loop on fresh inputs (the in-process loop logs its own label).
+DEGRADED_MODES = tuple(m for m in MODES if m != MODE_ACTIVE)
 
 
 class FlightDisturbed(InputDataError):
@@ -58,7 +59,7 @@ def find_disturbed_rows(log, settings, rc_map=None):
     """:class:`Disturbance` of a log (:func:`~brov2_hybrid.node_logic.logfile.read_log` layout).
 
     Causes: a tick interval longer than ``gap_factor`` times the median ("late tick", both
-    rows); a mode other than ACTIVE ("stale desired state or attitude (mode)"); no u for the
+    rows); a control_law mode other than ACTIVE ("stale desired state or attitude (mode)"); no u for the
     tick ("command not formed"); every RC override channel at ``rc_neutral_us`` while some
     |u| exceeds ``u_neutral_tolerance`` ("neutral override"); with ``rc_map`` (the vehicle's
     :class:`~brov2_hybrid.vehicle.rc.RCMap`), RC override channels that match neither this tick's u nor
@@ -78,7 +79,7 @@ def find_disturbed_rows(log, settings, rc_map=None):
     causes["late tick"] = gap
     mode = log.get("mode")
     if mode is not None and len(mode) == n:
-        causes["stale desired state or attitude (mode)"] = np.array([m != ACTIVE_MODE for m in mode])
+        causes["stale desired state or attitude (mode)"] = np.array([m in DEGRADED_MODES for m in mode])
     if all(c in log for c in U_COLUMNS):
         u = np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS])
         causes["command not formed (no u)"] = ~np.all(np.isfinite(u), axis=1)
