@@ -37,6 +37,7 @@ class DisturbanceSettings:
     u_neutral_tolerance: float
     excitation_fraction: float
     max_disturbed_share: float
+    max_disturbed_share_heave: float
     outlier_sigma: float
 
 

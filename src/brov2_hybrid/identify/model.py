@@ -55,7 +55,8 @@ def load_fit_settings(path=None):
         gap_factor=d.number("gap_factor", 1.0, strict_min=True), margin_s=d.number("margin_s", 0.0),
         rc_neutral_us=d.positive("rc_neutral_us"), rc_tolerance_us=d.number("rc_tolerance_us", 0.0), u_neutral_tolerance=d.number("u_neutral_tolerance", 0.0),
         excitation_fraction=d.number("excitation_fraction", 0.0, 1.0),
-        max_disturbed_share=d.number("max_disturbed_share", 0.0, 1.0), outlier_sigma=d.positive("outlier_sigma"))
+        max_disturbed_share=d.number("max_disturbed_share", 0.0, 1.0),
+        max_disturbed_share_heave=d.number("max_disturbed_share_heave", 0.0, 1.0), outlier_sigma=d.positive("outlier_sigma"))
     return FitSettings(confidence=s.number("confidence", 0.5, 0.999), delay_max_s=s.number("delay_max_s", 0.0),
                        delay_step_s=s.positive("delay_step_s"), heave_substeps=s.integer("heave_substeps", 1, 100),
                        heave_lead_s=s.number("heave_lead_s", 0.0), disturbance=disturbance)
@@ -132,7 +133,7 @@ def identify_log(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
                                                   dist_settings.max_disturbed_share)
     heave_rows = fit.heave_window(log, rest, settings.heave_lead_s)
     share["heave"] = check_share("heave", heave_rows & inside & (np.asarray(log["heave_cmd"], dtype=float) != 0.0),
-                                 disturbance, dist_settings.max_disturbed_share)
+                                 disturbance, dist_settings.max_disturbed_share_heave)
     delay = fit.find_delay(log, wrench, settings.delay_max_s, settings.delay_step_s, flown, keep)
     level = settings.confidence
     axes = {ANGULAR_DOF_NAMES[k]: fit.fit_attitude_axis(log, wrench, k, delay, level, keep, dist_settings.outlier_sigma,
