@@ -17,7 +17,7 @@ from brov2_hybrid.analysis.closed_loop import ClosedLoop
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.dive.shapes import step_dive
 from brov2_hybrid.errors import InputDataError, ParameterError
-from brov2_hybrid.identify import fit, model as idmodel
+from brov2_hybrid.identify import disturbed, fit, model as idmodel
 from brov2_hybrid.identify.schedule import BLOCK_ORDER, build_schedule, load_schedule_settings
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
@@ -86,18 +86,20 @@ def test_held_integral_shifts_a_held_signal_by_the_delay():
     np.testing.assert_allclose(fit.held_integral(t, values, 0.05)[4:7], [0.0, 0.1, 0.2])
 
 
-def _exact_yaw_log(dt):
+def _exact_yaw_log(dt, neutral=None):
     """(t, torque, r, (inertia, b_lin, b_quad)): a yaw rate obeying the fit's integral equation exactly
-    (held torque, trapezoidal drag), solved row by row by fixed-point iteration."""
+    (held torque, trapezoidal drag), solved row by row by fixed-point iteration. ``neutral`` (n,) bool:
+    rows where the vehicle got no torque instead of the one returned (a neutral override)."""
     inertia, b_lin, b_quad = 1.3, 0.4, 2.0
     t = np.arange(0.0, 20.0, dt)
     torque = 6.0 * np.sign(np.sin(1.7 * t)) + 2.0 * np.sin(0.3 * t)
+    got = torque if neutral is None else np.where(neutral, 0.0, torque)
     r = np.zeros(len(t))
     for k in range(len(t) - 1):
         nxt = r[k]
         for _ in range(50):
             mean_drag = 0.5 * (b_lin * (r[k] + nxt) + b_quad * (r[k] * abs(r[k]) + nxt * abs(nxt)))
-            nxt = r[k] + dt * (torque[k] - mean_drag) / inertia
+            nxt = r[k] + dt * (got[k] - mean_drag) / inertia
         r[k + 1] = nxt
     return t, torque, r, (inertia, b_lin, b_quad)
 
@@ -231,3 +233,75 @@ def test_applied_wrench_uses_the_motor_pwms_and_falls_back_on_the_command():
 def test_a_prior_with_other_thrusters_than_the_plant_is_refused(tmp_path, capsys):
     assert cli.main(["identify", "--plant", "bluerov2", "--vehicle", "bluerov2_heavy", "--out", str(tmp_path)]) == 2
     assert "different thrusters or ArduSub frames" in capsys.readouterr().err
+
+
+def _logged_yaw_flight(neutral):
+    """(log with the ROS logger's columns, vehicle, truth) of a yaw flight where thruster_allocation sent the
+    neutral override on the rows ``neutral``: the log keeps the tick's u, the RC channels read neutral.
+    The log starts at the second row (the first two rates, both at rest, would read as a stale attitude)."""
+    heavy = load_vehicle()
+    t, torque, r, truth = _exact_yaw_log(0.02, np.concatenate([[False], neutral]))
+    t, torque, r = t[1:], torque[1:], r[1:]
+    n = len(t)
+    zeros = np.zeros(n)
+    log = {"time_s": t, "roll_rad": zeros, "pitch_rad": zeros, "yaw_rad": zeros, "p_rad_s": zeros,
+           "q_rad_s": zeros, "r_rad_s": r, "mode": ["ACTIVE"] * n}
+    u = np.zeros((n, 6))
+    u[:, 5] = torque / heavy.tau_max[5]
+    for k, name in enumerate(("u_surge", "u_sway", "u_heave", "u_roll", "u_pitch", "u_yaw")):
+        log[name] = u[:, k]
+    rc = np.array([heavy.rc_map.channel_array_from_u(row, 6) for row in u], dtype=float)
+    rc[neutral] = 1500.0
+    for i in range(6):
+        log["rc%d_us" % (i + 1)] = rc[:, i]
+    return log, heavy, truth
+
+
+def test_a_neutral_override_stretch_is_left_out_and_the_fit_still_recovers_the_plant():
+    n = len(np.arange(0.0, 20.0, 0.02)) - 1
+    neutral = np.zeros(n, bool)
+    neutral[300:340] = True                                   # 0.8 s of neutral override at t = 6 s
+    log, heavy, (inertia, b_lin, b_quad) = _logged_yaw_flight(neutral)
+    settings = idmodel.load_fit_settings().disturbance
+    found = disturbed.find_disturbed_rows(log, settings, heavy.rc_map)
+    assert np.array_equal(found.causes["neutral override"], neutral)
+    assert not np.any(found.causes["late tick"] | found.causes["stale attitude"])
+    t = log["time_s"]
+    near = (t >= t[300] - settings.margin_s - 1e-9) & (t <= t[339] + settings.margin_s + 1e-9)
+    assert np.array_equal(found.rows, near)                   # the stretch and its margin, nothing else
+    wrench = np.zeros((n, 6))
+    wrench[:, 5] = log["u_yaw"] * heavy.tau_max[5]
+    naive = fit.fit_attitude_axis(log, wrench, fit.YAW, 0.0)
+    assert abs(naive.estimates["inertia_kg_m2"].value / inertia - 1.0) > 0.05    # the stretch biases a plain fit
+    f = fit.fit_attitude_axis(log, wrench, fit.YAW, 0.0, keep=~found.rows)
+    assert f.estimates["inertia_kg_m2"].value == pytest.approx(inertia, rel=1e-6)
+    assert f.estimates["linear_drag"].value == pytest.approx(b_lin, rel=1e-5)
+    assert f.estimates["quadratic_drag"].value == pytest.approx(b_quad, rel=1e-6)
+    excitation = np.abs(wrench[:, 5]) > 0.0
+    assert disturbed.check_share("yaw", excitation, found, 0.5) == pytest.approx(np.mean(found.rows))
+
+
+def test_a_flight_mostly_under_neutral_override_is_refused_naming_the_axis():
+    n = len(np.arange(0.0, 20.0, 0.02)) - 1
+    neutral = np.zeros(n, bool)
+    neutral[100:700] = True
+    log, heavy, _ = _logged_yaw_flight(neutral)
+    found = disturbed.find_disturbed_rows(log, idmodel.load_fit_settings().disturbance, heavy.rc_map)
+    with pytest.raises(disturbed.FlightDisturbed, match=r"the flight was disturbed: \d+ % of the yaw excitation.*"
+                                                        r"neutral override.*rerun on a quieter machine"):
+        disturbed.check_share("yaw", np.ones(n, bool), found, 0.4)
+
+
+def test_late_ticks_missing_commands_and_stale_attitude_are_disturbed_rows():
+    n = len(np.arange(0.0, 20.0, 0.02)) - 1
+    log, heavy, _ = _logged_yaw_flight(np.zeros(n, bool))
+    log["time_s"] = log["time_s"].copy()
+    log["time_s"][500:] += 0.3                                # control_law late by 0.3 s after row 499
+    log["u_yaw"] = log["u_yaw"].copy()
+    log["u_yaw"][200] = np.nan                                # no command formed for tick 200
+    log["r_rad_s"] = log["r_rad_s"].copy()
+    log["r_rad_s"][800] = log["r_rad_s"][799]                 # the attitude stream stalled one tick
+    log["mode"][900] = "NO_INPUT_HOLD"
+    settings = replace(idmodel.load_fit_settings().disturbance, margin_s=0.0)
+    found = disturbed.find_disturbed_rows(log, settings, heavy.rc_map)
+    assert list(np.nonzero(found.rows)[0]) == [200, 499, 500, 800, 900]

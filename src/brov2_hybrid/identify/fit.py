@@ -62,6 +62,8 @@ class AxisFit:
     t_s: np.ndarray = field(default=None, repr=False)
     measured: np.ndarray = field(default=None, repr=False)
     modelled: np.ndarray = field(default=None, repr=False)
+    #: rows left out because the response contradicted the logged command (see fit_attitude_axis)
+    rejected: int = 0
 
 
 def _third_row(roll, pitch):
@@ -78,7 +80,7 @@ def _forward_filled(values):
     return out
 
 
-def applied_wrench(log, vehicle):
+def applied_wrench(log, vehicle, sent_rows=None):
     """(n, 6) body wrench [N, N m] the thrusters gave at each row.
 
     From the log's motor PWMs (T @ thrust(PWM), the vehicle's table: what the thrusters gave,
@@ -86,13 +88,18 @@ def applied_wrench(log, vehicle):
     command the output stage received, u * tau_max (the ROS logger's PWMs come from the
     vehicle's 10 Hz SERVO_OUTPUT_RAW stream, too slow for short pulses). On rows without
     motor PWMs (0: none received) the command is used; a missing command (NaN) holds the
-    previous one.
+    previous one. ``sent_rows`` (n,) bool: rows where the vehicle did not get the logged u (a neutral
+    override, a command sent late or never: :mod:`brov2_hybrid.identify.disturbed`); there the command
+    is the RC override channels as last sent (the vehicle's ``rc_map``) instead.
     """
-    from brov2_hybrid.node_logic.logfile import U_COLUMNS
+    from brov2_hybrid.node_logic.logfile import RC_COLUMNS, U_COLUMNS
     n = vehicle.n_thrusters
     pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:n]])
     if all(c in log for c in U_COLUMNS):
         u = np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS])
+        if sent_rows is not None and np.any(sent_rows):
+            rc = np.column_stack([np.asarray(log[c], dtype=float) for c in RC_COLUMNS])
+            u[sent_rows] = [vehicle.rc_map.u_from_pwm(row) for row in rc[sent_rows]]
         commanded = _forward_filled(u) * np.asarray(vehicle.tau_max, dtype=float)
     else:
         commanded = _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS]))
@@ -138,8 +145,9 @@ def _estimates(names, values, jacobian, cov, dof, level):
             for k, (name, v) in enumerate(zip(names, values))}
 
 
-def _attitude_design(log, wrench, delay_s, axis):
-    """(y, X, names of the lever terms, rows used (n - 1,) bool) of the integral equation error of ``axis``."""
+def _attitude_design(log, wrench, delay_s, axis, keep=None):
+    """(y, X, names of the lever terms, rows used (n - 1,) bool) of the integral equation error of ``axis``;
+    ``keep`` (n,) bool: rows that may be used (an interval needs both its rows; default all)."""
     t = np.asarray(log["time_s"], dtype=float)
     nu = np.asarray(log[RATE_COLUMNS[axis]], dtype=float)
     r31, r32, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]]), np.asarray(log[ATTITUDE_COLUMNS[1]]))
@@ -153,6 +161,8 @@ def _attitude_design(log, wrench, delay_s, axis):
     columns += [_trapezoid(t, g) for _, g in levers]
     y, X = np.diff(nu), np.column_stack(columns)
     rows = np.isfinite(y) & np.all(np.isfinite(X), axis=1)     # a logged NaN (no attitude yet) drops its rows
+    if keep is not None:
+        rows &= keep[1:] & keep[:-1]
     return y[rows], X[rows], [name for name, _ in levers], rows
 
 
@@ -164,22 +174,47 @@ def _solve(y, X):
     return theta, y - X @ theta
 
 
-def find_delay(log, wrench, delay_max_s, delay_step_s, axes=(ROLL, PITCH, YAW)):
+def find_delay(log, wrench, delay_max_s, delay_step_s, axes=(ROLL, PITCH, YAW), keep=None):
     """The command-to-thrust delay [s] on the grid 0..delay_max_s giving the smallest attitude residuals
-    (sum over ``axes`` of RSS relative to its value at zero delay)."""
+    (sum over ``axes`` of RSS relative to its value at zero delay) over the rows ``keep`` (n,) bool."""
     grid = np.arange(0.0, delay_max_s + 0.5 * delay_step_s, delay_step_s)
     totals = np.zeros(len(grid))
     for axis in axes:
-        rss = np.array([float(np.sum(_solve(*_attitude_design(log, wrench, d, axis)[:2])[1] ** 2)) for d in grid])
+        rss = np.array([float(np.sum(_solve(*_attitude_design(log, wrench, d, axis, keep)[:2])[1] ** 2)) for d in grid])
         totals += rss / rss[0]
     return float(grid[int(np.argmin(totals))])
 
 
-def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95):
+def _robust_sigma(residual):
+    """Standard deviation of ``residual`` from its median absolute deviation (outliers do not inflate it)."""
+    return 1.4826 * float(np.median(np.abs(residual - np.median(residual))))
+
+
+def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95, keep=None, outlier_sigma=None, margin_s=0.0):
     """:class:`AxisFit` of one attitude axis (0 roll, 1 pitch, 2 yaw): inertia_kg_m2, linear_drag,
-    quadratic_drag and, for roll/pitch, the restoring lever terms [N m]."""
-    y, X, lever_names, used = _attitude_design(log, wrench, delay_s, axis)
+    quadratic_drag and, for roll/pitch, the restoring lever terms [N m]; over the rows ``keep`` (n,) bool
+    (default all: :mod:`brov2_hybrid.identify.disturbed` gives the undisturbed ones).
+
+    ``outlier_sigma``: row intervals whose rate change departs from the fit by more than this many
+    robust standard deviations are rows where the vehicle did not get the logged command (a late
+    delivery the log cannot show); they are left out, widened by ``margin_s`` [s], and the axis
+    refitted (twice at most). ``rejected`` of the result counts the rows so left out.
+    """
+    from brov2_hybrid.identify.disturbed import widened
+    t = np.asarray(log["time_s"], dtype=float)
+    keep = np.ones(len(t), bool) if keep is None else np.asarray(keep, bool)
+    y, X, lever_names, used = _attitude_design(log, wrench, delay_s, axis, keep)
     theta, residual = _solve(y, X)
+    rejected = np.zeros(len(t), bool)
+    for _ in range(2 if outlier_sigma else 0):
+        bad = np.abs(residual) > outlier_sigma * _robust_sigma(residual)
+        if not np.any(bad):
+            break
+        start = np.nonzero(used)[0][bad]
+        rejected[start] = rejected[start + 1] = True
+        rejected = widened(t, rejected, margin_s)
+        y, X, lever_names, used = _attitude_design(log, wrench, delay_s, axis, keep & ~rejected)
+        theta, residual = _solve(y, X)
     n, p = X.shape
     s2 = float(residual @ residual) / max(n - p, 1) * _autocorrelation_factor(residual)
     cov = s2 * np.linalg.inv(X.T @ X)
@@ -191,9 +226,9 @@ def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95):
         jac[k, 0] = -theta[k] / a ** 2
         jac[k, k] = 1.0 / a
     names = ["inertia_kg_m2", "linear_drag", "quadratic_drag"] + lever_names
-    t = np.asarray(log["time_s"], dtype=float)
     return AxisFit(ANGULAR_DOF_NAMES[axis], _estimates(names, values, jac, cov, n - p, level),
-                   math.sqrt(float(residual @ residual) / n), n, t[1:][used], y, X @ theta)
+                   math.sqrt(float(residual @ residual) / n), n, t[1:][used], y, X @ theta,
+                   int(np.count_nonzero(rejected & keep)))
 
 
 def heave_window(log, rest_s, lead_s=0.5):
@@ -224,11 +259,28 @@ def simulate_depth(t_s, force_n, r33, params, substeps):
     return out
 
 
-def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_s=0.5):
+def _undisturbed_runs(idx, keep, min_rows):
+    """[(a, b)]: runs idx[a:b] of the heave rows with every log row from idx[a] to idx[b - 1] in ``keep``
+    (n,) bool, at least ``min_rows`` long."""
+    bad = np.concatenate([[0], np.cumsum(~keep)])          # disturbed log rows before each row
+    runs, a = [], 0
+    for j in range(1, len(idx) + 1):
+        if j == len(idx) or bad[idx[j] + 1] - bad[idx[j - 1]] > 0:
+            b = j if j == len(idx) or keep[idx[j - 1]] else j - 1
+            if b - a >= min_rows:
+                runs.append((a, b))
+            a = j
+    return runs
+
+
+def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_s=0.5, keep=None, min_rows=5):
     """:class:`AxisFit` of heave: mass_kg (effective), linear_drag, quadratic_drag, net_weight_n (W - B).
 
     ``prior``: (m_eff, b_lin, b_quad, W - B) to start from (the vehicle file's); the rows fitted
-    are :func:`heave_window`'s (``rest_s``, ``lead_s``).
+    are :func:`heave_window`'s (``rest_s``, ``lead_s``). ``keep`` (n,) bool (default all): the
+    depth is simulated only across kept rows: each run of them between disturbed stretches
+    starts from its own depth and heave rate (fitted too), runs under ``min_rows`` depth rows
+    are dropped.
     """
     rows = heave_window(log, rest_s, lead_s)
     # a depth held over several rows (a slower depth stream, e.g. 10 Hz telemetry in a 50 Hz log) counts
@@ -243,18 +295,23 @@ def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_
     t, z = t_all[idx], z_all[idx]
     # the force averaged over each interval between the rows kept
     cumulative = np.concatenate([[0.0], np.cumsum(held * np.diff(t_all))])
-    force = np.diff(cumulative[idx]) / np.diff(t)
+    force = np.append(np.diff(cumulative[idx]) / np.diff(t), 0.0)
     _, _, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]])[idx], np.asarray(log[ATTITUDE_COLUMNS[1]])[idx])
     r33 = np.where(np.isfinite(r33), r33, 1.0)        # no attitude logged: level
-    keep = np.isfinite(z)
-    if not np.all(keep):
+    finite = np.isfinite(z)
+    if not np.all(finite):
         raise InputDataError("identify: the depth is missing (NaN) on %d rows of the heave block"
-                             % int(np.count_nonzero(~keep)))
-    start = np.concatenate([prior, [0.0, z[0]]])
-    scale = np.maximum(np.abs(start), [1.0, 1.0, 1.0, 1.0, 0.1, 1.0])
+                             % int(np.count_nonzero(~finite)))
+    runs = _undisturbed_runs(idx, np.ones(len(t_all), bool) if keep is None else np.asarray(keep, bool), min_rows)
+    if not runs:
+        raise InputDataError("identify: no undisturbed stretch of %d depth rows in the heave block" % min_rows)
+    start = np.concatenate([prior] + [[0.0, z[a]] for a, _ in runs])
+    scale = np.maximum(np.abs(start), [1.0] * 4 + [0.1, 1.0] * len(runs))
 
     def residual(x):
-        return simulate_depth(t, force, r33, x * scale, substeps) - z
+        x = x * scale
+        return np.concatenate([simulate_depth(t[a:b], force[a:b], r33[a:b], np.concatenate([x[:4], x[4 + 2 * j:6 + 2 * j]]),
+                                              substeps) - z[a:b] for j, (a, b) in enumerate(runs)])
 
     sol = optimize.least_squares(residual, start / scale, x_scale="jac", method="lm")
     params = sol.x * scale
@@ -265,4 +322,5 @@ def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_
     cov = s2 * np.linalg.pinv(J.T @ J)
     names = ["mass_kg", "linear_drag", "quadratic_drag", "net_weight_n"]
     est = _estimates(names, params[:4], np.eye(4, p), cov, n - p, level)
-    return AxisFit("heave", est, math.sqrt(float(res @ res) / n), n, t, z, z + res)
+    used = np.concatenate([np.arange(a, b) for a, b in runs])
+    return AxisFit("heave", est, math.sqrt(float(res @ res) / n), n, t[used], z[used], z[used] + res)

@@ -95,6 +95,12 @@ class ExcitingController(object):
         self.gains = base.gains
 
     @property
+    def depth_hold(self):
+        """The wrapped law's depth hold (the loop asks whether it is on; the flight keeps depth by its
+        :class:`DepthKeeper` instead)."""
+        return self.base.depth_hold
+
+    @property
     def abandoned_groups(self):
         """Pulse groups the guard abandoned."""
         return self.exciter.abandoned_groups

@@ -25,6 +25,7 @@ from brov2_hybrid import paths
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
 from brov2_hybrid.errors import Brov2Error, InputDataError
 from brov2_hybrid.identify import fit
+from brov2_hybrid.identify.disturbed import DisturbanceSettings, check_share, find_disturbed_rows
 from brov2_hybrid.params import Section, load_yaml
 
 #: The DOFs the flight identifies: heave, then roll, pitch, yaw.
@@ -40,26 +41,40 @@ class FitSettings:
     delay_step_s: float
     heave_substeps: int
     heave_lead_s: float
+    #: rows left out and the refusal limit (:mod:`brov2_hybrid.identify.disturbed`); None: the file's
+    disturbance: DisturbanceSettings = None
 
 
 def load_fit_settings(path=None):
-    """:class:`FitSettings` from ``path`` (default ``params/identify.yaml``)."""
+    """:class:`FitSettings` from ``path`` (default ``params/identify.yaml``: sections fit and disturbance)."""
     path = path or paths.params_path("identify.yaml")
-    s = Section(load_yaml(path), path, "fit")
+    data = load_yaml(path)
+    s = Section(data, path, "fit")
+    d = Section(data, path, "disturbance")
+    disturbance = DisturbanceSettings(
+        gap_factor=d.number("gap_factor", 1.0, strict_min=True), margin_s=d.number("margin_s", 0.0),
+        rc_neutral_us=d.positive("rc_neutral_us"), rc_tolerance_us=d.number("rc_tolerance_us", 0.0), u_neutral_tolerance=d.number("u_neutral_tolerance", 0.0),
+        excitation_fraction=d.number("excitation_fraction", 0.0, 1.0),
+        max_disturbed_share=d.number("max_disturbed_share", 0.0, 1.0),
+        max_disturbed_share_heave=d.number("max_disturbed_share_heave", 0.0, 1.0), outlier_sigma=d.positive("outlier_sigma"))
     return FitSettings(confidence=s.number("confidence", 0.5, 0.999), delay_max_s=s.number("delay_max_s", 0.0),
                        delay_step_s=s.positive("delay_step_s"), heave_substeps=s.integer("heave_substeps", 1, 100),
-                       heave_lead_s=s.number("heave_lead_s", 0.0))
+                       heave_lead_s=s.number("heave_lead_s", 0.0), disturbance=disturbance)
 
 
 @dataclass
 class IdentifiedModel:
     """The fits of one flight: ``axes`` {'roll', 'pitch', 'yaw', 'heave': :class:`~brov2_hybrid.identify.fit.AxisFit`},
     the command-to-thrust ``delay_s`` found, and the combined restoring lever terms
-    ``lever_nm`` {'x', 'y', 'z': :class:`~brov2_hybrid.identify.fit.Estimate`} [N m]."""
+    ``lever_nm`` {'x', 'y', 'z': :class:`~brov2_hybrid.identify.fit.Estimate`} [N m]; ``disturbed_share``
+    {axis: share (0..1) of its excitation rows left out as disturbed}, ``disturbance`` the
+    :class:`~brov2_hybrid.identify.disturbed.Disturbance` found."""
 
     axes: dict
     delay_s: float
     lever_nm: dict
+    disturbed_share: dict = None
+    disturbance: object = None
 
     def effective_inertia(self):
         """(6,) diagonal of M + M_A with NaN where not identified (surge, sway, passive axes)."""
@@ -80,28 +95,53 @@ def prior_estimate(value, level):
     return fit.Estimate(float(value), math.nan, level)
 
 
-def identify_log(log, vehicle, fit_settings=None, rest_s=None):
+def identify_log(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
     """Fit a log (dict of columns, :func:`~brov2_hybrid.node_logic.logfile.read_log` layout) of the
     identification flight flown with ``vehicle`` (the prior: thrusters, table, starting values).
 
     Attitude axes the vehicle cannot actuate (``passive_dofs``) are not flown and not
     fitted: they keep the prior's values. ``rest_s``: the schedule's rest after the heave
-    block (default ``params/identify.yaml``). Returns an :class:`IdentifiedModel`.
+    block (default ``params/identify.yaml``). ``window_s``: (start, end) [s, the log's time_s] of the
+    schedule when known (identify_flight knows it): rows outside are not fitted. Rows where the
+    vehicle did not get the logged command (:mod:`brov2_hybrid.identify.disturbed`) are left
+    out; an axis with too much of its excitation disturbed raises
+    :class:`~brov2_hybrid.identify.disturbed.FlightDisturbed`. Returns an :class:`IdentifiedModel`.
     """
     from brov2_hybrid.identify.schedule import load_schedule_settings
     if 2 in vehicle.passive_dofs:
         raise InputDataError("identify: %s cannot actuate heave; the flight needs it" % vehicle.source)
     settings = fit_settings or load_fit_settings()
+    dist_settings = settings.disturbance or load_fit_settings().disturbance
     rest = load_schedule_settings().rest_s if rest_s is None else rest_s
-    wrench = fit.applied_wrench(log, vehicle)
     flown = [k for k in range(3) if 3 + k not in vehicle.passive_dofs]
-    delay = fit.find_delay(log, wrench, settings.delay_max_s, settings.delay_step_s, flown)
+    disturbance = find_disturbed_rows(log, dist_settings, vehicle.rc_map)
+    # left out of the attitude fits; the heave fit simulates through them on the command last sent
+    sent = np.zeros(len(disturbance.rows), bool)
+    for cause in ("command not formed (no u)", "neutral override", "command sent late"):
+        sent |= disturbance.causes.get(cause, False)
+    wrench = fit.applied_wrench(log, vehicle, sent)
+    inside = np.ones(len(disturbance.rows), bool)
+    if window_s is not None:
+        t = np.asarray(log["time_s"], dtype=float)
+        inside = (t >= window_s[0]) & (t <= window_s[1])
+    keep = inside & ~disturbance.rows
+    share = {}
+    for k in flown:     # refuse before fitting anything: a disturbed flight gives no file at all
+        torque = np.abs(np.where(inside & np.isfinite(wrench[:, 3 + k]), wrench[:, 3 + k], 0.0))
+        excitation = torque >= dist_settings.excitation_fraction * max(float(np.max(torque)), 1e-9)
+        share[ANGULAR_DOF_NAMES[k]] = check_share(ANGULAR_DOF_NAMES[k], excitation, disturbance,
+                                                  dist_settings.max_disturbed_share)
+    heave_rows = fit.heave_window(log, rest, settings.heave_lead_s)
+    share["heave"] = check_share("heave", heave_rows & inside & (np.asarray(log["heave_cmd"], dtype=float) != 0.0),
+                                 disturbance, dist_settings.max_disturbed_share_heave)
+    delay = fit.find_delay(log, wrench, settings.delay_max_s, settings.delay_step_s, flown, keep)
     level = settings.confidence
-    axes = {ANGULAR_DOF_NAMES[k]: fit.fit_attitude_axis(log, wrench, k, delay, level) for k in flown}
+    axes = {ANGULAR_DOF_NAMES[k]: fit.fit_attitude_axis(log, wrench, k, delay, level, keep, dist_settings.outlier_sigma,
+                                                       dist_settings.margin_s) for k in flown}
     b = vehicle.body
     prior = (b.total_mass[2], b.linear_drag[2], b.quadratic_drag[2], b.weight_n - b.buoyancy_n)
     axes["heave"] = fit.fit_heave(log, wrench, delay, prior, rest, settings.heave_substeps, level,
-                                  settings.heave_lead_s)
+                                  settings.heave_lead_s, keep)
     prior_lever = b.weight_n * b.r_cg_m - b.buoyancy_n * b.r_cb_m
     found = {"x": [], "y": [], "z": []}
     for name, keys in (("roll", ("y", "z")), ("pitch", ("z", "x"))):
@@ -109,7 +149,7 @@ def identify_log(log, vehicle, fit_settings=None, rest_s=None):
             for c in keys:
                 found[c].append(axes[name].estimates["lever_%s_nm" % c])
     lever = {c: _combined(found[c]) if found[c] else prior_estimate(prior_lever[k], level) for k, c in enumerate("xyz")}
-    return IdentifiedModel(axes, delay, lever)
+    return IdentifiedModel(axes, delay, lever, share, disturbance)
 
 
 def identified_body(model, prior_body):

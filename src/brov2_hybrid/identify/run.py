@@ -9,6 +9,7 @@ import numpy as np
 
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.identify import model as idmodel
+from brov2_hybrid.identify.disturbed import FlightDisturbed
 from brov2_hybrid.identify.flight import fly_schedule
 from brov2_hybrid.identify.schedule import build_schedule, load_schedule_settings
 from brov2_hybrid.node_logic.logfile import read_log
@@ -69,6 +70,11 @@ def write_report(path, fitted, room, source, truth=None):
         lines.append(line)
     lines += ["", "Restoring lever W r_G - B r_B [N m]: " + ", ".join(
         "%s %s" % (c, idmodel.format_estimate(fitted.lever_nm[c])) for c in "xyz"), "",
+        "Rows left out as disturbed (the vehicle did not get the logged command: %s); share of each axis's "
+        "excitation: %s; rows left out because the response contradicted the command: %s." % (
+            fitted.disturbance.describe() if fitted.disturbance is not None else "not checked",
+            ", ".join("%s %.0f %%" % (n, 100.0 * v) for n, v in sorted((fitted.disturbed_share or {}).items())),
+            ", ".join("%s %d" % (n, a[n].rejected) for n in idmodel.IDENTIFIED if n in a and n != "heave")), "",
         "Residual RMS: " + ", ".join("%s %.3g %s" % (n, a[n].residual_rms, "m depth" if n == "heave" else
                                                      "rad/s per row") for n in idmodel.IDENTIFIED if n in a), "",
         "Flight: %.1f s; depth %.2f..%.2f m; largest |roll| %.1f deg, |pitch| %.1f deg; heading span %.2f turns."
@@ -134,13 +140,31 @@ def identify_plant(plant, out_dir, prior=None, loop_settings=None, sim_options=N
     return out
 
 
-def identify_log_file(log_csv, out_dir, vehicle=None):
+def write_refusal(path, source, reason, window_s=None):
+    """identify_report.md of a flight whose fit was refused (:class:`~brov2_hybrid.identify.disturbed.FlightDisturbed`),
+    with the schedule's ``window_s`` (start, end) [s, the log's time_s] when known."""
+    lines = ["# Identification", "", "Source: %s." % source, ""]
+    if window_s is not None:
+        lines += ["Schedule window: %r .. %r s (the log's time_s)." % (float(window_s[0]), float(window_s[1])), ""]
+    with open(path, "w") as handle:
+        handle.write("\n".join(lines + ["No fit: %s" % reason, ""]))
+    return path
+
+
+def identify_log_file(log_csv, out_dir, vehicle=None, window_s=None):
     """Fit the logger CSV ``log_csv`` of an identification flight flown with ``vehicle`` (name or path);
-    write everything into ``out_dir``. Returns the dict of :func:`identify_plant` (log: the CSV)."""
+    write everything into ``out_dir``. ``window_s``: (start, end) of the schedule [s, the log's time_s],
+    when known. Returns the dict of :func:`identify_plant` (log: the CSV). A flight too disturbed to
+    fit raises :class:`~brov2_hybrid.identify.disturbed.FlightDisturbed` after writing the report
+    that says so (and no identified.yaml)."""
     os.makedirs(out_dir, exist_ok=True)
     prior = load_vehicle(vehicle)
     log = read_log(log_csv)
-    fitted = idmodel.identify_log(log, prior)
+    try:
+        fitted = idmodel.identify_log(log, prior, window_s=window_s)
+    except FlightDisturbed as exc:
+        write_refusal(os.path.join(out_dir, "identify_report.md"), log_csv, exc, window_s)
+        raise
     out = _write_outputs(out_dir, fitted, prior, log, log_csv, name="%s_identified" % prior.name)
     out["log"] = log_csv
     return out
