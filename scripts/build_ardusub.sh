@@ -102,15 +102,10 @@ print_cached() {
 }
 print_cached
 
-# --- one build at a time in this cache ---------------------------------------------------
-# The scratch folder, the build tools and `current` are shared: a second caller waits for
-# the first (the lock goes with this process and its children), then finds its build.
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.build.lock"
-if ! flock -n 9; then
-    log "another build holds $CACHE/.build.lock; waiting for it"
-    flock 9 || fail "could not lock $CACHE/.build.lock"
-fi
+# --- one build at a time in this cache (scripts/build_lock.sh) ------------------------
+# shellcheck source=scripts/build_lock.sh
+source "$REPO/scripts/build_lock.sh"
+take_build_lock "$CACHE"
 print_cached
 
 # --- python build tools, in a venv of their own (empy 4 breaks the mavlink generator) --

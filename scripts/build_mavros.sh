@@ -75,13 +75,10 @@ print_cached() {
 }
 print_cached
 
-# --- one build at a time in this cache ---------------------------------------------------
-mkdir -p "$CACHE"
-exec 9>"$CACHE/.build.lock"
-if ! flock -n 9; then
-    log "another build holds $CACHE/.build.lock; waiting for it"
-    flock 9 || fail "could not lock $CACHE/.build.lock"
-fi
+# --- one build at a time in this cache (scripts/build_lock.sh) ------------------------
+# shellcheck source=scripts/build_lock.sh
+source "$REPO/scripts/build_lock.sh"
+take_build_lock "$CACHE"
 print_cached
 
 # --- Debian packages ---------------------------------------------------------------------

@@ -14,7 +14,7 @@ from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 DT = 0.02
-TAU_MAX_Z = 199.81          # REFERENCE.md: tau_max heave [N]
+TAU_MAX_Z = 199.81          # tau_max heave [N] of the Heavy (docs/DESIGN.md section 4)
 
 
 @pytest.fixture(scope="module")
@@ -38,7 +38,7 @@ def test_gains_follow_the_heave_frequency_by_the_attitude_rule(body):
     """k_p = (m + Z_wdot) w^2, k_d = 2 w (m + Z_wdot) - B_check + kappa / w^2, with B_check the
     least-squares slope through the origin of the model's heave drag over 0..v_max."""
     hold = DepthHold(body, settings(heave_omega_ratio=0.5, heave_kappa=8.0, heave_trim_speed_max_m_s=0.6), 3.0, TAU_MAX_Z)
-    mass = 11.5 + 14.57                                   # REFERENCE.md: m + Z_wdot
+    mass = 11.5 + 14.57                                   # m + Z_wdot (docs/DESIGN.md section 6)
     v = np.linspace(0.0, 0.6, 200)
     drag = 5.18 * v + 36.99 * v * np.abs(v)
     b_check = np.sum(v * drag) / np.sum(v * v)
@@ -58,7 +58,7 @@ def test_at_rest_on_the_setpoint_the_force_cancels_the_net_weight(body):
     z = hold.heave_force(DT, 0.0, np.zeros(3), 0.0, 0.0, 0.0)
     assert z == pytest.approx(body.buoyancy_n - body.weight_n, abs=1e-12)
     assert z + (body.weight_n - body.buoyancy_n) == pytest.approx(0.0, abs=1e-12)
-    assert z == pytest.approx(2.0, abs=1e-9)              # REFERENCE.md: B 114.8 N, W 112.8 N
+    assert z == pytest.approx(2.0, abs=1e-9)              # B 114.8 N, W 112.8 N (docs/DESIGN.md section 6)
 
 
 def test_the_body_force_makes_the_vertical_force_under_tilt_and_open_loop_surge_sway(body):

@@ -22,7 +22,7 @@ import math
 
 import numpy as np
 
-from brov2_hybrid.control.law_kernels import (control_torque, drag_torque, integral_step, normalized_command, pd_torque,
+from brov2_hybrid.control.law_kernels import (control_torque, drag_torque, model_drag, integral_step, normalized_command, pd_torque,
                                               rate_estimate, rate_trim, rate_update, sign)
 from brov2_hybrid.control.law import check_gimbal_lock
 from brov2_hybrid.jit import compile_family
@@ -180,7 +180,7 @@ def fly(rows, cols, by_channel, n_ticks, steps_per_tick, steps_per_sample, telem
     status[0], status[2] = DONE, step
 
 
-KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, drag_torque, integral_step, pd_torque, control_torque,
+KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, model_drag, drag_torque, integral_step, pd_torque, control_torque,
            normalized_command, wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix, euler_angles, integrate,
            accelerations, steady_wrench, interp_at, rc_from_u, u_from_rc, algorithm2_stars, quantitative_motor_pwm,
            stock_motor_pwm, stock_rows, truncated_pwm_rows, star_from_force, pwm_from_star, compensated_command,

@@ -34,6 +34,7 @@ import math
 import numpy as np
 
 from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
+from brov2_hybrid.control.law_kernels import model_drag
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.physics.kinematics import down_axis
 from brov2_hybrid.validate import as_finite, as_number, as_positive, as_vector
@@ -191,7 +192,7 @@ class DepthHold(object):
                 or (clipped == self.max_depth_m and rate_cmd > 0.0):
             rate_cmd = 0.0
         self.setpoint_m = clipped
-        drag_ff = self.linear_drag * rate_cmd + self.quadratic_drag * rate_cmd * abs(rate_cmd)
+        drag_ff = model_drag(self.linear_drag, self.quadratic_drag, rate_cmd)
         f_down = (self.kp * (self.setpoint_m - depth) + self.kd_total * (rate_cmd - self._rate_m_s)
                   + self.buoyancy_feedforward_n + drag_ff)
         dx, dy, dz = down_axis(float(eta2[0]), float(eta2[1]))

@@ -87,10 +87,16 @@ def sign(x):
     return 1.0 if x > 0.0 else (-1.0 if x < 0.0 else 0.0)
 
 
+def model_drag(linear, quadratic, rate):
+    """The vehicle model's damping of one DOF at ``rate``: B_L rate + B_NL rate |rate| (the
+    vehicle file's linear and quadratic drag; N or N m for a rate in m/s or rad/s)."""
+    return linear * rate + quadratic * rate * abs(rate)
+
+
 def drag_torque(drag, rate, a):
-    """The vehicle model's damping torque [N m] on axis ``a`` at ``rate`` [rad/s]:
-    B_L rate + B_NL rate |rate|, ``drag`` (2, 3) = (linear, quadratic) drag of roll, pitch, yaw."""
-    return drag[0, a] * rate + drag[1, a] * rate * abs(rate)
+    """:func:`model_drag` [N m] of axis ``a`` at ``rate`` [rad/s], ``drag`` (2, 3) = (linear,
+    quadratic) drag of roll, pitch, yaw."""
+    return model_drag(drag[0, a], drag[1, a], rate)
 
 
 def integral_step(state, last_t, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, kp, kd_total, inertia, drag,
@@ -218,7 +224,7 @@ def normalized_command(tau, tau_max, u_out, saturated_out):
         saturated_out[k] = 1.0 if abs(ratio) > 1.0 else 0.0
 
 
-KERNELS = (rate_update, rate_trim, rate_estimate, sign, drag_torque, integral_step, pd_torque, control_torque, normalized_command,
+KERNELS = (rate_update, rate_trim, rate_estimate, sign, model_drag, drag_torque, integral_step, pd_torque, control_torque, normalized_command,
            wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix)
 
 
