@@ -10,6 +10,10 @@ The same run's log (written by the logger node) is then replayed through the fas
 in-process loop of brov2_hybrid.analysis (issue 5): both settling times must agree
 within 10 %.
 
+With private parameter ``every_step`` (yaw_step_fast.test: 10x real time, lockstep) every
+control step of the active part must have been flown: one tick per 20 ms of vehicle time,
+none skipped, as only lockstep simulation guarantees at a speed the nodes cannot follow.
+
 Private parameter ``mixer`` (default quantitative) names the simulator's firmware
 (yaw_step_stock.test: stock ArduSub); the autopilot runs with firmware:=auto and must
 tell it from the motor outputs (latched on /brov2/firmware) and fly the same step.
@@ -66,6 +70,7 @@ class YawStep(unittest.TestCase):
         rospy.sleep(0.5)
         cls.arrays = status.arrays()
         cls.log_dir = rospy.get_param("~log_dir")
+        cls.every_step = bool(rospy.get_param("~every_step", False))
 
     def test_yaw_step_settles(self):
         a = self.arrays
@@ -89,6 +94,20 @@ class YawStep(unittest.TestCase):
         msg = self.firmware.get()
         self.assertIsNotNone(msg, "the mission never latched the firmware on /brov2/firmware")
         self.assertEqual(msg.data, self.mixer, "the simulator runs the %s mixer" % self.mixer)
+
+    def test_every_control_step_was_flown(self):
+        if not self.every_step:
+            self.skipTest("every_step is off (real-time runs may skip a tick under load)")
+        period_s = 1.0 / rospy.get_param("/control_law/rate_hz", 50.0)
+        a = self.arrays
+        active = np.array([m == "ACTIVE" for m in a["mode"]])
+        t = a["t"][active]
+        self.assertGreater(len(t), 5.0 / period_s, "too few active ticks: %d" % len(t))
+        gaps = np.diff(t)
+        worst = int(np.argmax(np.abs(gaps - period_s)))
+        self.assertLess(abs(gaps[worst] - period_s), 0.25 * period_s,
+                        "ticks %.3f s apart at t = %.3f s (control period %.3f s): a step was skipped or doubled"
+                        % (gaps[worst], t[worst], period_s))
 
     def test_inprocess_loop_agrees(self):
         log = rc.only_file(os.path.join(self.log_dir, "*.csv"))   # this run's own folder (yaw_step.test)

@@ -28,6 +28,20 @@ def test_fcu_clock_follows_fcu_time_and_never_goes_back():
     assert later - t_restart == pytest.approx(0.5)
 
 
+def test_a_pausing_fcu_clock_pauses_ros_time_without_a_jump():
+    """A simulator in lockstep holds its time while the controller thinks: ROS time waits with
+    it, whatever the pause (no re-anchoring that would move stamps off the vehicle's time)."""
+    c = _fcu_clock()
+    for k in range(101):                     # 10x speed-up
+        c.update(k * 0.02, 100.0 + k * 0.002)
+    t = c.update(2.02, 100.2 + 1.0)          # 1 s of wall time for one 20 ms step: 10 s "expected"
+    assert t == pytest.approx(2.02) and c.offset_s == 0.0
+    # a long link loss that was extrapolated still re-anchors when the FCU comes back behind
+    published = c.now(101.2 + 3.0)
+    back = c.update(2.04, 101.2 + 3.0)
+    assert back >= published
+
+
 def test_fcu_clock_refuses_bad_bounds():
     with pytest.raises(Brov2Error, match="FCU clock: expected 0 < min_rate <= max_rate"):
         fc.FcuClock(2.0, 1.0, 5.0)

@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.vehicle.firmware_detector import FirmwareDetector, classify_outputs
+from brov2_hybrid.vehicle.firmware_detector import FirmwareDetector, classify_outputs, probe_command
 from brov2_hybrid.vehicle.firmware_output import OUTPUT_STAGES, output_stage, stage_for_firmware
 from brov2_hybrid.vehicle.mixers import mix_stock
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
@@ -126,6 +126,23 @@ def test_classify_by_motor_outputs(vehicle, rc_map, stages):
 
 def _channels(rc_map, u):
     return rc_map.channel_array_from_u(u, 18, 65535)
+
+
+def test_the_probe_rides_on_the_controllers_command_and_averages_to_zero(vehicle, rc_map):
+    """While the firmware is not known, the controller keeps holding the attitude: the probe is
+    added to its u with alternating sign, and either sign tells the mixers apart."""
+    probe = np.array([0.0, 0.0, 0.0, 0.0, 0.0, 0.05])
+    u_hold = np.array([0.0, 0.0, 0.1, 0.02, -0.01, -0.03])     # a PD holding attitude, some heave
+    sent = [probe_command(u_hold, probe, k) for k in range(6)]
+    np.testing.assert_allclose(sent[0] - u_hold, probe)
+    np.testing.assert_allclose(sent[1] - u_hold, -probe)
+    np.testing.assert_allclose(np.mean(sent, axis=0), u_hold, atol=1e-15)   # no net probe torque
+    for u in sent[:2]:
+        channels = rc_map.pwm_from_u(u)
+        for firmware in ("stock", "quantitative"):
+            motors = vehicle.mixer(firmware).pwm(rc_map.u_from_pwm(rc_map.channel_array_from_u(u)))
+            assert classify_outputs(channels, motors, vehicle, rc_map, 3.0)[0] == firmware
+    assert np.max(probe_command(np.ones(6), probe, 0)) == 1.0            # clipped
 
 
 def test_detector_votes_with_transport_delay(vehicle, rc_map, stages):

@@ -14,8 +14,11 @@ class FcuClock(object):
     While FCU time arrives, ROS time = FCU time + offset. When it stops (link
     lost), ``now(mono)`` extrapolates at the last measured rate of FCU time per
     wall second (clamped to ``[min_rate, max_rate]``), so timers and timeouts keep
-    running. When FCU time restarts (a rebooted FCU counts from zero again) or
-    jumps, the offset is re-anchored so ROS time never goes backwards.
+    running. When FCU time restarts (a rebooted FCU counts from zero again), jumps
+    ahead, or comes back far behind the time extrapolated meanwhile, the offset is
+    re-anchored so ROS time never goes backwards. An FCU clock that merely pauses with
+    the link up (a simulator in lockstep waiting for a command, a stalled one) is
+    followed as it is: ROS time waits with it.
     """
 
     def __init__(self, min_rate, max_rate, jump_s):
@@ -29,6 +32,7 @@ class FcuClock(object):
         self._last = None         # (fcu_s, ros_s, mono_s)
         self._rate = 1.0
         self._rate_anchor = None  # (fcu_s, mono_s) for the rate estimate
+        self._extrapolated_s = 0.0   # latest ROS time now() gave beyond the last FCU time
 
     @property
     def started(self):
@@ -41,11 +45,12 @@ class FcuClock(object):
         if self._last is None:
             self.offset_s = 0.0
         else:
-            expected = self.now(mono_s)
+            expected = self._last[1] + max(0.0, mono_s - self._last[2]) * self._rate
             ros_s = fcu_s + self.offset_s
-            if ros_s < self._last[1] or abs(ros_s - expected) > self.jump_s:
-                # restart or jump: continue from where ROS time is now
-                self.offset_s = max(expected, self._last[1]) - fcu_s
+            if (ros_s < self._last[1] or ros_s - expected > self.jump_s
+                    or self._extrapolated_s - ros_s > self.jump_s):
+                # restart, jump, or back after a long extrapolation: continue from where ROS time is now
+                self.offset_s = max(expected, self._last[1], self._extrapolated_s) - fcu_s
                 self._rate_anchor = None
         ros_s = max(fcu_s + self.offset_s, self._last[1] if self._last else 0.0)
         if self._rate_anchor is None:
@@ -66,7 +71,9 @@ class FcuClock(object):
         """ROS time [s] at wall ``mono_s``, extrapolated from the last FCU time."""
         if self._last is None:
             return 0.0
-        return self._last[1] + max(0.0, float(mono_s) - self._last[2]) * self._rate
+        ros_s = self._last[1] + max(0.0, float(mono_s) - self._last[2]) * self._rate
+        self._extrapolated_s = max(self._extrapolated_s, ros_s)
+        return ros_s
 
 
 class ClockRelay(object):

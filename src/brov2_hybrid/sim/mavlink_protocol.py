@@ -66,6 +66,8 @@ class MavlinkProtocol(object):
         # Interval changes per channel ("tcp" port, "udp" out): name -> interval [s] or None.
         self._channel_intervals = {"tcp": {}, "udp": {}}
         self.input_changed = False   # set when a message may change the motor outputs
+        #: A :class:`~brov2_hybrid.sim.lockstep.LockstepGate` told of attitudes sent and overrides accepted.
+        self.lockstep = None
         self.commands = CommandHandler(self)
         self._handlers = {
             "HEARTBEAT": self._on_heartbeat,
@@ -149,14 +151,19 @@ class MavlinkProtocol(object):
         if self._outgoing.delay_s <= 0.0:
             self._deliver(connection, data)
         else:
-            self._outgoing.push(t_s, (connection, data))
+            self._outgoing.push(t_s, (connection, data, None))
 
-    def _deliver(self, connection, data):
+    def _deliver(self, connection, data, attitude_s=None):
+        """Send ``data``; ``attitude_s``: the vehicle time of the attitude it carries, for the lockstep."""
         if connection is None:
             for link in self.server.links():
                 self.server.send(link, data)
         elif connection.open:
             self.server.send(connection, data)
+        else:
+            return
+        if attitude_s is not None and self.lockstep is not None:
+            self.lockstep.on_attitude_sent(attitude_s)
 
     def statustext(self, severity, text, t_s, connection=None):
         """Send STATUSTEXT ``text`` (ASCII, cut to 50 characters) with MAV_SEVERITY ``severity`` to
@@ -176,6 +183,7 @@ class MavlinkProtocol(object):
             self.statustext(severity, text, t_s)
         sample = None
         built = {}
+        held = self.lockstep.attitude_message if self.lockstep is not None else None
         for connection in self.server.links():
             if connection.scheduler is None:
                 continue
@@ -184,15 +192,16 @@ class MavlinkProtocol(object):
                     if sample is None:
                         sample = telemetry.Sample(self.plant)
                     built[name] = self.builder.build(name, sample, self.firmware).pack(self.encoder)
-                self._queue_bytes(connection, built[name], t_s)
-        for _, (connection, data) in self._outgoing.pop_due(t_s):
-            self._deliver(connection, data)
+                sampled_s = telemetry.boot_s(sample) if name == held else None
+                self._queue_bytes(connection, built[name], t_s, sampled_s)
+        for _, item in self._outgoing.pop_due(t_s):
+            self._deliver(*item)
 
-    def _queue_bytes(self, connection, data, t_s):
+    def _queue_bytes(self, connection, data, t_s, attitude_s=None):
         if self._outgoing.delay_s <= 0.0:
-            self._deliver(connection, data)
+            self._deliver(connection, data, attitude_s)
         else:
-            self._outgoing.push(t_s, (connection, data))
+            self._outgoing.push(t_s, (connection, data, attitude_s))
 
     # ------------------------------------------------------------------ receiving
     def handle(self, connection, message, t_s):
@@ -236,6 +245,8 @@ class MavlinkProtocol(object):
         channels = [getattr(message, "chan%d_raw" % i, 0) for i in range(1, 19)]
         if self.firmware.handle_rc_override(t_s, message.get_srcSystem(), channels):
             self.input_changed = True
+            if self.lockstep is not None:
+                self.lockstep.on_override(channels)
         else:
             LOG.debug("RC override from system %d ignored (SYSID_MYGCS %d)",
                       message.get_srcSystem(), self.firmware.sysid_mygcs)

@@ -146,15 +146,16 @@ class MavlinkServer(object):
         del connection.backlog[:sent]
 
     # ------------------------------------------------------------------ receiving
-    def poll(self, timeout_s):
-        """Wait up to ``timeout_s`` for traffic.
+    def poll(self, timeout_s, wake=()):
+        """Wait up to ``timeout_s`` for traffic (or for one of ``wake``, objects with ``fileno()``,
+        to become readable: the caller reads them).
 
         Returns
         -------
         new, closed : list of Connection
         messages : list of (Connection, MAVLink message)
         """
-        readers = [self.listener] + [c.sock for c in self.connections.values()]
+        readers = [self.listener] + [c.sock for c in self.connections.values()] + list(wake)
         writers = [c.sock for c in self.connections.values() if c.backlog]
         try:
             readable, writable, _ = select.select(readers, writers, [], max(0.0, timeout_s))
@@ -166,6 +167,8 @@ class MavlinkServer(object):
             if connection is not None:
                 self._flush(connection)
         for sock in readable:
+            if sock in wake:
+                continue
             if sock is self.listener:
                 new.extend(self._accept())
                 continue

@@ -28,6 +28,7 @@ from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args, serve
 from brov2_hybrid.sim.config import MODELS, load_sim_options
 from brov2_hybrid.sim.firmware import Firmware, add_delay_param
+from brov2_hybrid.sim.lockstep import LockstepGate, load_lockstep_config
 from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef
 from brov2_hybrid.sim.mavlink_server import MavlinkServer
 from brov2_hybrid.sim.mavlink_protocol import MavlinkProtocol
@@ -68,10 +69,14 @@ class Simulator(object):
     signing_key : bytes (32,), optional
         Start keyed for MAVLink 2 signing, as a vehicle that was keyed before
         (:mod:`brov2_hybrid.link.mavlink_signing`); default: unkeyed until SETUP_SIGNING.
+    lockstep : LockstepGate, optional
+        Hold simulated time at each control step until its command arrived
+        (:mod:`brov2_hybrid.sim.lockstep`); default: simulated time follows the wall clock.
     """
 
     def __init__(self, vehicle=None, sim_options=None, firmware_config=None, link_config=None,
-                 speedup=1.0, initial_eta=None, params_file=None, clock=time.monotonic, signing_key=None):
+                 speedup=1.0, initial_eta=None, params_file=None, clock=time.monotonic, signing_key=None,
+                 lockstep=None):
         if not (isinstance(speedup, (int, float)) and math.isfinite(speedup) and speedup > 0):
             raise Brov2Error("speedup: expected a number > 0, got %r" % (speedup,))
         self.vehicle = vehicle if vehicle is not None else load_vehicle()
@@ -104,11 +109,13 @@ class Simulator(object):
                                       self.firmware_config.telemetry_delay_s)
         if signing_key is not None:
             self.protocol.set_signing_key(signing_key, mavlink_signing.timestamp_now())
+        self.lockstep = self.protocol.lockstep = lockstep
         self._add_sim_params()
         self._applied_pwm = None
         self._pending_tick_s = math.inf
         self._stop = False
         self._behind_warned = False
+        self._linked = False     # a link has connected since the start
         self._anchor()
         self._run_firmware(self.plant.t_s)
 
@@ -185,6 +192,8 @@ class Simulator(object):
                 return
             self.plant.step(n * self.steps_per_tick)
             self._tick()
+            if self.lockstep is not None and self.lockstep.holding:
+                return      # an attitude went out: wait for its command
 
     # ------------------------------------------------------------------ loop
     def stop(self):
@@ -195,22 +204,44 @@ class Simulator(object):
         """Serve until :meth:`stop` (or for ``duration_s`` simulated seconds)."""
         end = math.inf if duration_s is None else self.plant.t_s + float(duration_s)
         self._anchor()
-        LOG.info("brov2_sitl: listening on tcp:%s:%d (model %s, mixer %s, speedup %g)",
-                 self.server.host, self.port, self.plant.kind, self.firmware.mixer_kind, self.speedup)
+        LOG.info("brov2_sitl: listening on tcp:%s:%d (model %s, mixer %s, speedup %g%s)",
+                 self.server.host, self.port, self.plant.kind, self.firmware.mixer_kind, self.speedup,
+                 ", lockstep" if self.lockstep is not None else "")
+        extra = [self.lockstep] if self.lockstep is not None else []
         while not self._stop and self.plant.t_s < end - _EPS:
+            self._lockstep_update()
             self._catch_up(end)
-            wake = min(self._next_event_s(), end, self.plant.t_s + MAX_CHUNK_WALL_S * self.speedup)
-            wait = (wake - self._sim_anchor) / self.speedup + self._wall_anchor - self.clock()
-            new, closed, messages = self.server.poll(min(MAX_WAIT_S, max(0.0, wait)))
+            if self.lockstep is not None and self.lockstep.holding:
+                wait = self.lockstep.wait_s()
+            else:
+                wake = min(self._next_event_s(), end, self.plant.t_s + MAX_CHUNK_WALL_S * self.speedup)
+                wait = (wake - self._sim_anchor) / self.speedup + self._wall_anchor - self.clock()
+            new, closed, messages = self.server.poll(min(MAX_WAIT_S, max(0.0, wait)), extra)
             if new or messages:
                 self._catch_up(end)
             for connection in new:
                 self.protocol.on_connect(connection, self.plant.t_s)
+                self._linked = True
             for connection in closed:
                 self.protocol.on_close(connection)
             self._handle(messages)
 
+    def _lockstep_update(self):
+        """Let the gate take the commands that arrived; simulated time resumes at the speed-up
+        from the moment a held step is released."""
+        if self.lockstep is None:
+            return
+        was_holding = self.lockstep.holding
+        message = self.lockstep.update()
+        if message:
+            (LOG.warning if "went on" in message else LOG.info)("%s", message)
+        if was_holding and not self.lockstep.holding:
+            self._anchor()
+
     def _catch_up(self, end):
+        if self.lockstep is not None and (self.lockstep.holding or (self.lockstep.engaged and not self._linked)):
+            self._anchor()      # waiting for the controller (or, engaged from the start, for its link)
+            return
         target = min(self._sim_time_now(), end)
         behind_wall = (target - self.plant.t_s) / self.speedup
         if behind_wall > MAX_BEHIND_WALL_S:
@@ -232,12 +263,21 @@ class Simulator(object):
 
     def counters(self):
         """Traffic and firmware counters (received, malformed, unhandled, rejected overrides...)."""
-        return {"server": dict(self.server.counters), "protocol": dict(self.protocol.counters),
-                "firmware": dict(self.firmware.counters)}
+        counters = {"server": dict(self.server.counters), "protocol": dict(self.protocol.counters),
+                    "firmware": dict(self.firmware.counters)}
+        if self.lockstep is not None:
+            counters["lockstep"] = dict(self.lockstep.counters)
+        return counters
 
     def close(self):
         """Close the sockets; logs the time reached and the traffic counters."""
         LOG.info("stopped at t = %.3f s; counters %s", self.t_s, self.counters())
+        if self.lockstep is not None:
+            c = self.lockstep.counters
+            (LOG.warning if c["timeouts"] else LOG.info)(
+                "lockstep: %d control steps, %d answered, %d went on without their command after %.1f s",
+                c["steps"], c["answered"], c["timeouts"], self.lockstep.config.timeout_s)
+            self.lockstep.close()
         self.server.close()
 
 
@@ -260,14 +300,24 @@ def build_arg_parser():
     parser.add_argument("--speedup", type=float, default=1.0, help="simulated seconds per wall second (default 1)")
     parser.add_argument("--command-delay-s", type=float, help="pilot-input transport delay [s]")
     parser.add_argument("--telemetry-delay-s", type=float, help="telemetry transport delay [s]")
+    parser.add_argument("--lockstep", action="store_true",
+                        help="hold simulated time at each control step until the controller's command has "
+                             "arrived (needs ROS: rosrun brov2_hybrid brov2_sitl; docs/simulator.md 'Lockstep')")
     parser.add_argument("--signing-key-file", metavar="FILE",
                         help="start keyed for MAVLink 2 signing with this key (64 hex digits, "
                              "'passphrase: TEXT' or 32 raw bytes; docs/real-vehicle.md 'Signing')")
     return parser
 
 
-def simulator_from_args(args):
-    """Build a :class:`Simulator` from parsed command-line ``args``."""
+def simulator_from_args(args, controller=None):
+    """Build a :class:`Simulator` from parsed command-line ``args``.
+
+    ``controller``: with ``--lockstep``, where the controller's commands come from, an object
+    with the :class:`~brov2_hybrid.sim.lockstep.ControllerLink` fields and ``connect(gate)``
+    (the ROS shell's); raises Brov2Error when ``--lockstep`` has none."""
+    if args.lockstep and controller is None:
+        raise Brov2Error("--lockstep: the controller's commands arrive over ROS; run the simulator as "
+                         "the ROS node (rosrun brov2_hybrid brov2_sitl --lockstep, or the launch files)")
     vehicle, options, eta = physics_from_args(args)
     firmware = sim_config.load_firmware_config(args.params)
     if args.mixer:
@@ -285,13 +335,23 @@ def simulator_from_args(args):
         link.udp_out = args.udp_out
     key = mavlink_signing.load_key(args.signing_key_file) if args.signing_key_file else None
     LOG.info("%s", vehicle.describe())
+    gate = None
+    if args.lockstep:
+        gate = LockstepGate(vehicle.rc_map.channels, controller.control_period_s,
+                            load_lockstep_config(args.params), controller.attitude_message)
+        controller.connect(gate)
+        LOG.info("lockstep: waiting at each %s for the command on %s (control period %.3f s, time-out %.1f s)",
+                 gate.attitude_message, controller.command_topic, controller.control_period_s,
+                 gate.config.timeout_s)
     return Simulator(vehicle=vehicle, sim_options=options, firmware_config=firmware, link_config=link,
-                     speedup=args.speedup, initial_eta=eta, params_file=args.params, signing_key=key)
+                     speedup=args.speedup, initial_eta=eta, params_file=args.params, signing_key=key,
+                     lockstep=gate)
 
 
-def main(argv=None):
-    """Command-line entry point; returns the process exit status."""
-    return serve(build_arg_parser().parse_args(argv), simulator_from_args, LOG)
+def main(argv=None, controller=None):
+    """Command-line entry point; returns the process exit status. ``controller``: see
+    :func:`simulator_from_args` (the ROS shell passes one for ``--lockstep``)."""
+    return serve(build_arg_parser().parse_args(argv), lambda args: simulator_from_args(args, controller), LOG)
 
 
 if __name__ == "__main__":

@@ -123,6 +123,16 @@ def _i16(value):
     return int(min(32767, max(-32768, round(value))))
 
 
+def boot_ms(sample):
+    """The ``time_boot_ms`` of a message sampled at ``sample`` (simulated time, truncated to ms)."""
+    return int(sample.t_s * 1000.0) & 0xFFFFFFFF
+
+
+def boot_s(sample):
+    """The vehicle time [s] a receiver reads from the ``time_boot_ms`` of ``sample``'s messages."""
+    return boot_ms(sample) / 1000.0
+
+
 class TelemetryBuilder(object):
     """Builds the MAVLink messages of :data:`MESSAGE_NAMES` from model and firmware state.
 
@@ -153,7 +163,7 @@ class TelemetryBuilder(object):
     # ---------------------------------------------------------------- helpers
     @staticmethod
     def _boot_ms(sample):
-        return int(sample.t_s * 1000.0) & 0xFFFFFFFF
+        return boot_ms(sample)
 
     def _lat_lon_alt(self, sample):
         north, east, down = sample.eta[:3]

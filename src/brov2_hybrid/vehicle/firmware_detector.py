@@ -38,6 +38,19 @@ def classify_outputs(channel_pwm, motor_pwm, vehicle, rc_map, tolerance_us):
     return (fits[0] if len(fits) == 1 else None), dist
 
 
+def probe_command(u, probe_u, k):
+    """The command u (6,) sent while the firmware is not known yet, at the ``k``-th override.
+
+    The controller's own ``u`` keeps the attitude held; the probe ``probe_u`` is added with
+    alternating sign, so that the motor outputs tell the mixers apart (a neutral command
+    would not) while its torque averages to zero over two overrides (a constant probe turns
+    the vehicle for as long as the detection takes). :func:`classify_outputs` compares
+    distances from neutral, so either sign votes alike. Clipped to [-1, 1].
+    """
+    sign = 1.0 if k % 2 == 0 else -1.0
+    return np.clip(np.asarray(u, dtype=float) + sign * np.asarray(probe_u, dtype=float), -1.0, 1.0)
+
+
 class FirmwareDetector(object):
     """Tells from the overrides sent and the motor outputs seen which mixer the vehicle runs.
 
