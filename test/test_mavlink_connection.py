@@ -1,5 +1,5 @@
 """The MAVLink bridge's connection (brov2_hybrid.link.mavlink_connection) over a fake pymavlink
-connection: opening (and failing to), sending, EOF, closing, signing."""
+connection: opening (and failing to), sending, EOF, closing, signing and keying the vehicle."""
 import os
 
 from pymavlink.dialects.v20 import ardupilotmega as mavlink
@@ -60,7 +60,8 @@ def _link(key=None, connect=None):
     def make(url, **kwargs):
         made.append(FakeConnection(url, **kwargs))
         return made[-1]
-    link = mc.MavlinkConnection(URL, 255, 190, key, 2.0, 0.5, log, connect=connect or make)
+    link = mc.MavlinkConnection(URL, (255, 190), (1, 1), key, key is not None, 2.0, 0.5, log,
+                                connect=connect or make)
     return link, made, log
 
 
@@ -113,10 +114,37 @@ def test_a_signing_key_signs_what_is_sent_and_keys_the_vehicle():
     link, made, _ = _link(key=key)
     link.open()
     assert made[0].mav.signing.sign_outgoing and made[0].mav.signing.secret_key == key
-    assert link.send_setup_signing(1, 1)
+    assert link.send_setup_signing()
     keying = mavlink.MAVLink(None).decode(bytearray(made[0].sent[0]))
     assert keying.get_type() == "SETUP_SIGNING" and bytes(keying.secret_key) == key
     assert (keying.target_system, keying.target_component) == (1, 1)
     unsigned, made, _ = _link()
     unsigned.open()
     assert not made[0].mav.signing.sign_outgoing
+
+
+def _types(conn):
+    parser = mavlink.MAVLink(None)
+    return [parser.decode(bytearray(buf)).get_type() for buf in conn.sent]
+
+
+def test_the_vehicle_is_keyed_at_most_once_a_period_and_when_it_talks_unsigned():
+    key = mavlink_signing.load_key(os.path.join(paths.package_root(), "test", "data", "signing_test.key"))
+    link, made, _ = _link(key=key)
+    link.open()
+    assert link.key_vehicle(0.0) and not link.key_vehicle(0.5)       # SETUP_SIGNING_PERIOD_S = 1 s
+    # a frame of vehicle 1/1 (HEARTBEAT, id 0) refused by signing, after the period: keyed again
+    from_vehicle = mavlink.MAVLink_bad_data(bytes([0xFD, 9, 0, 0, 7, 1, 1, 0, 0, 0]), "Invalid signature")
+    text = link.on_unsigned(from_vehicle, 1.5)
+    assert _types(made[0]) == ["SETUP_SIGNING", "SETUP_SIGNING"]
+    assert text == ("1 unsigned or wrongly signed messages dropped (last from 1/1); is the vehicle keyed with key "
+                    "%s? (~signing_setup keys it)" % mavlink_signing.fingerprint(key))
+    other = mavlink.MAVLink_bad_data(bytes([0xFD, 9, 0, 0, 7, 2, 1, 0, 0, 0]), "Invalid signature")
+    assert link.on_unsigned(other, 9.0).startswith("2 unsigned") and len(made[0].sent) == 2   # not our vehicle
+    assert "(last from ?)" in link.on_unsigned(mavlink.MAVLink_bad_data(b"", "Invalid signature"), 9.0)
+
+
+def test_without_signing_the_vehicle_is_never_keyed():
+    link, made, _ = _link()
+    link.open()
+    assert not link.key_vehicle(0.0) and made[0].sent == []

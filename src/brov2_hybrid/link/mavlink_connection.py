@@ -4,13 +4,15 @@
 signed when a key is given: :mod:`brov2_hybrid.link.mavlink_signing`), lets several threads send
 on it under one lock (:meth:`MavlinkConnection.send`), notes the end of a stream (EOF) instead of
 letting pymavlink retry on its own, and closes it so that the bridge's MAVLink thread can
-reconnect. It logs through ``log``, any object with rospy's ``loginfo``, ``logwarn`` and
+reconnect. On a signed link it keys the vehicle (SETUP_SIGNING) when asked to and counts the
+vehicle's frames refused by signing (:class:`~brov2_hybrid.link.link_state.SigningLink`). It logs through ``log``, any object with rospy's ``loginfo``, ``logwarn`` and
 ``logwarn_throttle`` (the node passes rospy; tests a stand-in).
 """
 import threading
 
 from pymavlink import mavutil
 
+from brov2_hybrid.link import link_state
 from brov2_hybrid.link import mavlink_signing
 
 #: Period of the "cannot connect" warning while the vehicle's address does not open [s].
@@ -18,17 +20,20 @@ CONNECT_WARN_PERIOD_S = 10.0
 
 
 class MavlinkConnection(object):
-    """One pymavlink connection to ``url`` as ``system_id``/``component_id``, re-opened after
-    :meth:`close`; ``signing_key`` (32 bytes or None): sign what is sent, accept only signed
-    frames. ``warn_period_s``: period of the send-failure warning; ``reconnect_period_s``: how
-    often the caller retries :meth:`open` (said in the warning). ``connect`` makes the pymavlink
+    """One pymavlink connection to ``url`` as ``ids`` (system, component) to the vehicle ``target``
+    (system, component), re-opened after :meth:`close`; ``signing_key`` (32 bytes or None): sign
+    what is sent, accept only signed frames; ``signing_setup``: key the vehicle with it.
+    ``warn_period_s``: period of the send-failure warning; ``reconnect_period_s``: how often the
+    caller retries :meth:`open` (said in the warning). ``connect`` makes the pymavlink
     connection (tests pass a stand-in)."""
 
-    def __init__(self, url, system_id, component_id, signing_key, warn_period_s, reconnect_period_s, log,
+    def __init__(self, url, ids, target, signing_key, signing_setup, warn_period_s, reconnect_period_s, log,
                  connect=mavutil.mavlink_connection):
         self.url = url
-        self.ids = (int(system_id), int(component_id))
+        self.ids = (int(ids[0]), int(ids[1]))
+        self.target = (int(target[0]), int(target[1]))
         self.signing_key = signing_key
+        self.signing = link_state.SigningLink(signing_setup, self.target[0])
         self.warn_period_s = float(warn_period_s)
         self.reconnect_period_s = float(reconnect_period_s)
         self.log = log
@@ -51,6 +56,7 @@ class MavlinkConnection(object):
         self.eof = False
         if self.signing_key is not None:
             mavlink_signing.sign_connection(conn, self.signing_key)
+            self.signing.opened()
         self.conn = conn
         self.log.loginfo("mavlink_bridge: connected to %s, waiting for the vehicle's HEARTBEAT", self.url)
         return True
@@ -85,10 +91,25 @@ class MavlinkConnection(object):
                 self.log.logwarn_throttle(self.warn_period_s, "mavlink_bridge: send failed: %s" % exc)
                 return False
 
-    def send_setup_signing(self, target_system, target_component):
+    def send_setup_signing(self):
         """Send SETUP_SIGNING with our key to the vehicle (it signs from then on). Returns whether it went out."""
-        return self.send(lambda m: mavlink_signing.send_setup_signing(self.conn, target_system, target_component,
+        return self.send(lambda m: mavlink_signing.send_setup_signing(self.conn, self.target[0], self.target[1],
                                                                       self.signing_key))
+
+    def key_vehicle(self, mono):
+        """On a signed link with ``signing_setup``: send SETUP_SIGNING, at most every
+        :data:`~brov2_hybrid.link.link_state.SETUP_SIGNING_PERIOD_S`. Returns whether it was sent."""
+        return self.signing_key is not None and self.signing.setup_due(mono) and self.send_setup_signing()
+
+    def on_unsigned(self, bad_data, mono):
+        """A vehicle frame refused by signing (pymavlink's BAD_DATA) at ``mono``: counted; the target
+        vehicle talking unsigned is keyed (with ``signing_setup``). Returns the warning to give."""
+        sender = mavlink_signing.sender_of(bad_data)
+        if self.signing.on_rejected(sender, mono):
+            self.send_setup_signing()       # the vehicle talks but is not keyed (yet)
+        return ("%d unsigned or wrongly signed messages dropped (last from %s); is the vehicle keyed with key "
+                "%s? (~signing_setup keys it)" % (self.signing.rejected, "%d/%d" % sender[:2] if sender else "?",
+                                                   mavlink_signing.fingerprint(self.signing_key)))
 
     def receive(self, timeout_s):
         """The next message (None after ``timeout_s`` without one); OSError when the link failed."""
