@@ -49,3 +49,13 @@ def interval_only(streams):
 def interval_us(rate_hz):
     """MAV_CMD_SET_MESSAGE_INTERVAL param2: interval [us] for a rate (-1 = stop)."""
     return -1.0 if rate_hz <= 0 else 1e6 / float(rate_hz)
+
+
+def summary(streams):
+    """One line saying what :func:`stream_requests`' (message, rate Hz) pairs asked for, and which
+    of them only SET_MESSAGE_INTERVAL can start (:func:`interval_only`)."""
+    only = interval_only(streams)
+    return "requested streams %s%s" % (
+        ", ".join("%s %.0f Hz" % (name, rate) for name, rate in streams),
+        "; %s only by SET_MESSAGE_INTERVAL (a firmware without it never sends it: attitude_source euler)"
+        % ", ".join(only) if only else "")
