@@ -24,6 +24,7 @@ import types
 #: Set (to anything but "" or "0") to run every kernel as Python.
 NO_JIT_ENV = "BROV2_NO_JIT"
 
+_GROUPED = {}    # dispatcher -> its grouped_call
 _FAMILIES = {}   # family name -> {function name: compiled dispatcher} or None
 
 
@@ -121,3 +122,57 @@ def compile_family(name, functions, probe=None):
         return None
     _FAMILIES[name] = compiled
     return compiled
+
+
+def grouped_call(dispatcher):
+    """``dispatcher`` (a compiled kernel) as a function that types its tuple arguments once per kind.
+
+    A numba dispatcher types a call's arguments from a fingerprint of their types computed in C,
+    looked up in its cache. numba 0.58 garbles the first bytes of a fingerprint longer than 40
+    bytes (a tuple of five or more arrays): its cache never finds one, and it types such an
+    argument again in Python on every call, some tens of microseconds per tuple. This function
+    keys the compiled entry point on the fingerprints of the arguments' elements (tuples opened,
+    each one short: numba's own key, of array kinds, dimensions, layouts, writability and
+    dtypes and the types of numbers) and calls it directly; the first call of each kind goes
+    through the dispatcher (which compiles it if needed). Without numba's fingerprint function,
+    the dispatcher itself. One such function per dispatcher and process.
+    """
+    if dispatcher in _GROUPED:
+        return _GROUPED[dispatcher]
+    try:
+        from numba._dispatcher import compute_fingerprint
+    except ImportError:          # another numba: its dispatcher as it is
+        return dispatcher
+    entry_points = {}
+
+    def type_key(values):
+        """The fingerprints of the elements of ``values`` (a tuple), tuples opened, as nested tuples."""
+        key = []
+        for v in values:
+            key.append(type_key(v) if type(v) is tuple else compute_fingerprint(v))
+        return tuple(key)
+
+    def call(*args):
+        """``dispatcher(*args)``, through the compiled entry point of their kind once known."""
+        key = type_key(args)
+        entry = entry_points.get(key)
+        if entry is not None:
+            return entry(*args)
+        result = dispatcher(*args)
+        compiled = dispatcher.overloads.get(tuple(dispatcher.typeof_pyval(a) for a in args))
+        if compiled is not None and _intact(key):    # None: numba converted the arguments
+            entry_points[key] = compiled.entry_point
+        return result
+
+    call.dispatcher = dispatcher
+    _GROUPED[dispatcher] = call
+    return call
+
+
+def _intact(key):
+    """True when no fingerprint in ``key`` (nested tuples of them) is long enough to be garbled."""
+    return all(_intact(k) if type(k) is tuple else len(k) <= _FINGERPRINT_BYTES for k in key)
+
+
+#: The longest type fingerprint numba 0.58 computes intact [bytes].
+_FINGERPRINT_BYTES = 40

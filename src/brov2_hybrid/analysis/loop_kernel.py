@@ -25,7 +25,8 @@ import numpy as np
 from brov2_hybrid.control.law_kernels import (control_torque, drag_torque, model_drag, integral_step, normalized_command, pd_torque,
                                               rate_estimate, rate_trim, rate_update, sign)
 from brov2_hybrid.control.law import check_gimbal_lock
-from brov2_hybrid.jit import compile_family
+from brov2_hybrid.analysis.loop_args import fly_arguments
+from brov2_hybrid.jit import compile_family, grouped_call
 from brov2_hybrid.physics.hydrostatics import lever_moment
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, down_axis, euler_angles, j2_inv_matrix, j2_matrix, wrapped
 from brov2_hybrid.sim.dynamics import accelerations
@@ -40,29 +41,34 @@ from brov2_hybrid.vehicle.thrust_table import interp_at, pwm_from_star, star_fro
 DONE, GIMBAL_LOCK = 0.0, 1.0
 
 
-def fly(rows, cols, by_channel, n_ticks, steps_per_tick, steps_per_sample, telemetry_delay, command_delay, dt,
-        dive_t, dive_eta2d, dive_u_linear,
-        rate_times, rate_values, rate_diffs, rate_meta, rate_window,
-        tau_max, linear_scale, kp, kd_total, lever, drag_feedforward, integral_on, drag, ki, inertia, enabled,
-        integral_state, last_t, band_rad,
-        compensate, stock_firmware, rc_signs, rc_neutral_us, rc_half_range_us, pwm_min_us, pwm_max_us,
-        F, alloc_tau_max, inv_force, inv_star, inv_slopes, T_hat, mixing, fv_coupling_k,
-        state, constants, plant_pwm_min_us, plant_pwm_max_us, xp, fp, slopes, matrix,
-        noise, noise_on, attitude_std, rate_std, depth_std, status, plant_out,
-        T, c_tau_max, requested_target, c_xp, c_fp, c_slopes, neutral_us, table_half_range_us, c_rc_half_range_us,
-        weights, c_T_hat, c_mixing, c_fv_coupling_k, slope_step_us, newton_steps, clip_motor_pwm, c_pwm_min_us,
-        c_pwm_max_us, tie_break, corner_steps, dofs_h, motors_h, others_h, A_h, A_pinv_h, T_others_h, T_g_t_h,
-        T_dofs_h, dofs_v, motors_v, others_v, A_v, A_pinv_v, T_others_v, T_g_t_v, T_dofs_v):
-    """Fill ``rows`` (n_ticks, columns) at the columns ``cols`` (the Python loop's order), run in
-    whole physics steps of ``dt`` [s]; ``status`` (3,): DONE or GIMBAL_LOCK, the pitch [rad] it
-    stopped at, the physics steps run.
+def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, noise, log, status):
+    """Fly a dive's run: fill the log's rows, one per control tick, in whole physics steps.
 
-    ``state`` (13,) is the plant's state, advanced in place; ``plant_out`` (2 n + 6): its last
-    motor PWMs, thrusts and wrench. The controller's arrays (rate estimator, integral state)
-    are updated in place, as the objects' own ticks would. ``noise``: the standard normals
-    of the run's sensor noise. The arguments after ``plant_out`` are
-    :func:`~brov2_hybrid.vehicle.stock_search.compensated_command`'s (used with ``compensate``).
+    Every argument but ``status`` is a plain tuple of one concept, packed by
+    :func:`~brov2_hybrid.analysis.loop_args.fly_arguments` (the fields and their units:
+    :class:`~brov2_hybrid.analysis.loop_args.FlyArguments`; unpacked by name below):
+    ``timing`` the ticks and steps, ``dive`` the dive's rows, ``rate_estimator`` and ``law``
+    the control law (:func:`~brov2_hybrid.control.law_kernels.control_torque`'s settings),
+    ``output`` the output stage and RC map, ``search`` the stock search's settings
+    (:func:`~brov2_hybrid.vehicle.stock_search.compensated_command`'s, used with ``compensate``),
+    ``firmware`` ArduSub's mixers, ``plant`` the vehicle model, ``noise`` its sensors' noise,
+    ``log`` the rows to fill; ``status`` (3,): DONE or GIMBAL_LOCK, the pitch [rad] it stopped
+    at, the physics steps run.
+
+    Updated in place, as the objects' own ticks would: the plant's state (13,) and its last
+    motor PWMs, thrusts and wrench (``plant``'s last array, (2 n + 6,)), the rate estimator's
+    arrays and the law's integral state.
     """
+    n_ticks, steps_per_tick, steps_per_sample, telemetry_delay, command_delay, dt = timing
+    dive_t, dive_eta2d, dive_u_linear = dive
+    rate_times, rate_values, rate_diffs, rate_meta, rate_window = rate_estimator
+    tau_max = law[0]
+    compensate, stock_firmware, rc_signs, rc_neutral_us, rc_half_range_us, pwm_min_us, pwm_max_us = output
+    F, alloc_tau_max, inv_force, inv_star, inv_slopes, T_hat, mixing, fv_coupling_k, neutral_us, \
+        table_half_range_us = firmware
+    state, constants, plant_pwm_min_us, plant_pwm_max_us, xp, fp, slopes, matrix, plant_out = plant
+    normals, noise_on, attitude_std, rate_std, depth_std = noise
+    rows, cols, by_channel = log
     n = matrix.shape[1]
     half = 0.5 * dt
     n_rows = len(dive_t)
@@ -90,11 +96,11 @@ def fly(rows, cols, by_channel, n_ticks, steps_per_tick, steps_per_sample, telem
             if noise_on:
                 if attitude_std != 0.0:
                     for a in range(3):
-                        sample[a] = sample[a] + (0.0 + attitude_std * noise[drawn + a])
+                        sample[a] = sample[a] + (0.0 + attitude_std * normals[drawn + a])
                     drawn += 3
                 if rate_std != 0.0:
                     for a in range(3):
-                        sample[3 + a] = sample[3 + a] + (0.0 + rate_std * noise[drawn + a])
+                        sample[3 + a] = sample[3 + a] + (0.0 + rate_std * normals[drawn + a])
                     drawn += 3
                 sample[2] = math.atan2(math.sin(sample[2]), math.cos(sample[2]))
             n_samples += 1
@@ -116,18 +122,11 @@ def fly(rows, cols, by_channel, n_ticks, steps_per_tick, steps_per_sample, telem
                     status[0], status[1], status[2] = GIMBAL_LOCK, seen[1], step
                     return
                 rate_estimate(rate_times, rate_diffs, rate_meta[0], t, rate_d)
-                control_torque(eta2d, u_lin, seen[:3], seen[3:], rate_d, t, tau_max, linear_scale, kp, kd_total,
-                               lever, drag_feedforward, integral_on, drag, ki, inertia, enabled, integral_state,
-                               last_t, band_rad, tau)
+                control_torque(eta2d, u_lin, seen[:3], seen[3:], rate_d, t, *law, tau)
                 normalized_command(tau, tau_max, u, saturated)
             if compensate:
                 algorithm2_stars(u, F, alloc_tau_max, inv_force, inv_star, inv_slopes, m_target)
-                compensated_command(u, m_target, T, c_tau_max, requested_target, c_xp, c_fp, c_slopes, neutral_us,
-                                    table_half_range_us, c_rc_half_range_us, weights, c_T_hat, c_mixing,
-                                    c_fv_coupling_k, slope_step_us, newton_steps, clip_motor_pwm, c_pwm_min_us,
-                                    c_pwm_max_us, tie_break, corner_steps, dofs_h, motors_h, others_h, A_h, A_pinv_h,
-                                    T_others_h, T_g_t_h, T_dofs_h, dofs_v, motors_v, others_v, A_v, A_pinv_v,
-                                    T_others_v, T_g_t_v, T_dofs_v, sent)
+                compensated_command(u, m_target, *search, sent)
             else:
                 for k in range(6):
                     sent[k] = u[k]
@@ -158,7 +157,7 @@ def fly(rows, cols, by_channel, n_ticks, steps_per_tick, steps_per_sample, telem
                 row[cols[j + i]] = command[i]
             depth = state[2]
             if noise_on and depth_std != 0.0:
-                depth += 0.0 + depth_std * noise[drawn]
+                depth += 0.0 + depth_std * normals[drawn]
                 drawn += 1
             row[cols[j + n]] = depth
             tick += 1
@@ -194,51 +193,16 @@ def fly_loop(loop, fly, dive, controller, rows):
 
     Raises Brov2Error at gimbal lock, as the law does (the plant left where the run stopped).
     """
-    from brov2_hybrid.vehicle.firmware_output import StockCompensatedOutput, output_stage
-    from brov2_hybrid.vehicle.mixers import MIXING_CODES, QUANTITATIVE
-    plant_in = loop.plant.stepper_inputs()
-    if plant_in is None:
+    args = fly_arguments(loop, dive, controller, rows)
+    if args is None:
         return False
-    output, mixer, vehicle = loop.output, loop.output.vehicle_mixer, loop.vehicle
-    compensate = isinstance(output, StockCompensatedOutput)
-    algorithm2 = output.target_mixer if compensate else (mixer if mixer.kind == QUANTITATIVE else None)
-    if algorithm2 is not None and algorithm2.force_matrix is None:
-        return False
-    if compensate:
-        compensation = output.command_args
-    else:          # not used; the kernel's arguments still need values of their types
-        if vehicle.name not in _PLACEHOLDERS:
-            _PLACEHOLDERS[vehicle.name] = output_stage("stock", vehicle, loop.rc_map).command_args
-        compensation = _PLACEHOLDERS[vehicle.name]
-    F, alloc_tau_max = ((algorithm2.force_matrix, algorithm2.allocator.tau_max) if algorithm2 is not None
-                        else (compensation[0].T.copy(), vehicle.tau_max))
-    state, constants, (lo, hi), (xp, fp, slopes), matrix, (noise_on, att_std, rate_std, depth_std) = plant_in
-    n_ticks, spt, sps = len(rows), loop.steps_per_tick, loop.steps_per_sample
-    per_sample = (3 if att_std else 0) + (3 if rate_std else 0)
-    n_noise = ((n_ticks - 1) * spt // sps + 1) * per_sample + n_ticks * (1 if depth_std else 0) if noise_on else 0
-    plant = loop.plant
-    plant_out = np.concatenate([plant.motor_pwm_us, plant.thruster_forces_n(), plant.thruster_wrench()])
-    est, m, table = controller.rate_estimator, loop.rc_map, mixer.table
-    status = np.zeros(3)
-    fly(rows, loop.tick_columns(), np.array([m.channels.index(ch) for ch in range(1, 7)]), n_ticks, spt, sps,
-        loop.telemetry_delay_steps, loop.command_delay_steps, loop.dt_s,
-        dive.t_s - float(dive.t_s[0]), np.ascontiguousarray(dive.eta2d_rad), np.ascontiguousarray(dive.u_linear),
-        est.times, est.values, est.diffs, est.meta, est.window, *controller.kernel_settings(),
-        compensate, mixer.kind != QUANTITATIVE, m.signs, m.neutral_us, m.half_range_us,
-        float(output.pwm_min_us), float(output.pwm_max_us), F, alloc_tau_max, table.inv_force_n, table.inv_star,
-        table.inv_slopes, mixer.T_hat, MIXING_CODES[mixer.frame_mixing], float(mixer.fv_coupling_k or 0.0),
-        state, constants, lo, hi, xp, fp, slopes, matrix, plant.standard_normals(n_noise), noise_on, att_std,
-        rate_std, depth_std, status, plant_out, *compensation)
-    n = vehicle.n_thrusters
-    plant.load_stepped(state, int(status[2]), plant_out[:n], plant_out[n:2 * n], plant_out[2 * n:])
+    fly(*args)
+    state, plant_out, status = args.plant[0], args.plant[-1], args.status
+    n = loop.vehicle.n_thrusters
+    loop.plant.load_stepped(state, int(status[2]), plant_out[:n], plant_out[n:2 * n], plant_out[2 * n:])
     if status[0] == GIMBAL_LOCK:
         check_gimbal_lock(status[1])
     return True
-
-
-#: compensated_command's arguments of a vehicle's stock stage, by vehicle name: the values
-#: :func:`fly` is given (and does not use) when the loop does not compensate.
-_PLACEHOLDERS = {}
 
 
 def compiled_fly(probe):
@@ -246,4 +210,4 @@ def compiled_fly(probe):
     would not give the Python tick loop's rows here). ``probe(compiled)``: the check, run on the
     first compile (:func:`brov2_hybrid.analysis.closed_loop.probe_fly`)."""
     kernels = compile_family("loop", KERNELS, probe)
-    return kernels["fly"] if kernels else None
+    return grouped_call(kernels["fly"]) if kernels else None
