@@ -16,8 +16,13 @@ _PACKAGES = [
     'brov2_hybrid.vehicle',
     'brov2_hybrid.link',
     'brov2_hybrid.dive',
+    'brov2_hybrid.pilot',
+    'brov2_hybrid.mission',
+    'brov2_hybrid.tick_log',
+    'brov2_hybrid.loop',
     'brov2_hybrid.node_logic',
     'brov2_hybrid.identify',
+    'brov2_hybrid.viz',
 ]
 
 setup_args = generate_distutils_setup(

@@ -9,7 +9,7 @@ motor outputs (SERVO_OUTPUT_RAW) and armed flag (HEARTBEAT), so the observer doe
 depend on any node being killed. Per node it records: time from the kill until all
 eight motors are at neutral (1500 us), whether control came back (respawn), whether
 the vehicle is still armed at the end, whether the launch ended, what /rosout told
-the operator, and whether every tick log file reads back (brov2_hybrid.node_logic.logfile.read_log).
+the operator, and whether every tick log file reads back (brov2_hybrid.tick_log.logfile.read_log).
 Before control_law is killed, omega_d is retuned with dynparam: the respawned node must
 fly with the retuned value (dynamic_reconfigure keeps it on the parameter server).
 
@@ -40,7 +40,7 @@ sys.path.insert(0, os.path.join(REPO, "src"))
 
 from brov2_hybrid.link.ardusub import PWM_NEUTRAL_US, SERVO_OUTPUTS  # noqa: E402
 from brov2_hybrid.errors import Brov2Error  # noqa: E402
-from brov2_hybrid.node_logic.logfile import read_log  # noqa: E402
+from brov2_hybrid.tick_log.logfile import read_log  # noqa: E402
 
 NODES = ("control_law", "thruster_allocation", "mavlink_bridge", "csv_reader", "logger", "mission")
 NEUTRAL_US = int(PWM_NEUTRAL_US)   # every motor output when disarmed or at neutral [us]

@@ -4,14 +4,7 @@
 # make reproduce ARGS="...".
 set -euo pipefail
 REPO="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-if [ -f "$REPO/nodes/analyze" ]; then
-    cmd=(python "$REPO/nodes/analyze" reproduce)
-elif [ -f "$REPO/src/brov2_hybrid/analysis/__main__.py" ]; then
-    cmd=(python -m brov2_hybrid.analysis reproduce)
-else
-    echo "make reproduce: the analysis tool (nodes/analyze or brov2_hybrid.analysis) is not there yet"
-    exit 0
-fi
+cmd=(python -m brov2_hybrid.analysis reproduce)
 bash "$REPO/scripts/setup.sh"
 # shellcheck disable=SC1091
 source "$REPO/scripts/env.sh"

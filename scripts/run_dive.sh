@@ -67,7 +67,7 @@ STATUS=${PIPESTATUS[0]}
 set -e
 
 # The mission's outcome (empty when it left none).
-MISSION_CODE=$(python -c 'import sys; from brov2_hybrid.node_logic.exit_codes import read_exit_code as r; c = r(sys.argv[1]); print("" if c is None else c)' "$CODE_FILE")
+MISSION_CODE=$(python -c 'import sys; from brov2_hybrid.mission.exit_codes import read_exit_code as r; c = r(sys.argv[1]); print("" if c is None else c)' "$CODE_FILE")
 
 LOG=$(ls -t "$RUN"/*.csv 2>/dev/null | head -n 1 || true)
 if [ -n "$LOG" ]; then
@@ -82,17 +82,17 @@ fi
 # Another required node (mavros_node: the vehicle link) was killed by a signal (kill -9, a crash):
 # roslaunch shut the run down, and the mission, stopped from outside, says 130. Say which node,
 # with its exit code. (A node that exits with its own code has said why: exit 1 below.)
-DIED=$(python -c 'import sys; from brov2_hybrid.node_logic.exit_codes import required_node_died as d
+DIED=$(python -c 'import sys; from brov2_hybrid.mission.exit_codes import required_node_died as d
 r = d(open(sys.argv[1], errors="replace").read()); print("" if r is None else "%s %s" % r)' "$RUN/roslaunch.log")
 if [ -n "$DIED" ] && [ "${DIED%% *}" != mission ] && case "${DIED#* }" in -* | None) true ;; *) false ;; esac \
     && { [ -z "$MISSION_CODE" ] || [ "$MISSION_CODE" = 130 ]; }; then
-    CODE=$(python -c 'from brov2_hybrid.node_logic.exit_codes import EXIT_NODE_DIED as c; print(c)')
+    CODE=$(python -c 'from brov2_hybrid.mission.exit_codes import EXIT_NODE_DIED as c; print(c)')
     echo "make run: exit $CODE: the required node ${DIED%% *} died (exit code ${DIED#* }) and roslaunch ended" \
          "the run; see $RUN/roslaunch.log" >&2
     exit "$CODE"
 fi
 if [ -n "$MISSION_CODE" ] && [ "$MISSION_CODE" != 0 ]; then
-    MEANING=$(python -c 'import sys; from brov2_hybrid.node_logic.exit_codes import EXIT_MEANINGS as m; print(m.get(int(sys.argv[1]), "?"))' "$MISSION_CODE")
+    MEANING=$(python -c 'import sys; from brov2_hybrid.mission.exit_codes import EXIT_MEANINGS as m; print(m.get(int(sys.argv[1]), "?"))' "$MISSION_CODE")
     echo "make run: exit $MISSION_CODE: the mission ended with code $MISSION_CODE ($MEANING); see $RUN/roslaunch.log" >&2
     exit "$MISSION_CODE"
 fi

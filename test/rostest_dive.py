@@ -19,7 +19,7 @@ import rostest
 import rostest_common as rc
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.physics.kinematics import wrap_angle
-from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.tick_log.logfile import read_log
 
 IAE_FRACTION = 0.35
 AXES = ("roll", "pitch", "yaw")

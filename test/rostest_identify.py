@@ -21,7 +21,7 @@ import rostest
 import rostest_common as rc
 from brov2_hybrid.identify import model as idmodel
 from brov2_hybrid.identify.disturbed import FlightDisturbed
-from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.tick_log.logfile import read_log
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 

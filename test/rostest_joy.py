@@ -26,10 +26,10 @@ import rostest
 from sensor_msgs.msg import Joy
 
 import rostest_common as rc
-from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.tick_log.logfile import read_log
 from brov2_hybrid.msg import PilotTakeover
-from brov2_hybrid.dive.pilot_settings import load_joystick_settings
-from brov2_hybrid.dive.stick_shaping import shape
+from brov2_hybrid.pilot.settings import load_joystick_settings
+from brov2_hybrid.pilot.stick_shaping import shape
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 S = load_joystick_settings()

@@ -23,7 +23,7 @@ from sensor_msgs.msg import Joy
 
 import rostest_common as rc
 from brov2_hybrid.msg import DesiredState
-from brov2_hybrid.dive.pilot_settings import load_joystick_settings
+from brov2_hybrid.pilot.settings import load_joystick_settings
 
 S = load_joystick_settings()
 EXPECTED_NED_FRD_DEG = np.array([8.0, 12.0, 30.0])

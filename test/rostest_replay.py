@@ -22,7 +22,7 @@ import rospy
 import rostest
 
 import rostest_common as rc
-from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.tick_log.logfile import read_log
 
 AXES = ("roll", "pitch", "yaw")
 DESIRED_PHASE_TOL_S = 0.5

@@ -169,7 +169,7 @@ def test_settings_errors_name_the_key(tmp_path):
 def test_log_metrics_known_values():
     """IAE of a constant 0.1 rad yaw error over 1 s; Eq. 26 of a held 1700 us; released channels are neutral."""
     from brov2_hybrid.analysis.log_summary import log_metrics
-    from brov2_hybrid.node_logic.logfile import LOG_COLUMNS
+    from brov2_hybrid.tick_log.logfile import LOG_COLUMNS
     from brov2_hybrid.vehicle.rc import load_rc_map
     n = 51
     log = {c: np.zeros(n) for c in LOG_COLUMNS if c != "mode"}

@@ -1,4 +1,4 @@
-"""In-process closed loop (brov2_hybrid.analysis.closed_loop): physical sanity, latency, log format."""
+"""In-process closed loop (brov2_hybrid.loop.closed_loop): physical sanity, latency, log format."""
 import math
 from dataclasses import replace
 
@@ -6,12 +6,12 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.analysis import metrics
-from brov2_hybrid.analysis.closed_loop import ClosedLoop, write_log
+from brov2_hybrid.loop.closed_loop import ClosedLoop, write_log
 from brov2_hybrid.analysis.log_replay import compare_with_log
 from brov2_hybrid.dive.shapes import step_dive
-from brov2_hybrid.analysis.settings import LoopSettings
+from brov2_hybrid.loop.settings import LoopSettings
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, read_log
+from brov2_hybrid.tick_log.logfile import LOG_COLUMNS, read_log
 
 STEP = math.pi / 2
 T_STEP = 1.0
@@ -191,13 +191,14 @@ def test_fast_loop_writes_the_csv_of_the_loop_as_first_written(tmp_path, mixer, 
     ("quantitative", False, False, False), ("quantitative", True, True, True), ("stock", False, False, True),
     ("stock", True, True, False), ("stock_wrench", True, False, True), ("stock_naive", False, True, False)])
 def test_compiled_run_is_the_python_tick_loop(stage, noisy, latency, integral):
-    """ClosedLoop.run compiled as one kernel (analysis.loop_kernel.fly) against its Python tick loop on
+    """ClosedLoop.run compiled as one kernel (loop.kernel.fly) against its Python tick loop on
     the objects: the same rows bit for bit, the plant left in the same state and its noise generator
     at the same place, on a mismatched plant (robustness) with noise, latency, integral action and the
     drag feed-forward, for every output stage."""
     import os
     from brov2_hybrid import paths
-    from brov2_hybrid.analysis import closed_loop, loop_kernel
+    from brov2_hybrid.loop import closed_loop
+    from brov2_hybrid.loop import kernel as loop_kernel
     from brov2_hybrid.analysis.robustness import draw_samples, perturbed_vehicle
     from brov2_hybrid.analysis.settings import load_analysis_settings
     from brov2_hybrid.dive.dive_csv import load_dive_csv

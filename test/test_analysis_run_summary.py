@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, LogWriter, read_log
+from brov2_hybrid.tick_log.logfile import LOG_COLUMNS, LogWriter, read_log
 from brov2_hybrid.analysis.log_summary import dive_part
 from brov2_hybrid.analysis.run_summary import format_summary, summarize
 

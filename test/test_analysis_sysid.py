@@ -6,7 +6,7 @@ import pytest
 
 from brov2_hybrid.analysis import sysid
 from brov2_hybrid.errors import Brov2Error, InputDataError
-from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, LogWriter
+from brov2_hybrid.tick_log.logfile import LOG_COLUMNS, LogWriter
 
 WINDOW = (2.5, 4.5)
 

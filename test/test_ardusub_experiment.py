@@ -8,7 +8,7 @@ import pytest
 from brov2_hybrid.analysis import ardusub_experiment as ae
 from brov2_hybrid.analysis import ardusub_report as ar
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.node_logic.logfile import NUMERIC_COLUMNS
+from brov2_hybrid.tick_log.logfile import NUMERIC_COLUMNS
 
 
 def synthetic_log(t, desired, actual, pwm=1500.0):
@@ -119,7 +119,7 @@ def test_hybrid_pilot_delays_attitude_and_command_as_the_loop_says(vehicle):
     override that is not neutral goes out 100 ms after the first attitude, and it is the
     command the law formed 60 ms earlier."""
     from brov2_hybrid.analysis.ardusub_pilots import HybridPilot
-    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
     from brov2_hybrid.analysis.settings import load_analysis_settings
     from dataclasses import replace
     loop = ClosedLoop(replace(load_analysis_settings().loop, mixer="stock", output_stage="stock"), vehicle)

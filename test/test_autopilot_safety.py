@@ -1,11 +1,11 @@
-"""The autopilot's safety logic (brov2_hybrid.node_logic.autopilot_safety): modes and the neutral
+"""The autopilot's safety logic (brov2_hybrid.control.autopilot_safety): modes and the neutral
 command on missing, stale or non-finite inputs, input ages, tick time."""
 import math
 
 import numpy as np
 import pytest
 
-from brov2_hybrid.node_logic import autopilot_safety as safety
+from brov2_hybrid.control import autopilot_safety as safety
 from brov2_hybrid.control.law import HybridController
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.physics.hydrostatics import restoring_moment

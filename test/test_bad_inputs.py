@@ -14,7 +14,7 @@ from brov2_hybrid.dive.dive_csv import GIMBAL_LOCK_PITCH_DEG, default_max_abs_pi
 from brov2_hybrid.errors import InputDataError, ParameterError
 from brov2_hybrid.csv_input import MAX_CSV_LINE_BYTES
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS
-from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.tick_log.logfile import read_log
 from brov2_hybrid.dive.playback import dive_from_samples
 from brov2_hybrid.vehicle.thrust_table import read_t200_csv
 
@@ -213,7 +213,7 @@ def test_default_limit_is_flown_without_reaching_gimbal_lock():
     # a step to +-limit must be tracked without the control law refusing (gimbal lock)
     # and with the peak pitch at least 5 deg clear of 90 (a sparse step overshoots;
     # params/autopilot.yaml notes the figures), settling on the target.
-    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
     from brov2_hybrid.dive.dive_csv import Dive
     loop = ClosedLoop()
     limit = default_max_abs_pitch_deg()

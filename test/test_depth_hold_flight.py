@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from brov2_hybrid import paths
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.analysis.metrics import depth_error
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.dive.dive_csv import load_dive_csv

@@ -4,7 +4,7 @@ import pytest
 
 from brov2_hybrid.dive.dive_csv import load_dive_csv, write_dive_csv
 from brov2_hybrid.errors import InputDataError
-from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, LogWriter, read_log
+from brov2_hybrid.tick_log.logfile import LOG_COLUMNS, LogWriter, read_log
 
 HEADER = "time_s,roll_deg,pitch_deg,yaw_deg,surge,sway,heave\n"
 

@@ -175,8 +175,8 @@ def test_detector_ignores_neutral_and_undecided(vehicle, rc_map):
 
 
 def test_closed_loop_refuses_a_stage_for_another_firmware():
-    from brov2_hybrid.analysis.closed_loop import ClosedLoop
-    from brov2_hybrid.analysis.settings import LoopSettings
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
+    from brov2_hybrid.loop.settings import LoopSettings
     with pytest.raises(Brov2Error, match="output_stage 'quantitative' drives quantitative firmware"):
         ClosedLoop(LoopSettings(mixer="stock", output_stage="quantitative"))
 
@@ -185,9 +185,9 @@ def test_closed_loop_yaw_step_on_stock_firmware_compensated_like_quantitative():
     """Issue 8 goal: stock compensated within 5 % of the quantitative firmware's settling time."""
     import math
     from brov2_hybrid.analysis import metrics
-    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
     from brov2_hybrid.dive.shapes import step_dive
-    from brov2_hybrid.analysis.settings import LoopSettings
+    from brov2_hybrid.loop.settings import LoopSettings
     step = math.radians(90.0)
     settle = {}
     for name, settings in (("quantitative", LoopSettings()), ("stock", LoopSettings(mixer="stock")),

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.analysis import cli, lti, metrics
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.dive.shapes import step_dive
 from brov2_hybrid.errors import InputDataError, ParameterError

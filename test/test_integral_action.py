@@ -6,7 +6,7 @@ import pytest
 
 from brov2_hybrid.control.law import HybridController, attitude_torque, normalize
 from brov2_hybrid.physics.hydrostatics import restoring_moment
-from brov2_hybrid.node_logic.autopilot_safety import AutopilotCore
+from brov2_hybrid.control.autopilot_safety import AutopilotCore
 
 YAW = 2
 

@@ -137,7 +137,7 @@ import numpy as np
 from brov2_hybrid import jit
 from brov2_hybrid.control.law import HybridController, normalize
 from brov2_hybrid.link.ardusub import PWM_NEUTRAL_US
-from brov2_hybrid.node_logic.autopilot_safety import AutopilotCore
+from brov2_hybrid.control.autopilot_safety import AutopilotCore
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.sim.config import load_link_config
 from brov2_hybrid.sim.simulator import Simulator

@@ -10,7 +10,7 @@ import tempfile
 import numpy as np
 import pytest
 
-from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriteError, LogWriter, read_log
+from brov2_hybrid.tick_log.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriteError, LogWriter, read_log
 
 TMPFS_SIZE = "64k"
 TICKS = 2000            # ~1.1 MB of rows at 50 Hz: 40 s of flight, far more than 64 KiB
@@ -89,7 +89,7 @@ def test_a_killed_writer_leaves_only_whole_rows(tmp_path):
     import sys
     import time
     path = str(tmp_path / "log.csv")
-    code = ("import sys\nfrom brov2_hybrid.node_logic.logfile import LogWriter, NUMERIC_COLUMNS\n"
+    code = ("import sys\nfrom brov2_hybrid.tick_log.logfile import LogWriter, NUMERIC_COLUMNS\n"
             "w = LogWriter(sys.argv[1])\nk = 0\n"
             "while True:\n"
             "    row = {c: k + j * 1e-3 for j, c in enumerate(NUMERIC_COLUMNS)}\n"

@@ -1,4 +1,4 @@
-"""The compiled loop's arguments (brov2_hybrid.analysis.loop_args) and jit.grouped_call.
+"""The compiled loop's arguments (brov2_hybrid.loop.fly_args) and jit.grouped_call.
 
 fly takes a few groups (plain tuples, one per concept) instead of one argument per value;
 grouped_call calls a compiled kernel with such tuples without numba typing them again in
@@ -12,8 +12,9 @@ import numpy as np
 import pytest
 
 from brov2_hybrid import jit
-from brov2_hybrid.analysis import loop_args, loop_kernel
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop import fly_args as loop_args
+from brov2_hybrid.loop import kernel as loop_kernel
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.dive.shapes import step_dive
 

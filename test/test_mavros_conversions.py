@@ -11,7 +11,7 @@ from scipy.spatial.transform import Rotation
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.link import mavros_conversions as conv
 from brov2_hybrid.link.ardusub import MODE_FLAG_CUSTOM_MODE_ENABLED, MODE_FLAG_SAFETY_ARMED, MODES
-from brov2_hybrid.node_logic import autopilot_safety as safety
+from brov2_hybrid.control import autopilot_safety as safety
 from brov2_hybrid.physics.kinematics import (
     euler_from_quaternion,
     euler_ned_frd_from_enu_flu_quaternion,

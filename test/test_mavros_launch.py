@@ -6,7 +6,7 @@ a temporary folder (test scaffolding only, never installed or committed): a pack
 the two YAML files mavros.launch loads, and a ``mavros_node`` stub that records when it
 started and whether the vehicle's TCP port accepted a connection at that moment, then
 exits (which ends the launch: the node is required). The real roslaunch, rosrun and
-nodes/wait_for_vehicle run unchanged; a private ROS master is started on a free port.
+scripts/wait_for_vehicle run unchanged; a private ROS master is started on a free port.
 
 The fake is laid out as an installed catkin prefix (``.catkin``, ``share/mavros``,
 ``lib/mavros/mavros_node``) put FIRST on both CMAKE_PREFIX_PATH and ROS_PACKAGE_PATH:

@@ -18,14 +18,14 @@ from brov2_hybrid import paths
 from brov2_hybrid.analysis import allocators as al
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis import options as op
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.analysis.log_summary import log_metrics
 from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
 from brov2_hybrid.control import live_settings
 from brov2_hybrid.control.law import HybridController
 from brov2_hybrid.dive.dive_csv import Dive, load_dive_csv
 from brov2_hybrid.dive.shapes import step_dive
-from brov2_hybrid.node_logic.autopilot_safety import AutopilotCore
+from brov2_hybrid.control.autopilot_safety import AutopilotCore
 from brov2_hybrid.sim.config import load_sim_options
 from brov2_hybrid.vehicle import saturating_allocation
 from brov2_hybrid.vehicle.firmware_output import stage_for_firmware

@@ -1,6 +1,6 @@
 """PeerWatch: restarts and absences of the watched nodes, each told once."""
-from brov2_hybrid.node_logic.mission_io import INFO, WARN
-from brov2_hybrid.node_logic.peer_watch import PeerWatch
+from brov2_hybrid.mission.interfaces import INFO, WARN
+from brov2_hybrid.mission.peer_watch import PeerWatch
 
 
 def test_a_restart_is_told_once_with_both_pids():

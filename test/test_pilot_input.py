@@ -10,12 +10,12 @@ import pytest
 
 from brov2_hybrid.errors import Brov2Error, InputDataError, ParameterError
 from brov2_hybrid.physics.kinematics import quaternion_from_euler
-from brov2_hybrid.dive.pilot_settings import load_joystick_settings
-from brov2_hybrid.dive.stick_shaping import shape
-from brov2_hybrid.dive.pilot_input import PilotInput
-from brov2_hybrid.dive.pilot_takeover import PilotTakeover
-from brov2_hybrid.dive.js_event import JS_EVENT_AXIS, JS_EVENT_BUTTON, JS_EVENT_INIT, JsState
-from brov2_hybrid.node_logic.autopilot_safety import MODE_ACTIVE, MODE_NO_INPUT, TickResult
+from brov2_hybrid.pilot.settings import load_joystick_settings
+from brov2_hybrid.pilot.stick_shaping import shape
+from brov2_hybrid.pilot.live_input import PilotInput
+from brov2_hybrid.pilot.takeover import PilotTakeover
+from brov2_hybrid.pilot.js_event import JS_EVENT_AXIS, JS_EVENT_BUTTON, JS_EVENT_INIT, JsState
+from brov2_hybrid.control.autopilot_safety import MODE_ACTIVE, MODE_NO_INPUT, TickResult
 
 S = load_joystick_settings()
 N_AXES, N_BUTTONS = 8, 11
@@ -284,7 +284,7 @@ def test_replace_keeps_settings_validation_free():
 
 # --------------------------------------------------------------------------- log column
 def test_log_pilot_axes_column_and_older_logs(tmp_path):
-    from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, LogWriter, read_log
+    from brov2_hybrid.tick_log.logfile import LOG_COLUMNS, LogWriter, read_log
     w = LogWriter(str(tmp_path / "new.csv"))
     row = {c: 0.0 for c in LOG_COLUMNS}
     row.update(mode="ACTIVE", pilot_axes=5)            # roll + yaw in pilot hands

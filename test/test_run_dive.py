@@ -12,7 +12,7 @@ import subprocess
 import pytest
 
 from brov2_hybrid.link.fcu_address import free_tcp_port
-from brov2_hybrid.node_logic import exit_codes as ec
+from brov2_hybrid.mission import exit_codes as ec
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 pytestmark = pytest.mark.skipif(shutil.which("roslaunch") is None,

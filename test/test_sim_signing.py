@@ -17,7 +17,7 @@ from pymavlink import mavutil  # noqa: E402
 from brov2_hybrid.link import mavlink_signing as ms  # noqa: E402
 from brov2_hybrid.sim.config import load_link_config  # noqa: E402
 from brov2_hybrid.sim.simulator import Simulator  # noqa: E402
-from test_sim_mavlink import SPEEDUP, YAW_RIGHT, Gcs, expected_servos, servos  # noqa: E402
+from sim_gcs import SPEEDUP, YAW_RIGHT, Gcs, expected_servos, servos  # noqa: E402
 
 mavlink = mavutil.mavlink
 KEY = bytes(range(100, 132))

@@ -6,9 +6,9 @@ from types import SimpleNamespace
 import numpy as np
 import pytest
 
-from brov2_hybrid.node_logic.logfile import (LOG_COLUMNS, PWM_COLUMNS, RC_COLUMNS, U_COLUMNS, LogWriter, TickJoin,
+from brov2_hybrid.tick_log.logfile import (LOG_COLUMNS, PWM_COLUMNS, RC_COLUMNS, U_COLUMNS, LogWriter, TickJoin,
                                   last_row_time_s, read_log, status_row)
-from brov2_hybrid.node_logic.status_history import StatusHistory, history_capacity
+from brov2_hybrid.tick_log.status_history import StatusHistory, history_capacity
 
 
 def test_since_returns_the_items_after_a_stamp_oldest_first():

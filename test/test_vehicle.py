@@ -12,9 +12,9 @@ import yaml
 
 from brov2_hybrid.vehicle import allocation
 from brov2_hybrid import paths
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.dive.shapes import step_dive
-from brov2_hybrid.analysis.settings import LoopSettings
+from brov2_hybrid.loop.settings import LoopSettings
 from brov2_hybrid.control.law import HybridController
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.vehicle.mixers import KINDS

@@ -2,7 +2,7 @@
 
 :func:`open_csv` is how every reader of a dive CSV, a thrust table or a log opens its
 file (:mod:`brov2_hybrid.dive.dive_csv`, :mod:`brov2_hybrid.vehicle.thrust_table`,
-:mod:`brov2_hybrid.node_logic.logfile`).
+:mod:`brov2_hybrid.tick_log.logfile`).
 """
 import codecs
 

@@ -26,7 +26,8 @@ def warm(name_or_path="bluerov2_heavy"):
     output stage, the plant through :class:`~brov2_hybrid.sim.plant.Plant`, and the
     in-process loop's run on its probe.
     """
-    from brov2_hybrid.analysis import closed_loop, loop_kernel
+    from brov2_hybrid.loop import closed_loop
+    from brov2_hybrid.loop import kernel as loop_kernel
     from brov2_hybrid.control.law import HybridController, attitude_torque, normalize
     from brov2_hybrid.params import load_controller_params
     from brov2_hybrid.sim.config import load_sim_options

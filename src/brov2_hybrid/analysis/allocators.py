@@ -25,7 +25,7 @@ from brov2_hybrid import paths
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.physics.kinematics import wrap_angle
-from brov2_hybrid.node_logic.logfile import PWM_COLUMNS, U_COLUMNS
+from brov2_hybrid.tick_log.logfile import PWM_COLUMNS, U_COLUMNS
 from brov2_hybrid.params import Section, load_yaml, vehicle_file
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.context import AXES, write_csv

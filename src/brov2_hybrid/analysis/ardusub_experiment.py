@@ -170,7 +170,7 @@ def hybrid_pilot(ctx, omega_d_rad_s):
     """The hybrid autopilot at ``omega_d_rad_s`` [rad/s] as a pilot for ArduSub SITL: the loop's
     controller and the stock compensated output stage (the vehicle runs stock ArduSub), in MANUAL."""
     from brov2_hybrid.analysis.ardusub_pilots import HybridPilot
-    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
     from dataclasses import replace
     loop = ClosedLoop(replace(ctx.loop, mixer=STOCK, output_stage="stock"), ctx.vehicle)
     return HybridPilot(loop.new_controller(omega_d_rad_s), loop.output, ctx.vehicle.tau_max,
@@ -352,7 +352,7 @@ DIVE_KEYS = tuple(["iae_%s_deg_s" % a for a in AXES] + ["max_error_%s_deg" % a f
 def simulator_reference(ctx, dive, omega_d_rad_s):
     """The hybrid autopilot on our own simulator (in-process loop, stock mixer and output stage)."""
     from dataclasses import replace
-    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
     loop = ClosedLoop(replace(ctx.loop, mixer=STOCK, output_stage="stock"), ctx.vehicle)
     result = loop.run(dive, omega_d_rad_s=omega_d_rad_s)
     return dive_metrics(result.log, None)

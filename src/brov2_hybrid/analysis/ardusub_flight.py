@@ -8,7 +8,7 @@ pilot does: modes, arming (retried while ArduSub's PreArm checks refuse), RC ove
 SET_ATTITUDE_TARGET and parameters.
 
 :func:`fly` runs one dive against a pilot, ticking on every ATTITUDE message (ArduSub's
-estimate, vehicle time), and returns a log in :data:`brov2_hybrid.node_logic.logfile.LOG_COLUMNS`
+estimate, vehicle time), and returns a log in :data:`brov2_hybrid.tick_log.logfile.LOG_COLUMNS`
 plus the true attitude from the physics. Pilots
 (:mod:`brov2_hybrid.analysis.ardusub_pilots`):
 
@@ -36,7 +36,7 @@ from brov2_hybrid.link import ardusub
 from brov2_hybrid.link.mavros_conversions import depth_from_relative_alt
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.physics.kinematics import euler_from_quaternion, quaternion_from_euler
-from brov2_hybrid.node_logic.logfile import NUMERIC_COLUMNS
+from brov2_hybrid.tick_log.logfile import NUMERIC_COLUMNS
 from brov2_hybrid.dofs import DOF_NAMES
 
 LOG = logging.getLogger(__name__)

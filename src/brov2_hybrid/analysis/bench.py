@@ -21,7 +21,7 @@ from dataclasses import replace
 
 from brov2_hybrid import paths
 from brov2_hybrid.dive.dive_csv import load_dive_csv
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.dive.shapes import step_dive
 from brov2_hybrid.analysis.settings import load_analysis_settings
 

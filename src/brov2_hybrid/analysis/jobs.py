@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from brov2_hybrid.dive.dive_csv import load_dive_csv
 from brov2_hybrid.params import DEFAULT_VEHICLE
 from brov2_hybrid.analysis import metrics, sysid
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.dive.shapes import sine_dive, step_dive
 
 _LOOPS = {}
@@ -35,7 +35,7 @@ class LoopJob:
 
     def fly(self, dive, duration_s=None, **options):
         """Fly ``dive`` in this process's loop of ``self.loop`` at ``omega_d_rad_s``: the
-        :class:`~brov2_hybrid.analysis.closed_loop.LoopResult`. ``options``: more
+        :class:`~brov2_hybrid.loop.closed_loop.LoopResult`. ``options``: more
         :meth:`ClosedLoop.run` keywords."""
         return closed_loop_for(self.loop).run(dive, duration_s, omega_d_rad_s=self.omega_d_rad_s, **options)
 

@@ -1,7 +1,7 @@
 """Replay a logged run in the in-process loop and compare it with the log.
 
-A log (:data:`brov2_hybrid.node_logic.logfile.LOG_COLUMNS`, e.g. from the ROS ``logger``
-node) of a yaw step is flown again by :class:`~brov2_hybrid.analysis.closed_loop.ClosedLoop`
+A log (:data:`brov2_hybrid.tick_log.logfile.LOG_COLUMNS`, e.g. from the ROS ``logger``
+node) of a yaw step is flown again by :class:`~brov2_hybrid.loop.closed_loop.ClosedLoop`
 with the same omega_d, start attitude and input; :func:`compare_with_log` compares the
 settling times (``brov2-analyze compare-log``, ``test/rostest_yaw_step.py``). The input is
 either the dive CSV the logged run played, shifted onto the log's step
@@ -12,10 +12,10 @@ import math
 
 import numpy as np
 
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.node_logic.logfile import DESIRED_COLUMNS, LINEAR_CMD_COLUMNS
+from brov2_hybrid.tick_log.logfile import DESIRED_COLUMNS, LINEAR_CMD_COLUMNS
 
 
 def dive_from_log(log):
@@ -67,7 +67,7 @@ def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loo
     """
     from brov2_hybrid.analysis import metrics
     from brov2_hybrid.dive.dive_csv import load_dive_csv
-    from brov2_hybrid.node_logic.logfile import read_log
+    from brov2_hybrid.tick_log.logfile import read_log
     log = read_log(log_csv_path)
     # Rows logged while the autopilot had no input or attitude carry NaN angles: skip them.
     finite = np.isfinite(log["yaw_d_rad"]) & np.isfinite(log["yaw_rad"])

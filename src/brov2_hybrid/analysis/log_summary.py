@@ -17,7 +17,7 @@ import numpy as np
 
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.physics.kinematics import wrap_angle
-from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.tick_log.logfile import read_log
 from brov2_hybrid.vehicle.rc import load_rc_map
 from brov2_hybrid.analysis import metrics, plots
 from brov2_hybrid.analysis.context import AXES, LINEAR, write_csv

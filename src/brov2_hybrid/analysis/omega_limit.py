@@ -151,7 +151,7 @@ class LimitJob:
 def run_limit_job(job):
     """Fly one :class:`LimitJob`: step overshoot [%], settling [s] (None: never settles), dive
     summed IAE [deg s] and attitude effort; ``diverged`` when a run ends in gimbal lock."""
-    from brov2_hybrid.analysis.closed_loop import ClosedLoop
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
     from brov2_hybrid.analysis.log_summary import log_metrics
     from brov2_hybrid.dive.dive_csv import load_dive_csv
     from brov2_hybrid.dive.shapes import step_dive

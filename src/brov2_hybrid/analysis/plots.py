@@ -6,25 +6,13 @@ arrays (angles already in degrees where the axis says deg); each function writes
 """
 import math
 
-import matplotlib
+import numpy as np
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import numpy as np  # noqa: E402
-
-from brov2_hybrid.analysis.metrics import HALF_POWER_GAIN  # noqa: E402
-from brov2_hybrid.dofs import ANGULAR_DOF_NAMES  # noqa: E402
+from brov2_hybrid.analysis.metrics import HALF_POWER_GAIN
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES
+from brov2_hybrid.figures import plt, save_figure  # noqa: F401  (save_figure: callers use plots.save_figure)
 
 AXES = ANGULAR_DOF_NAMES
-DPI = 110
-
-
-def save_figure(fig, path):
-    """Lay out, write (DPI) and close ``fig``; returns ``path``."""
-    fig.tight_layout()
-    fig.savefig(path, dpi=DPI)
-    plt.close(fig)
-    return path
 
 
 def _label(ax, xlabel=None, ylabel=None, title=None, legend=None, grid=None, **legend_options):

@@ -24,7 +24,7 @@ import numpy as np
 
 from brov2_hybrid.physics.kinematics import wrap_angle
 from brov2_hybrid.analysis import metrics
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.dive.shapes import step_dive
 from brov2_hybrid.analysis.context import AXES
 from brov2_hybrid.analysis.integral import plateau_dive

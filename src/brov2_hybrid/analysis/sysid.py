@@ -22,7 +22,7 @@ import numpy as np
 from scipy import integrate, optimize
 
 from brov2_hybrid.errors import Brov2Error, InputDataError
-from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.tick_log.logfile import read_log
 from brov2_hybrid.vehicle.mixers import QUANTITATIVE
 
 YAW = 5

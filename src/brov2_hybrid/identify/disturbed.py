@@ -15,8 +15,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from brov2_hybrid.errors import InputDataError
-from brov2_hybrid.node_logic.autopilot_safety import MODE_ACTIVE, MODES
-from brov2_hybrid.node_logic.logfile import ATTITUDE_COLUMNS, RATE_COLUMNS, RC_COLUMNS, U_COLUMNS
+from brov2_hybrid.control.autopilot_safety import MODE_ACTIVE, MODES
+from brov2_hybrid.tick_log.logfile import ATTITUDE_COLUMNS, RATE_COLUMNS, RC_COLUMNS, U_COLUMNS
 
 #: The control law's modes other than closed loop on fresh inputs (the in-process loop logs its own label).
 DEGRADED_MODES = tuple(m for m in MODES if m != MODE_ACTIVE)
@@ -57,7 +57,7 @@ class Disturbance:
 
 
 def find_disturbed_rows(log, settings, rc_map=None):
-    """:class:`Disturbance` of a log (:func:`~brov2_hybrid.node_logic.logfile.read_log` layout).
+    """:class:`Disturbance` of a log (:func:`~brov2_hybrid.tick_log.logfile.read_log` layout).
 
     Causes: a tick interval longer than ``gap_factor`` times the median ("late tick", both
     rows); a control_law mode other than ACTIVE ("stale desired state or attitude (mode)"); no u for the

@@ -32,7 +32,7 @@ from scipy import optimize, stats
 
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES
 from brov2_hybrid.errors import InputDataError
-from brov2_hybrid.node_logic.logfile import ATTITUDE_COLUMNS, PWM_COLUMNS, RATE_COLUMNS, TAU_COLUMNS
+from brov2_hybrid.tick_log.logfile import ATTITUDE_COLUMNS, PWM_COLUMNS, RATE_COLUMNS, TAU_COLUMNS
 
 ROLL, PITCH, YAW = 0, 1, 2
 
@@ -92,7 +92,7 @@ def applied_wrench(log, vehicle, sent_rows=None):
     override, a command sent late or never: :mod:`brov2_hybrid.identify.disturbed`); there the command
     is the RC override channels as last sent (the vehicle's ``rc_map``) instead.
     """
-    from brov2_hybrid.node_logic.logfile import RC_COLUMNS, U_COLUMNS
+    from brov2_hybrid.tick_log.logfile import RC_COLUMNS, U_COLUMNS
     n = vehicle.n_thrusters
     pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:n]])
     if all(c in log for c in U_COLUMNS):

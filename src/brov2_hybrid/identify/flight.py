@@ -1,4 +1,4 @@
-"""The identification flight in the in-process closed loop (:class:`~brov2_hybrid.analysis.closed_loop.ClosedLoop`).
+"""The identification flight in the in-process closed loop (:class:`~brov2_hybrid.loop.closed_loop.ClosedLoop`).
 
 The loop is the ROS pipeline's pieces without ROS: the control law holds the attitudes,
 the output stage and the firmware's mixer turn the command into motor PWMs, the plant
@@ -17,9 +17,9 @@ from dataclasses import replace
 
 import numpy as np
 
-from brov2_hybrid.analysis.closed_loop import ClosedLoop
+from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.identify.schedule import HEAVE
-from brov2_hybrid.node_logic.logfile import ATTITUDE_COLUMNS, RATE_COLUMNS
+from brov2_hybrid.tick_log.logfile import ATTITUDE_COLUMNS, RATE_COLUMNS
 
 
 class DepthKeeper(object):
@@ -115,7 +115,7 @@ class ExcitingController(object):
 
 
 class ExcitationLoop(ClosedLoop):
-    """:class:`~brov2_hybrid.analysis.closed_loop.ClosedLoop` flying a schedule: its controller is an
+    """:class:`~brov2_hybrid.loop.closed_loop.ClosedLoop` flying a schedule: its controller is an
     :class:`ExcitingController` and it runs the Python tick loop (the compiled run knows the
     plain law only). Keywords as ClosedLoop's."""
 
@@ -164,7 +164,7 @@ def fly_schedule(schedule, plant_vehicle, vehicle=None, loop_settings=None, sim_
     ``params/analysis.yaml``); ``sim_options``: the simulator's (default ``params/simulator.yaml``
     with its sensor noise switched on); ``depth_keeper``: (kp, kd, rate filter, max force) of
     the :class:`DepthKeeper` (default: the schedule's). Returns (log dict as the sensors report it,
-    :class:`~brov2_hybrid.analysis.closed_loop.LoopResult` of the true states, the loop).
+    :class:`~brov2_hybrid.loop.closed_loop.LoopResult` of the true states, the loop).
     """
     from brov2_hybrid.sim.config import load_sim_options
     if sim_options is None:
@@ -176,7 +176,7 @@ def fly_schedule(schedule, plant_vehicle, vehicle=None, loop_settings=None, sim_
     result = loop.run(dive, duration_s=schedule.duration_s)
     log = with_sensor_noise(result.log, loop.sim_options)
     if log_path:
-        from brov2_hybrid.analysis.closed_loop import write_log
+        from brov2_hybrid.loop.closed_loop import write_log
         log["mode"] = result.log["mode"]
         result.log_path = write_log(log_path, log)
     return log, result, loop

@@ -96,7 +96,7 @@ def prior_estimate(value, level):
 
 
 def identify_log(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
-    """Fit a log (dict of columns, :func:`~brov2_hybrid.node_logic.logfile.read_log` layout) of the
+    """Fit a log (dict of columns, :func:`~brov2_hybrid.tick_log.logfile.read_log` layout) of the
     identification flight flown with ``vehicle`` (the prior: thrusters, table, starting values).
 
     Attitude axes the vehicle cannot actuate (``passive_dofs``) are not flown and not

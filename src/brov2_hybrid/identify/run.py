@@ -12,7 +12,7 @@ from brov2_hybrid.identify import model as idmodel
 from brov2_hybrid.identify.disturbed import FlightDisturbed
 from brov2_hybrid.identify.flight import fly_schedule
 from brov2_hybrid.identify.schedule import build_schedule, load_schedule_settings
-from brov2_hybrid.node_logic.logfile import read_log
+from brov2_hybrid.tick_log.logfile import read_log
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 PARAMETERS = (("roll", "inertia_kg_m2", 3, "kg m^2"), ("pitch", "inertia_kg_m2", 4, "kg m^2"),
@@ -87,7 +87,7 @@ def write_report(path, fitted, room, source, truth=None):
 
 def plot_fit(path, fitted):
     """identify_fit.png: per attitude axis the measured and modelled rate change per row, heave depth."""
-    from brov2_hybrid.analysis.plots import plt, save_figure
+    from brov2_hybrid.figures import plt, save_figure
     fig, axes = plt.subplots(4, 1, figsize=(10, 10))
     for ax, name in zip(axes, idmodel.IDENTIFIED[1:] + idmodel.IDENTIFIED[:1]):
         if name not in fitted.axes:

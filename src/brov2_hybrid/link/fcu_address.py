@@ -3,7 +3,7 @@
 MAVROS 1.x opens its link once at start (libmavconn ``MAVConnInterface::open_url``):
 a TCP client (``tcp://``) that finds nobody listening throws, and the node dies; it
 does not retry. ``launch/mavros.launch`` therefore starts ``mavros_node`` through
-``nodes/wait_for_vehicle``, which waits with :func:`wait_for_vehicle` until the
+``scripts/wait_for_vehicle``, which waits with :func:`wait_for_vehicle` until the
 address can be opened.
 
 URL forms, as libmavconn's ``open_url_no_connect`` / ``url_parse_*``

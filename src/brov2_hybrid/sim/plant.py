@@ -194,7 +194,7 @@ class Plant(object):
 
     # ---------------------------------------------------------------- a compiled loop's access
     def stepper_inputs(self):
-        """What a compiled loop (:mod:`brov2_hybrid.analysis.loop_kernel`) needs to run this plant
+        """What a compiled loop (:mod:`brov2_hybrid.loop.kernel`) needs to run this plant
         itself, or None where it cannot (the stock SITL model, a thruster lag, the Python stepper
         asked for): (state (13,) array, stepper constants, PWM limits (2,), thrust table
         (pwm, force, slopes), thruster matrix, noise settings (on, attitude, rate, depth std))."""

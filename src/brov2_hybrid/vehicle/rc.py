@@ -62,7 +62,7 @@ def rc_from_u(u, signs, neutral_us, half_range_us, out):
 
     Run as Python by :class:`RCMap` and the output stages (a few microseconds; a node loads
     no numba for it), compiled inside the in-process loop's run
-    (:mod:`brov2_hybrid.analysis.loop_kernel`)."""
+    (:mod:`brov2_hybrid.loop.kernel`)."""
     for k in range(6):
         out[k] = np.rint(neutral_us + half_range_us * signs[k] * min(max(u[k], -1.0), 1.0))
 

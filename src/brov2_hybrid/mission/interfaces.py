@@ -2,13 +2,13 @@
 state and replies, the log levels, and :class:`MissionIO` -- the clock, sleeping, the
 vehicle's services, the publications and the log.
 
-:class:`~brov2_hybrid.node_logic.mission.Mission` uses only these; ``nodes/mission``
+:class:`~brov2_hybrid.mission.sequence.Mission` uses only these; ``nodes/mission``
 implements :class:`MissionIO` on ROS (MAVROS services, latched topics, rosout) and the
 tests on a simulated clock. Times are wall seconds.
 """
 from dataclasses import dataclass
 
-#: Log levels of :meth:`MissionIO.log` (also used by :mod:`~brov2_hybrid.node_logic.peer_watch`).
+#: Log levels of :meth:`MissionIO.log` (also used by :mod:`~brov2_hybrid.mission.peer_watch`).
 INFO, WARN, ERROR, FATAL = "info", "warn", "error", "fatal"
 
 

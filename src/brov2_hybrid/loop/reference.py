@@ -1,6 +1,6 @@
 """The in-process loop's tick loop as first written: the baseline of ``ClosedLoop.run(reference=True)``.
 
-Same events and rows as :meth:`~brov2_hybrid.analysis.closed_loop.ClosedLoop._ticks`, written
+Same events and rows as :meth:`~brov2_hybrid.loop.closed_loop.ClosedLoop._ticks`, written
 the plain way (per-column writes; on stock firmware the stock search as first written), so
 that tests and ``make bench`` can hold the fast loop to it.
 """
@@ -12,7 +12,7 @@ from brov2_hybrid.control.law import normalize
 from brov2_hybrid.sim import delay as _delay
 from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
 
-from brov2_hybrid.analysis.log_columns import COL as _COL, DESIRED as _DESIRED, ACTUAL as _ACTUAL, RATES as _RATES, \
+from brov2_hybrid.tick_log.columns import COL as _COL, DESIRED as _DESIRED, ACTUAL as _ACTUAL, RATES as _RATES, \
     LINEAR as _LINEAR, TAU as _TAU, U as _U, RC as _RC, PWM as _PWM
 
 

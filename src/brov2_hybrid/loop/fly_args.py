@@ -1,8 +1,8 @@
-"""The compiled loop's arguments: :func:`~brov2_hybrid.analysis.loop_kernel.fly`'s groups, packed here only.
+"""The compiled loop's arguments: :func:`~brov2_hybrid.loop.kernel.fly`'s groups, packed here only.
 
-:func:`fly_arguments` reads a :class:`~brov2_hybrid.analysis.closed_loop.ClosedLoop`, its dive
+:func:`fly_arguments` reads a :class:`~brov2_hybrid.loop.closed_loop.ClosedLoop`, its dive
 and its controller into :class:`FlyArguments`, one plain tuple per concept, in the order
-:func:`~brov2_hybrid.analysis.loop_kernel.fly` unpacks them. Arrays are the objects' own where
+:func:`~brov2_hybrid.loop.kernel.fly` unpacks them. Arrays are the objects' own where
 the run updates them in place (the plant's state, the rate estimator, the integral), so the
 objects hold the run's end as their own ticks would have left it.
 
@@ -23,7 +23,7 @@ _GROUPS = ("timing", "dive", "rate_estimator", "law", "output", "search", "firmw
 
 
 class FlyArguments(collections.namedtuple("FlyArguments", _GROUPS)):
-    """:func:`~brov2_hybrid.analysis.loop_kernel.fly`'s arguments by name; ``fly(*arguments)`` flies.
+    """:func:`~brov2_hybrid.loop.kernel.fly`'s arguments by name; ``fly(*arguments)`` flies.
 
     Each group is a plain tuple, its fields in this order (n thrusters, m dive rows):
 
@@ -74,7 +74,7 @@ def fly_arguments(loop, dive, controller, rows):
 
     Parameters
     ----------
-    loop : brov2_hybrid.analysis.closed_loop.ClosedLoop
+    loop : brov2_hybrid.loop.closed_loop.ClosedLoop
         Its plant at the run's start (reset, motors set).
     dive : brov2_hybrid.dive.dive_csv.Dive
     controller : brov2_hybrid.control.law.HybridController

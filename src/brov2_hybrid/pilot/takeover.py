@@ -1,6 +1,6 @@
 """The control law's side of the pilot takeover (``nodes/control_law``).
 
-``nodes/joy_input`` (:class:`brov2_hybrid.dive.pilot_input.PilotInput`) decides, per
+``nodes/joy_input`` (:class:`brov2_hybrid.pilot.live_input.PilotInput`) decides, per
 angular axis, when the pilot takes an axis over and hands it back, and publishes
 ``brov2_hybrid/PilotTakeover``; :class:`PilotTakeover` holds the latest of those
 messages and flies the pilot's axes open loop, as stock ArduSub MANUAL passes the

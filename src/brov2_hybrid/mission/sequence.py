@@ -25,14 +25,14 @@ tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy sh
    (``exit_at_end``) or wait for the next dive.
 
 Everything outside -- the clock, sleeping, the vehicle's services, the publications and
-the log -- comes through a :class:`~brov2_hybrid.node_logic.mission_io.MissionIO` (with the
-settings and the vehicle's state and replies, in :mod:`~brov2_hybrid.node_logic.mission_io`);
+the log -- comes through a :class:`~brov2_hybrid.mission.interfaces.MissionIO` (with the
+settings and the vehicle's state and replies, in :mod:`~brov2_hybrid.mission.interfaces`);
 the vehicle state, the overrides sent, the motor outputs, the vehicle's STATUSTEXTs and the
 end of the dive come in through :meth:`Mission.on_state`, :meth:`Mission.on_override`,
 :meth:`Mission.on_outputs`, :meth:`Mission.on_statustext` and :meth:`Mission.on_dive_done`
 (callable from other threads). Times are wall seconds (the vehicle clock may stop while
 the link is down). The outcome is a process exit code (``EXIT_*`` of
-:mod:`~brov2_hybrid.node_logic.exit_codes`). A run stopped from outside (Ctrl-C, roslaunch
+:mod:`~brov2_hybrid.mission.exit_codes`). A run stopped from outside (Ctrl-C, roslaunch
 shutting down: ``io.is_shutdown()``) before it ended says so -- what it was doing and after
 how long -- instead of claiming a timeout, and ends with ``EXIT_SHUTDOWN`` (or ``EXIT_OK``
 when ``exit_at_end`` is false, where shutdown is the normal end).
@@ -40,9 +40,9 @@ when ``exit_at_end`` is false, where shutdown is the normal end).
 import threading
 
 from brov2_hybrid.link.override import VERIFY_FAILED, VERIFY_OK
-from brov2_hybrid.node_logic.exit_codes import (EXIT_FIRMWARE, EXIT_NO_TELEMETRY, EXIT_NO_VEHICLE, EXIT_OK,
+from brov2_hybrid.mission.exit_codes import (EXIT_FIRMWARE, EXIT_NO_TELEMETRY, EXIT_NO_VEHICLE, EXIT_OK,
                                                 EXIT_OVERRIDE_IGNORED, EXIT_SHUTDOWN)
-from brov2_hybrid.node_logic.mission_io import ERROR, FATAL, INFO, WARN, FcuState
+from brov2_hybrid.mission.interfaces import ERROR, FATAL, INFO, WARN, FcuState
 
 POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
 NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
@@ -61,10 +61,10 @@ class Mission(object):
 
     Parameters
     ----------
-    settings : brov2_hybrid.node_logic.mission_io.MissionSettings
+    settings : brov2_hybrid.mission.interfaces.MissionSettings
     verifier : brov2_hybrid.link.override.OverrideVerifier
     detector : brov2_hybrid.vehicle.firmware_detector.FirmwareDetector
-    io : brov2_hybrid.node_logic.mission_io.MissionIO
+    io : brov2_hybrid.mission.interfaces.MissionIO
     """
 
     def __init__(self, settings, verifier, detector, io):

@@ -1,6 +1,6 @@
 """The mission's process exit codes, what each means, and the file that carries one.
 
-:class:`~brov2_hybrid.node_logic.mission.Mission` ends with one of the ``EXIT_*`` codes;
+:class:`~brov2_hybrid.mission.sequence.Mission` ends with one of the ``EXIT_*`` codes;
 ``nodes/mission`` exits with it and, since roslaunch exits 0 whatever its required nodes
 return, also leaves it in a file (:func:`write_exit_code`) that ``make run``
 (scripts/run_dive.sh) reads back (:func:`read_exit_code`) and explains

@@ -1,8 +1,8 @@
 """Live pilot input: a joystick (sensor_msgs/Joy) or an AR headset's orientation -> desired state.
 
 ROS-free core of ``nodes/joy_input``. Settings: ``params/joystick.yaml``
-(:mod:`brov2_hybrid.dive.pilot_settings`; docs/flying.md "Flying with a joystick or a headset").
-Each stick is mapped and shaped (dead zone, expo) by :mod:`brov2_hybrid.dive.stick_shaping`;
+(:mod:`brov2_hybrid.pilot.settings`; docs/flying.md "Flying with a joystick or a headset").
+Each stick is mapped and shaped (dead zone, expo) by :mod:`brov2_hybrid.pilot.stick_shaping`;
 then, in joystick mode:
 
 * angular sticks are desired *rates*: ``eta2d += y * max_rate * dt`` with ``dt`` the
@@ -16,7 +16,7 @@ Pilot takeover, per angular axis, on the raw deflection ``|stick|`` (after the a
 before dead zone/expo): beyond ``takeover_threshold`` the axis goes to the pilot, open
 loop, ``u_axis = y`` in [-1, 1] (tau_axis = u_axis * tau_max_axis, as stock ArduSub
 MANUAL passes the stick through; the control law's side is
-:class:`brov2_hybrid.dive.pilot_takeover.PilotTakeover`); below ``release_threshold``
+:class:`brov2_hybrid.pilot.takeover.PilotTakeover`); below ``release_threshold``
 (hysteresis) the axis is handed back and the autopilot captures the attitude measured at
 that instant as ``eta2d`` for the axis and holds it. While an axis is with the pilot its
 desired angle follows the measured one (so the hand-back is continuous).
@@ -34,8 +34,8 @@ import numpy as np
 
 from brov2_hybrid.errors import InputDataError
 from brov2_hybrid.physics.kinematics import euler_ned_frd_from_enu_flu_quaternion, wrap_angle
-from brov2_hybrid.dive.pilot_settings import ANGULAR, LINEAR, TOGGLE_BUTTONS
-from brov2_hybrid.dive.stick_shaping import mapped_sticks, shape
+from brov2_hybrid.pilot.settings import ANGULAR, LINEAR, TOGGLE_BUTTONS
+from brov2_hybrid.pilot.stick_shaping import mapped_sticks, shape
 
 
 @dataclass

@@ -1,7 +1,7 @@
 """Settings of the live pilot input: ``params/joystick.yaml`` read into :class:`JoystickSettings`.
 
-Used by :mod:`brov2_hybrid.dive.pilot_input` (``nodes/joy_input``) and the stick
-shaping (:mod:`brov2_hybrid.dive.stick_shaping`). Every key is read through
+Used by :mod:`brov2_hybrid.pilot.live_input` (``nodes/joy_input``) and the stick
+shaping (:mod:`brov2_hybrid.pilot.stick_shaping`). Every key is read through
 :class:`brov2_hybrid.params.Section`: a missing key, a wrong type or a value out of
 range raises :class:`~brov2_hybrid.errors.ParameterError` naming ``file:key``
 (docs/flying.md "Flying with a joystick or a headset").

@@ -8,7 +8,7 @@ into messages for /rosout: a node seen running that is gone ("not running"), and
 that runs again under a new process id ("restarted"). A node never seen (e.g.
 mavlink_bridge when the real MAVROS is used) says nothing.
 """
-from brov2_hybrid.node_logic.mission_io import INFO, WARN
+from brov2_hybrid.mission.interfaces import INFO, WARN
 
 
 class PeerWatch(object):

@@ -11,7 +11,7 @@ One control tick (default 50 Hz) does what the nodes do, with the same core obje
 
 and the plant integrates its own fixed steps (1/400 s) between events.
 
-Where numba is, a run is one compiled call (:func:`brov2_hybrid.analysis.loop_kernel.fly`):
+Where numba is, a run is one compiled call (:func:`brov2_hybrid.loop.kernel.fly`):
 the same events and the same kernels the objects above call, the same rows bit for bit
 (tested; probed before use). The stock SITL model, a thruster lag or a nonlinear allocator
 run the tick loop in Python on the objects (``ClosedLoop.fly_kernel = False`` forces it).
@@ -21,8 +21,8 @@ attitude telemetry is sampled at ``telemetry_rate_hz`` and reaches the control l
 ``telemetry_delay_s`` later; a motor command reaches the motors ``command_delay_s``
 after its tick. Delays are rounded to whole physics steps.
 
-Each tick writes one row of :data:`brov2_hybrid.node_logic.logfile.LOG_COLUMNS` (returned as
-arrays, optionally written as a CSV with :class:`~brov2_hybrid.node_logic.logfile.LogWriter`).
+Each tick writes one row of :data:`brov2_hybrid.tick_log.logfile.LOG_COLUMNS` (returned as
+arrays, optionally written as a CSV with :class:`~brov2_hybrid.tick_log.logfile.LogWriter`).
 The attitude and rates in a row are the vehicle's true state at the tick (what the
 response really was); the control law saw the delayed telemetry. Angles rad, NED/FRD.
 """
@@ -39,12 +39,12 @@ from brov2_hybrid.control.law import HybridController
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.firmware_output import output_stage
-from brov2_hybrid.node_logic.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriter
+from brov2_hybrid.tick_log.logfile import LOG_COLUMNS, NUMERIC_COLUMNS, LogWriter
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from brov2_hybrid.params import load_controller_params
-from brov2_hybrid.analysis.settings import load_analysis_settings
+from brov2_hybrid.loop.settings import load_loop_settings
 
-from brov2_hybrid.analysis.log_columns import COL as _COL, DESIRED as _DESIRED, ACTUAL as _ACTUAL, RATES as _RATES, \
+from brov2_hybrid.tick_log.columns import COL as _COL, DESIRED as _DESIRED, ACTUAL as _ACTUAL, RATES as _RATES, \
     LINEAR as _LINEAR, TAU as _TAU, U as _U, RC as _RC, PWM as _PWM
 
 def _plant_module():
@@ -61,7 +61,7 @@ def _delay_module():
 class LoopResult(object):
     """Per-tick log of one run: ``log`` is a dict of arrays keyed like :data:`LOG_COLUMNS`.
 
-    Same layout as :func:`brov2_hybrid.node_logic.logfile.read_log`, so every metric works on a
+    Same layout as :func:`brov2_hybrid.tick_log.logfile.read_log`, so every metric works on a
     ROS log and an in-process run alike. ``settings`` is the :class:`LoopSettings` used,
     ``wall_s`` the computing time of the run.
     """
@@ -103,7 +103,7 @@ class ClosedLoop(object):
 
     def __init__(self, settings=None, vehicle=None, controller_params=None, sim_options=None, rc_map=None,
                  plant_vehicle=None):
-        self.settings = settings or load_analysis_settings().loop
+        self.settings = settings or load_loop_settings()
         self.vehicle = vehicle or load_vehicle(self.settings.vehicle)
         self.controller_params = controller_params or load_controller_params()
         self.rc_map = rc_map or self.vehicle.rc_map
@@ -122,7 +122,7 @@ class ClosedLoop(object):
         self.steps_per_sample = self._steps(1.0 / self.settings.telemetry_rate_hz, "telemetry period", exact=True)
         self.telemetry_delay_steps = self._steps(self.settings.telemetry_delay_s, "telemetry delay")
         self.command_delay_steps = self._steps(self.settings.command_delay_s, "command delay")
-        #: The compiled run (:func:`~brov2_hybrid.analysis.loop_kernel.fly`) to fly with; None: the
+        #: The compiled run (:func:`~brov2_hybrid.loop.kernel.fly`) to fly with; None: the
         #: compiled one where numba is; False: always the Python tick loop.
         self.fly_kernel = None
 
@@ -158,7 +158,7 @@ class ClosedLoop(object):
         controller_options : dict, optional
             More :meth:`HybridController.configure` keywords (e.g. ``integral_enabled``).
         reference : bool
-            Fly the tick loop as first written (:func:`~brov2_hybrid.analysis.reference_loop.reference_ticks`), the vehicle
+            Fly the tick loop as first written (:func:`~brov2_hybrid.loop.reference.reference_ticks`), the vehicle
             model's Python stepper (not its numba-compiled twin) and, on stock firmware,
             the stock search as first written
             (:func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`): the
@@ -186,7 +186,7 @@ class ClosedLoop(object):
         if reference:
             self.plant.compiled = False      # the Python stepper, as first run
             try:
-                from brov2_hybrid.analysis.reference_loop import reference_ticks
+                from brov2_hybrid.loop.reference import reference_ticks
                 reference_ticks(self, dive, controller, rows)
             finally:
                 self.plant.compiled = True
@@ -204,8 +204,8 @@ class ClosedLoop(object):
 
     def _ticks(self, dive, controller, rows):
         """Fill ``rows`` (one per control tick), stepping the vehicle between events: compiled
-        (:mod:`~brov2_hybrid.analysis.loop_kernel`) where it covers the loop, else in Python."""
-        from brov2_hybrid.analysis import loop_kernel
+        (:mod:`~brov2_hybrid.loop.kernel`) where it covers the loop, else in Python."""
+        from brov2_hybrid.loop import kernel as loop_kernel
         fly = loop_kernel.compiled_fly(probe_fly) if self.fly_kernel is None else self.fly_kernel
         if controller.depth_hold.enabled or not (fly and loop_kernel.fly_loop(self, fly, dive, controller, rows)):
             self._python_ticks(dive, controller, rows)
@@ -313,7 +313,7 @@ def probe_fly(compiled):
     sim_config, _ = _plant_module()
     options = replace(sim_config.load_sim_options(), noise_enabled=True, attitude_noise_std_rad=0.003,
                       rate_noise_std_rad_s=0.01, depth_noise_std_m=0.01, seed=3)
-    settings = load_analysis_settings().loop
+    settings = load_loop_settings()
     dive = step_dive(0.8, 0.5, 2.0, settings.desired_rate_hz)
     for mixer in ("quantitative", "stock"):
         logs = []

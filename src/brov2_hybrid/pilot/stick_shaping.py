@@ -1,6 +1,6 @@
 """Stick shaping of the live pilot input: axis map, dead zone and expo.
 
-Per stick (settings: :class:`~brov2_hybrid.dive.pilot_settings.JoystickSettings`):
+Per stick (settings: :class:`~brov2_hybrid.pilot.settings.JoystickSettings`):
 
 1. axis map, :func:`mapped_sticks`: ``stick = sign * joy.axes[index]`` (sign -1 where
    ``params/joystick.yaml`` says ``invert``), clipped to [-1, 1];
@@ -10,7 +10,7 @@ Per stick (settings: :class:`~brov2_hybrid.dive.pilot_settings.JoystickSettings`
    (e = 0 linear, e = 1 cubic: fine control near centre, full value at the end stop).
 
 What the shaped value drives (desired rates, open-loop commands, takeover) is
-:class:`brov2_hybrid.dive.pilot_input.PilotInput`.
+:class:`brov2_hybrid.pilot.live_input.PilotInput`.
 """
 import math
 

@@ -1,6 +1,6 @@
 """The in-process loop's whole run as one kernel: :meth:`ClosedLoop._ticks` compiled by numba.
 
-:func:`fly` runs the events of :meth:`~brov2_hybrid.analysis.closed_loop.ClosedLoop._ticks`
+:func:`fly` runs the events of :meth:`~brov2_hybrid.loop.closed_loop.ClosedLoop._ticks`
 (telemetry samples, control ticks, delayed motor commands, physics steps between them) in
 whole physics steps, calling the same kernels the Python tick calls through the objects:
 the desired-rate estimate and the control law (:mod:`brov2_hybrid.control.law_kernels`),
@@ -25,7 +25,7 @@ import numpy as np
 from brov2_hybrid.control.law_kernels import (control_torque, drag_torque, model_drag, integral_step, normalized_command, pd_torque,
                                               rate_estimate, rate_trim, rate_update, sign)
 from brov2_hybrid.control.law import check_gimbal_lock
-from brov2_hybrid.analysis.loop_args import fly_arguments
+from brov2_hybrid.loop.fly_args import fly_arguments
 from brov2_hybrid.jit import compile_family, grouped_call
 from brov2_hybrid.physics.hydrostatics import lever_moment
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, down_axis, euler_angles, j2_inv_matrix, j2_matrix, wrapped
@@ -45,8 +45,8 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, nois
     """Fly a dive's run: fill the log's rows, one per control tick, in whole physics steps.
 
     Every argument but ``status`` is a plain tuple of one concept, packed by
-    :func:`~brov2_hybrid.analysis.loop_args.fly_arguments` (the fields and their units:
-    :class:`~brov2_hybrid.analysis.loop_args.FlyArguments`; unpacked by name below):
+    :func:`~brov2_hybrid.loop.fly_args.fly_arguments` (the fields and their units:
+    :class:`~brov2_hybrid.loop.fly_args.FlyArguments`; unpacked by name below):
     ``timing`` the ticks and steps, ``dive`` the dive's rows, ``rate_estimator`` and ``law``
     the control law (:func:`~brov2_hybrid.control.law_kernels.control_torque`'s settings),
     ``output`` the output stage and RC map, ``search`` the stock search's settings
@@ -187,7 +187,7 @@ KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, model_drag, drag_to
 
 
 def fly_loop(loop, fly, dive, controller, rows):
-    """Fly ``dive`` with ``controller`` on the :class:`~brov2_hybrid.analysis.closed_loop.ClosedLoop`
+    """Fly ``dive`` with ``controller`` on the :class:`~brov2_hybrid.loop.closed_loop.ClosedLoop`
     ``loop`` through ``fly`` (:func:`fly` compiled), filling ``rows``; False (nothing run) where
     it does not cover the loop (the stock model, a thruster lag, a nonlinear allocator).
 
@@ -208,6 +208,6 @@ def fly_loop(loop, fly, dive, controller, rows):
 def compiled_fly(probe):
     """:func:`fly` compiled by numba, or None (no numba, BROV2_NO_JIT, or it would not compile or
     would not give the Python tick loop's rows here). ``probe(compiled)``: the check, run on the
-    first compile (:func:`brov2_hybrid.analysis.closed_loop.probe_fly`)."""
+    first compile (:func:`brov2_hybrid.loop.closed_loop.probe_fly`)."""
     kernels = compile_family("loop", KERNELS, probe)
     return grouped_call(kernels["fly"]) if kernels else None

@@ -1,10 +1,10 @@
 """Where a tick's values go in a row of the in-process loop's log: the index lists the tick loops share.
 
-A row holds :data:`~brov2_hybrid.node_logic.logfile.NUMERIC_COLUMNS`; these lists give the
+A row holds :data:`~brov2_hybrid.tick_log.logfile.NUMERIC_COLUMNS`; these lists give the
 positions of each group of columns in it (desired attitude, attitude, rates, linear
 commands, tau, u, RC channels, motor PWMs).
 """
-from brov2_hybrid.node_logic.logfile import (ATTITUDE_COLUMNS, DESIRED_COLUMNS, LINEAR_CMD_COLUMNS, NUMERIC_COLUMNS,
+from brov2_hybrid.tick_log.logfile import (ATTITUDE_COLUMNS, DESIRED_COLUMNS, LINEAR_CMD_COLUMNS, NUMERIC_COLUMNS,
                                              PWM_COLUMNS, RATE_COLUMNS, RC_COLUMNS, TAU_COLUMNS, U_COLUMNS)
 
 #: Column name -> index in a row.
