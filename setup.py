@@ -23,6 +23,7 @@ _PACKAGES = [
     'brov2_hybrid.node_logic',
     'brov2_hybrid.identify',
     'brov2_hybrid.viz',
+    'brov2_hybrid.bench',
 ]
 
 setup_args = generate_distutils_setup(

@@ -28,7 +28,7 @@ import numpy as np
 import rospy
 from brov2_hybrid.link.mavros_conversions import imu_from_euler
 from brov2_hybrid.msg import AutopilotStatus, DesiredState, ThrusterCommand
-from brov2_hybrid.bench import percentile_summary
+from brov2_hybrid.bench.core import percentile_summary
 from sensor_msgs.msg import Imu
 
 

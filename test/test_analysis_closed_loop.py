@@ -157,7 +157,7 @@ def _csv_values(path):
 @pytest.mark.parametrize("mixer, noisy, latency", [("quantitative", False, False), ("stock", False, False),
                                                    ("quantitative", True, True), ("stock", True, True)])
 def test_fast_loop_writes_the_csv_of_the_loop_as_first_written(tmp_path, mixer, noisy, latency):
-    """The loop every analysis flies (ClosedLoop.run) against its baseline (reference=True:
+    """The loop every analysis flies (ClosedLoop.run) against its baseline (bench.reference_loop:
     the tick loop and, on stock firmware, the stock search as first written): the same
     seed gives the same CSV to 1e-9, with measurement noise and loop latency too."""
     import os
@@ -165,6 +165,7 @@ def test_fast_loop_writes_the_csv_of_the_loop_as_first_written(tmp_path, mixer, 
     from brov2_hybrid.analysis.settings import load_analysis_settings
     from brov2_hybrid.dive.dive_csv import load_dive_csv
     from brov2_hybrid.sim.config import load_sim_options
+    from brov2_hybrid.bench.reference_loop import reference_ticks
     settings = load_analysis_settings()
     loop_settings = replace(settings.loop, mixer=mixer)
     if latency:
@@ -178,7 +179,7 @@ def test_fast_loop_writes_the_csv_of_the_loop_as_first_written(tmp_path, mixer, 
     for reference in (False, True):
         loop = ClosedLoop(loop_settings, sim_options=options)      # a fresh noise generator each
         res = loop.run(dive, duration_s=6.0, log_path=str(tmp_path / ("ref.csv" if reference else "fast.csv")),
-                       reference=reference)
+                       ticks=reference_ticks if reference else None)
         paths_written.append(res.log_path)
     fast, ref = (_csv_values(p) for p in paths_written)
     assert set(fast) == set(ref) and len(fast["time_s"]) == 301

@@ -3,7 +3,7 @@ import math
 
 import pytest
 
-from brov2_hybrid.bench import percentile_summary
+from brov2_hybrid.bench.core import percentile_summary
 
 
 def test_percentile_summary():

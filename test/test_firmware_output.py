@@ -228,7 +228,7 @@ def _stock_inputs(rng, n):
 def test_stock_search_gives_the_reference_rc_values(vehicle_name, name, n):
     """The stage every user flies gives exactly the channels of the search as first written
     (reference_stock_compensation), over a large random set that includes saturation."""
-    from brov2_hybrid.vehicle.stock_search_reference import reference_stock_compensation
+    from brov2_hybrid.bench.stock_search_reference import reference_stock_compensation
     from brov2_hybrid.vehicle.mixers import stock_normalized
     vehicle = load_vehicle(vehicle_name)
     stage = output_stage(name, vehicle, vehicle.rc_map)

@@ -1,8 +1,8 @@
-"""Reproduction of the paper's experiments: fast in-process closed loop, metrics, LTI
-predictions, sweeps, plots and the report (``brov2-analyze``; paper Sec. 3, 5, App. C).
+"""Reproduction of the paper's experiments on the in-process closed loop (:mod:`brov2_hybrid.loop`):
+metrics, LTI predictions, sweeps, plots and the report (``brov2-analyze``; paper Sec. 3, 5, App. C).
 
-Modules: :mod:`settings` (params/analysis.yaml), :mod:`closed_loop`, :mod:`metrics`,
-:mod:`lti`, :mod:`sysid`, :mod:`plots`, :mod:`cli`, :mod:`bench`, :mod:`synth_dive`.
+Modules: :mod:`settings` (params/analysis.yaml), :mod:`metrics`,
+:mod:`lti`, :mod:`sysid`, :mod:`plots`, :mod:`cli`, :mod:`synth_dive`.
 Experiments: :mod:`context` (where they run, CSV writing), :mod:`jobs` (the worker runs),
 :mod:`step_experiments` (step, latency, compare-models), :mod:`bode_experiment`,
 :mod:`dive_experiment`, :mod:`model_experiments` (sysid, gains, trim),

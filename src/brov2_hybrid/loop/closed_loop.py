@@ -142,7 +142,7 @@ class ClosedLoop(object):
         return c
 
     def run(self, dive, duration_s=None, omega_d_rad_s=None, log_path=None, initial_eta=None, kappa=None,
-            controller_options=None, reference=False, retunes=()):
+            controller_options=None, ticks=None, retunes=()):
         """Fly ``dive`` (a :class:`~brov2_hybrid.dive.dive_csv.Dive`) and return a :class:`LoopResult`.
 
         Parameters
@@ -157,12 +157,11 @@ class ClosedLoop(object):
             Start pose (default: at ``initial_depth_m``, attitude of the dive's first row).
         controller_options : dict, optional
             More :meth:`HybridController.configure` keywords (e.g. ``integral_enabled``).
-        reference : bool
-            Fly the tick loop as first written (:func:`~brov2_hybrid.loop.reference.reference_ticks`), the vehicle
-            model's Python stepper (not its numba-compiled twin) and, on stock firmware,
-            the stock search as first written
-            (:func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`): the
-            baseline that tests and ``make bench`` compare the loop with (same rows).
+        ticks : callable, optional
+            ``ticks(loop, dive, controller, rows)`` runs the tick loop instead of the loop's own,
+            filling ``rows``: the benchmark's baseline, the loop as first written
+            (:func:`brov2_hybrid.bench.reference_loop.reference_ticks`), which tests and
+            ``make bench`` hold the loop to (same rows).
         retunes : sequence of (t_s, dict), optional
             Live retunes: at the first tick at or after ``t_s`` [s] the controller is
             reconfigured with the dict's :meth:`HybridController.configure` keywords, as the
@@ -183,13 +182,8 @@ class ClosedLoop(object):
         rows = np.zeros((n_ticks, len(NUMERIC_COLUMNS)))
         rows[:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
         rows[:, _COL["depth_setpoint_m"]] = math.nan     # written by ticks that hold depth
-        if reference:
-            self.plant.compiled = False      # the Python stepper, as first run
-            try:
-                from brov2_hybrid.loop.reference import reference_ticks
-                reference_ticks(self, dive, controller, rows)
-            finally:
-                self.plant.compiled = True
+        if ticks is not None:
+            ticks(self, dive, controller, rows)
         elif retunes:
             self._python_ticks(dive, controller, rows, sorted(retunes, key=lambda r: r[0]))
         else:

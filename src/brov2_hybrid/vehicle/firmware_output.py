@@ -183,7 +183,7 @@ class StockCompensatedOutput(OutputStage):
     :meth:`u_to_send` is the one implementation every user flies (thruster_allocation,
     the in-process loop, the analysis): it forms the target and runs the search of
     :mod:`brov2_hybrid.vehicle.stock_search` per thruster group, compiled by numba where
-    it is installed. :func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`
+    it is installed. :func:`~brov2_hybrid.bench.stock_search_reference.reference_stock_compensation`
     is the same search as first written (per-command slicing, ``np.linalg.lstsq``), kept
     as the baseline its tests and ``make bench`` compare it with: same RC values.
     """

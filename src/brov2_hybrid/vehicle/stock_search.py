@@ -14,7 +14,7 @@ numba where it is installed (:mod:`brov2_hybrid.jit`; about 20x faster per comma
 as Python otherwise, with the same numbers. Products and least-squares solves are numpy's
 ``@`` and ``np.linalg.lstsq`` in both (BLAS gemv/gemm and LAPACK gelsd, with the rcond
 numpy uses by default), so the compiled search gives the RC values of the search as first
-written (:mod:`~brov2_hybrid.vehicle.stock_search_reference`), tested over a large random
+written (:mod:`~brov2_hybrid.bench.stock_search_reference`), tested over a large random
 set that includes saturation.
 """
 import numpy as np

@@ -2,7 +2,7 @@
 
 * :func:`run` - real-time factor of the in-process closed loop (yaw step and the
   bundled dive, one process), for each firmware's output stage, against the reference
-  loop (``ClosedLoop.run(reference=True)``) measured in the same run.
+  loop (``ClosedLoop.run(dive, ticks=reference_ticks)``) measured in the same run.
   Goal: >= 500x real time per core on the bundled dive, both output stages.
 * :func:`run_robustness` - wall time of ``brov2-analyze robustness`` at a few samples on
   this machine's cores, projected to 1000 samples (6000 closed-loop jobs). Goal:
@@ -10,7 +10,7 @@
 * :func:`run_reproduce` - wall time of the whole ``brov2-analyze reproduce`` on this
   machine's cores. Goal: < 10 minutes on 2 cores.
 
-``python -m brov2_hybrid.analysis.bench [--no-reproduce]``.
+``python -m brov2_hybrid.bench.loop [--no-reproduce]``.
 """
 import argparse
 import math
@@ -22,6 +22,7 @@ from dataclasses import replace
 from brov2_hybrid import paths
 from brov2_hybrid.dive.dive_csv import load_dive_csv
 from brov2_hybrid.loop.closed_loop import ClosedLoop
+from brov2_hybrid.bench.reference_loop import reference_ticks
 from brov2_hybrid.dive.shapes import step_dive
 from brov2_hybrid.analysis.settings import load_analysis_settings
 
@@ -33,12 +34,13 @@ ROBUSTNESS_BENCH_SAMPLES = 40
 
 
 def real_time_factor(loop, dive, duration_s=None, repeats=3, reference=False):
-    """Best-of-``repeats`` simulated seconds per wall second of ``loop.run(dive)``."""
+    """Best-of-``repeats`` simulated seconds per wall second of ``loop.run(dive)`` (``reference``: of the
+    loop as first written, :func:`~brov2_hybrid.bench.reference_loop.reference_ticks`)."""
     best = math.inf
     sim = None
     for _ in range(repeats):
         start = time.perf_counter()
-        res = loop.run(dive, duration_s, reference=reference)
+        res = loop.run(dive, duration_s, ticks=reference_ticks if reference else None)
         best = min(best, time.perf_counter() - start)
         sim = res.duration_s
     return sim / best, sim, best
@@ -65,7 +67,7 @@ def run(reproduce=True):
                                                  1.0 / loop.dt_s, settings.loop.latency_label()))
     dive = load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file))
     print("in-process closed loop, bundled 6-DOF dive (%.0f s), per core, goal >= %.0fx real time; baseline: the "
-          "loop as first written (ClosedLoop.run(reference=True): its tick loop, the plant's Python stepper "
+          "loop as first written (bench.reference_loop: its tick loop, the plant's Python stepper "
           "and the stock search as first written; the control law, RC map and mixers are the one shared "
           "implementation, so their own speed-ups count on both sides), same run, interleaved:" % (dive.duration_s, RTF_GOAL))
     for mixer in ("quantitative", "stock"):
@@ -110,7 +112,7 @@ def run_reproduce(out_dir=None, jobs=None):
 
 
 def main(argv=None):
-    """Command line (``python -m brov2_hybrid.analysis.bench [--no-reproduce]``): print the loop's
+    """Command line (``python -m brov2_hybrid.bench.loop [--no-reproduce]``): print the loop's
     real-time factors and, unless ``--no-reproduce``, the wall time of a whole reproduction."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--no-reproduce", action="store_true", help="skip timing the whole reproduction")

@@ -1,6 +1,6 @@
 """Benchmark of the simulator: physics cost per step and real-time factors.
 
-``python -m brov2_hybrid.sim.bench`` (also called by ``make bench``) prints, for each
+``python -m brov2_hybrid.bench.simulator`` (also called by ``make bench``) prints, for each
 model/option, the physics-only cost per fixed step (best of several repeats) and the
 real-time factor it allows, then the cost of the whole simulator loop (physics +
 firmware + telemetry encoding at the default stream rates) per simulated second.

@@ -1,4 +1,5 @@
-"""The in-process loop's tick loop as first written: the baseline of ``ClosedLoop.run(reference=True)``.
+"""The in-process loop's tick loop as first written: the benchmark's baseline,
+``ClosedLoop.run(dive, ticks=reference_ticks)``.
 
 Same events and rows as :meth:`~brov2_hybrid.loop.closed_loop.ClosedLoop._ticks`, written
 the plain way (per-column writes; on stock firmware the stock search as first written), so
@@ -17,13 +18,22 @@ from brov2_hybrid.tick_log.columns import COL as _COL, DESIRED as _DESIRED, ACTU
 
 
 def reference_ticks(loop, dive, controller, rows):
-    """The tick loop of :meth:`ClosedLoop.run` as first written (the baseline of ``reference=True``).
+    """The tick loop of :meth:`ClosedLoop.run` as first written (pass it as ``run(..., ticks=reference_ticks)``).
 
-    Same events and rows as :meth:`ClosedLoop._ticks`, with per-column writes and, on
-    stock firmware, the stock search as first written.
+    Same events and rows as :meth:`ClosedLoop._ticks`, with per-column writes, the plant's
+    Python stepper (not its compiled twin) and, on stock firmware, the stock search as first
+    written.
     """
+    loop.plant.compiled = False      # the Python stepper, as first run
+    try:
+        _reference_ticks(loop, dive, controller, rows)
+    finally:
+        loop.plant.compiled = True
+
+
+def _reference_ticks(loop, dive, controller, rows):
     from brov2_hybrid.vehicle.firmware_output import StockCompensatedOutput
-    from brov2_hybrid.vehicle.stock_search_reference import reference_stock_compensation
+    from brov2_hybrid.bench.stock_search_reference import reference_stock_compensation
     delay = _delay
     telemetry = delay.DelayLine(loop.telemetry_delay_steps * loop.dt_s)
     commands = delay.DelayLine(loop.command_delay_steps * loop.dt_s)

@@ -1,12 +1,12 @@
 """Timing of the core for ``make bench`` (prints figures, asserts nothing), and the
 statistics the benchmarks print.
 
-``python -m brov2_hybrid.bench [--ticks N]``: the control tick's cost and each output
+``python -m brov2_hybrid.bench.core [--ticks N]``: the control tick's cost and each output
 stage's cost per command, the stock search against the plain-numpy reference search
-(:func:`~brov2_hybrid.vehicle.stock_search_reference.reference_stock_compensation`) in the same run
+(:func:`~brov2_hybrid.bench.stock_search_reference.reference_stock_compensation`) in the same run
 (goal: <= 150 us per stock-compensated command), and each registered allocator's
 ``forces(u)`` within and beyond the thrust table. The layers above
-time themselves (``brov2_hybrid.sim.bench``, ``brov2_hybrid.analysis.bench``);
+time themselves (``brov2_hybrid.bench.simulator``, ``brov2_hybrid.bench.loop``);
 ``scripts/bench.sh`` runs each in turn. Timing goals are printed, not asserted.
 """
 import argparse
@@ -63,7 +63,7 @@ def output_stage_times(n_commands=1000, seed=0, name_or_path=None):
     commands got the same channels from both).
     """
     from brov2_hybrid.vehicle.firmware_output import output_stage
-    from brov2_hybrid.vehicle.stock_search_reference import reference_stock_compensation
+    from brov2_hybrid.bench.stock_search_reference import reference_stock_compensation
     vehicle = load_vehicle(name_or_path)
     quantitative = output_stage(QUANTITATIVE, vehicle, vehicle.rc_map)
     stock = output_stage("stock", vehicle, vehicle.rc_map)
