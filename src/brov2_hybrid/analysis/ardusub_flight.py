@@ -27,6 +27,7 @@ plus the true attitude from the physics. Pilots
   stick (``ModeAlthold::control_depth``), not an open-loop thrust.
 """
 import logging
+import math
 import threading
 import time
 
@@ -286,22 +287,26 @@ class SitlFlight(object):
 
 
 def truth_at(history, t_s):
-    """True (roll, pitch, yaw) [rad] of the physics at time ``t_s`` from
-    :attr:`JsonPhysics.history` (the last state at or before ``t_s``; NaN if none kept)."""
-    for t, q in reversed(list(history)):
+    """True (roll, pitch, yaw) [rad] and depth [m, positive down] of the physics at time ``t_s``
+    from :attr:`JsonPhysics.history` (the last state at or before ``t_s``; NaN if none kept)."""
+    for t, q, depth_m in reversed(list(history)):
         if t <= t_s + 1e-9:
-            return euler_from_quaternion(q)
-    return np.full(3, np.nan)
+            return euler_from_quaternion(q), depth_m
+    return np.full(3, np.nan), math.nan
 
 
 def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     """Fly ``dive`` with ``pilot`` from now; one tick per ATTITUDE message (vehicle time).
 
     The dive's yaw is taken relative to ``yaw_offset_rad`` (e.g. the heading at the start).
-    Returns (log dict of :data:`NUMERIC_COLUMNS` arrays + 'mode' + 'reader_lag_s', true attitude
-    (k, 3) [rad] of the physics at each tick's ArduSub time). The log's attitude is ArduSub's
-    estimate, what the pilot saw, as the ROS logger records it; its depth is the physics' true
-    depth. ``reader_lag_s`` per tick: how far the physics (lockstep with ArduSub) was ahead of
+    Returns (log dict of :data:`NUMERIC_COLUMNS` arrays + 'mode' + 'reader_lag_s' +
+    'depth_reading_m' + 'depth_readings', true attitude (k, 3) [rad] of the physics at each tick's
+    ArduSub time). The log's attitude is ArduSub's estimate, what the pilot saw, as the ROS logger
+    records it; its ``depth_m`` is the physics' true depth at the ATTITUDE message's time (as the
+    true attitude), ``depth_reading_m`` the newest depth ArduSub had reported by then
+    (GLOBAL_POSITION_INT, NaN before the first), and ``depth_readings`` (n, 3) every such report:
+    flight time [s], ArduSub's depth, the physics' depth at that time [m, positive down].
+    ``reader_lag_s`` per tick: how far the physics (lockstep with ArduSub) was ahead of
     the ATTITUDE message being read [s, vehicle time] -- a reader that falls behind flies on a
     stale attitude, so while it flies the physics is paced by what it has read
     (:attr:`~brov2_hybrid.sim.json_physics.JsonPhysics.pace`): on a busy machine the vehicle's
@@ -309,19 +314,18 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     """
     duration = dive.duration_s if duration_s is None else float(duration_s)
     offset = np.array([0.0, 0.0, yaw_offset_rad])
-    plant = flight.sitl.plant
     physics = flight.sitl.physics
     consumed = [None]                    # vehicle time of the newest ATTITUDE read: paces the physics
     physics.pace = lambda: consumed[0]
     try:
-        return _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed)
+        return _fly_paced(flight, pilot, dive, duration, offset, physics, consumed)
     finally:
         physics.pace = None
 
 
-def _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed):
+def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
     """:func:`fly`'s loop while the physics is paced by ``consumed`` (see JsonPhysics.pace)."""
-    rows, truth, lags = [], [], []
+    rows, truth, lags, readings, depth_now = [], [], [], [], []
     t0 = None
     next_row = 0
     eta2d, u_lin = dive.eta2d_rad[0] + offset, dive.u_linear[0]
@@ -351,9 +355,11 @@ def _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed):
         eta2 = np.array([msg.roll, msg.pitch, msg.yaw])
         nu2 = np.array([msg.rollspeed, msg.pitchspeed, msg.yawspeed])
         reading = flight.depth_reading
+        history = list(physics.history)
         if reading is not None and reading != last_depth:
             pilot.on_depth(reading[0] - t0, reading[1])
             last_depth = reading
+            readings.append((reading[0] - t0, reading[1], truth_at(history, reading[0])[1]))
         tau, u, rc = pilot.tick(flight, t, eta2d, u_lin, eta2, nu2)
         row = np.zeros(len(NUMERIC_COLUMNS))
         row[_COL["time_s"]] = t
@@ -367,14 +373,17 @@ def _fly_paced(flight, pilot, dive, duration, offset, plant, physics, consumed):
         servo = flight.servo_outputs or [0] * ardusub.SERVO_OUTPUTS
         row[[_COL["pwm%d_us" % i] for i in range(1, ardusub.SERVO_OUTPUTS + 1)]] = servo
         row[_COL["omega_d_rad_s"]] = pilot.omega_d_rad_s
-        row[_COL["depth_m"]] = plant.eta[2]
+        eta2_true, depth_true = truth_at(history, t_boot)
+        row[_COL["depth_m"]] = depth_true
         row[_COL["depth_setpoint_m"]] = pilot.depth_setpoint_m
         rows.append(row)
-        history = physics.history
-        truth.append(truth_at(history, t_boot))
+        truth.append(eta2_true)
+        depth_now.append(last_depth[1] if last_depth is not None else math.nan)
         lags.append(max(history[-1][0] - t_boot, 0.0) if history else 0.0)
     data = np.array(rows)
     log = {name: data[:, k] for k, name in enumerate(NUMERIC_COLUMNS)}
     log["mode"] = [pilot.mode] * len(rows)
     log["reader_lag_s"] = np.array(lags)
+    log["depth_reading_m"] = np.array(depth_now)
+    log["depth_readings"] = np.array(readings).reshape(-1, 3)
     return log, np.array(truth)

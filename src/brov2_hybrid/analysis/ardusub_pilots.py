@@ -1,10 +1,10 @@
 """The pilots :func:`brov2_hybrid.analysis.ardusub_flight.fly` flies real ArduSub SITL with.
 
-A pilot has ``mode`` (the ArduSub flight mode it needs), ``omega_d_rad_s`` (the log's
-omega_d column), ``depth_setpoint_m`` (the log's column: NaN unless the pilot holds depth),
-``on_desired(t_s, eta2d)`` (a new dive row), ``on_depth(t_s, depth_m)`` (a depth reading) and ``tick(flight, t_s,
-eta2d, u_lin, eta2, nu2)`` (one control tick on ArduSub's attitude estimate; returns tau,
-u and the RC channels it sent). See :mod:`brov2_hybrid.analysis.ardusub_flight` for why
+A pilot has ``mode`` (the ArduSub flight mode it needs), ``depth_source`` (what depth it holds
+on), ``omega_d_rad_s`` (the log's omega_d column), ``depth_setpoint_m`` (the log's column: NaN
+unless the pilot holds depth), ``on_desired(t_s, eta2d)`` (a new dive row), ``on_depth(t_s,
+depth_m)`` (a depth reading) and ``tick(flight, t_s, eta2d, u_lin, eta2, nu2)`` (one control
+tick on ArduSub's attitude estimate; returns tau, u and the RC channels it sent). See :mod:`brov2_hybrid.analysis.ardusub_flight` for why
 ArduSub's attitude controller is commanded in ALT_HOLD.
 """
 import math
@@ -26,6 +26,9 @@ class HybridPilot(object):
     """
 
     mode = "MANUAL"
+    #: The depth the pilot's depth hold closes on.
+    depth_source = ("ArduSub's reported depth, GLOBAL_POSITION_INT relative_alt at 10 Hz (what the bridge and "
+                    "MAVROS give the control_law node)")
 
     def __init__(self, controller, output_stage, tau_max, telemetry_delay_s=0.0, command_delay_s=0.0):
         self.controller = controller
@@ -80,6 +83,8 @@ class ArduSubAttitudePilot(object):
     """ArduSub's own attitude controller (ALT_HOLD + SET_ATTITUDE_TARGET), translations by RC."""
 
     mode = "ALT_HOLD"
+    #: The depth ALT_HOLD closes on.
+    depth_source = "ArduSub's own depth estimate on board (barometer through its inertial navigation, 400 Hz loop)"
     #: No omega_d: ArduSub's own gains fly (the log's omega_d column reads NaN).
     omega_d_rad_s = math.nan
     #: ArduSub's ALT_HOLD keeps its depth target to itself (the log's column reads NaN).

@@ -7,6 +7,7 @@
     brov2-analyze omega-limit                  how far omega_d can go: loop margins, latency, lag, noise
     brov2-analyze design --vehicle FILE        what a vehicle can do: gains, margins, thrust headroom per omega_d
     brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
+    brov2-analyze depth-hold-compare [--docs]  the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
@@ -42,7 +43,8 @@ from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
 from brov2_hybrid.analysis.step_experiments import compare_models_experiment, latency_experiment, step_experiment
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
-            "robustness", "allocators", "options", "omega-limit", "design", "ardusub", "reproduce",
+            "robustness", "allocators", "options", "omega-limit", "design", "ardusub", "depth-hold-compare",
+            "reproduce",
             "summarize", "compare-log", "identify")
 
 
@@ -120,6 +122,11 @@ def build_parser():
     sub.add_parser("ardusub", parents=[common, loop],
                    help="hybrid autopilot vs ArduSub's own attitude control (default and tuned gains) on real "
                         "ArduSub SITL flying our model (make ardusub first)")
+    p = sub.add_parser("depth-hold-compare", parents=[common, loop],
+                       help="the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub SITL flying our model: depth "
+                            "error and effort on the bundled dive and a depth step (make ardusub first)")
+    p.add_argument("--docs", action="store_true", help="also write docs/tables/depth_hold_compare.json and its "
+                   "generated block (docs/depth-hold.md)")
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
     p.add_argument("--docs", action="store_true",
@@ -221,7 +228,7 @@ def _run(args):
                   "agree" if r["ok"] else "DIFFER"))
         print("  input replayed: %s" % r["input"])
         return 0 if r["ok"] else 1
-    if getattr(args, "docs", False) and (args.quick or args.omega_d or args.params
+    if getattr(args, "docs", False) and (getattr(args, "quick", False) or args.omega_d or args.params
                                          or _loop_from_args(settings, args) != settings.loop):
         raise Brov2Error("--docs: the documents' tables come from the default settings and grids (no --quick, "
                          "--omega-d, --params, --vehicle, --mixer, --model or latency option)")
@@ -244,6 +251,9 @@ def _run(args):
     finally:
         runner.close()
     _print_summary(args.command, summary, args.out)
+    if getattr(args, "docs", False):
+        from brov2_hybrid.analysis.doc_tables import write_docs
+        print("%s: wrote %s" % (args.command, ", ".join(write_docs({args.command.replace("-", "_"): summary}))))
     with open(os.path.join(args.out, "%s_summary.json" % args.command.replace("-", "_")), "w") as handle:
         json.dump(jsonable(summary), handle, indent=1)
     print(console_lines(args.command, summary))
@@ -297,6 +307,9 @@ def run_one(ctx, args, omegas):
     if c == "ardusub":
         from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
         return ardusub_experiment(ctx, omegas, progress=print if not args.quiet else (lambda text: None))
+    if c == "depth-hold-compare":
+        from brov2_hybrid.analysis.depth_hold_compare import depth_hold_compare_experiment
+        return depth_hold_compare_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
     raise Brov2Error("unknown command %r (expected one of %s)" % (c, ", ".join(COMMANDS)))
 
 
@@ -330,19 +343,16 @@ def _sysid_runs(args):
     return runs
 
 
-def _ardusub_or_reason(ctx, quick):
-    """The real-ArduSub comparison when a build is at hand (not with --quick), else why not."""
+def _ardusub_or_reason(ctx, quick, command):
+    """Real-ArduSub experiment ``command`` (ardusub, depth-hold-compare) when a build is at hand (not
+    with --quick), else why not."""
     from brov2_hybrid.sim.ardusub_sitl import find_ardusub
     if quick:
-        return {"skipped": "--quick (run `brov2-analyze ardusub`)"}
+        return {"skipped": "--quick (run `brov2-analyze %s`)" % command}
     try:
         find_ardusub()
-    except Brov2Error as exc:
-        return {"skipped": str(exc)}
-    from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
-    try:
-        return ardusub_experiment(ctx)
-    except Brov2Error as exc:       # e.g. a run refused on a busy machine: the rest of the report stands
+        return run_one(ctx, argparse.Namespace(command=command, quiet=not ctx.runner.progress), None)
+    except Brov2Error as exc:       # no build, or a run refused on a busy machine: the rest of the report stands
         return {"skipped": str(exc)}
 
 
@@ -367,7 +377,8 @@ def reproduce(ctx, omegas=None, quick=False):
              ("allocators", lambda: allocators_experiment(ctx, (3.0,) if quick else None, quick=quick)),
              ("options", lambda: options_experiment(ctx, (3.0,) if quick else None)),
              ("omega_limit", lambda: omega_limit_experiment(ctx, (3.0, 6.0) if quick else None)),
-             ("ardusub", lambda: _ardusub_or_reason(ctx, quick)))
+             ("ardusub", lambda: _ardusub_or_reason(ctx, quick, "ardusub")),
+             ("depth_hold_compare", lambda: _ardusub_or_reason(ctx, quick, "depth-hold-compare")))
     summaries = {}
     for name, fn in order:
         t0 = time.perf_counter()

@@ -54,6 +54,7 @@ def console_lines(command, summary):
         return "  B-check (roll, pitch, yaw) = %s N m s/rad" % ", ".join("%.3f" % b for b in summary["b_check"])
     if command in ("integral", "robustness", "allocators", "options", "omega-limit", "design"):
         return importlib.import_module("brov2_hybrid.analysis." + command.replace("-", "_")).console_lines(summary)
-    if command == "ardusub":
-        return importlib.import_module("brov2_hybrid.analysis.ardusub_report").console_lines(summary)
+    if command in ("ardusub", "depth-hold-compare"):
+        module = {"ardusub": "ardusub_report", "depth-hold-compare": "depth_hold_report"}[command]
+        return importlib.import_module("brov2_hybrid.analysis." + module).console_lines(summary)
     return ""

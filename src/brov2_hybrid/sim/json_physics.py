@@ -126,14 +126,14 @@ class JsonPhysics(object):
         Reset to its start pose by the caller.
     """
 
-    #: Physics steps of true attitude kept in :attr:`history` (5 s at 400 Hz).
+    #: Physics steps of true attitude and depth kept in :attr:`history` (5 s at 400 Hz).
     HISTORY_STEPS = 2000
 
     def __init__(self, plant):
         self.plant = plant
-        #: (physics time [s], quaternion (x, y, z, w) body FRD -> NED) after each frame, for
-        #: comparing what ArduSub estimated with the truth (SIM_JSON drives ArduSub's clock
-        #: from our timestamps, so ArduSub's time_boot_ms is physics time).
+        #: (physics time [s], quaternion (x, y, z, w) body FRD -> NED, depth [m, NED down]) after
+        #: each frame, for comparing what ArduSub estimated with the truth (SIM_JSON drives
+        #: ArduSub's clock from our timestamps, so ArduSub's time_boot_ms is physics time).
         self.history = collections.deque(maxlen=self.HISTORY_STEPS)
         self.n_motors = plant.n_thrusters
         self.neutral_us = float(plant.vehicle.thrusters.pwm_neutral_us)
@@ -203,7 +203,7 @@ class JsonPhysics(object):
         n = int(math.floor((self._target_s - plant.t_s) / plant.dt_s + 0.5))
         if n > 0:
             plant.step(n)
-        self.history.append((plant.t_s, plant.quaternion_ned_frd()))
+        self.history.append((plant.t_s, plant.quaternion_ned_frd(), float(plant.eta[2])))
         self.frames += 1
         return self.reply()
 
