@@ -12,10 +12,9 @@ time measured in the log, and the two yaw responses must agree within 10 % (~agr
 on the paper's Eq. 25 error over 5 s from the step. Not on the settling times, which are
 still logged: the +-5 % settling time is the crossing time of a band edge, moved by
 tenths of a second by a 1 deg overshoot or one late attitude sample, and a real-time run
-on a busy machine has both (a run through MAVROS on a loaded machine settled in 0.90 s
-against 1.04 s in-process while its Eq. 25 errors were 4 % apart). Nor with the nominal
-latency of params/analysis.yaml: the logged run's latency grows with the machine's load,
-so the replay takes it from the log.
+on a busy machine (real ArduSub through MAVROS, on the wall clock) has both. Nor with the
+nominal latency of params/analysis.yaml: the logged run's latency grows with the machine's
+load, so the replay takes it from the log.
 
 With private parameter ``every_step`` (yaw_step_fast.test: 10x real time, lockstep) every
 control step of the active part must have been flown: one tick per 20 ms of vehicle time,

@@ -28,14 +28,14 @@ def _step_log(loop, duration=7.0):
     return dict(res.log)
 
 
-def test_dead_time_is_the_first_tick_the_rate_leaves_its_pre_step_value():
-    """A rate flat at 0.1 rad/s that starts to ramp 0.06 s after the step: the first tick past 10 % of
+def test_dead_time_is_the_first_tick_a_signal_leaves_its_pre_step_value():
+    """A signal flat at 0.1 that starts to ramp 0.06 s after the step: the first tick past 10 % of
     the largest departure is the one after the ramp starts (hand-computed)."""
     t = np.arange(0.0, 2.0, TICK_S)
     r = np.where(t > T_STEP + 0.06 + 1e-9, 0.1 + 4.0 * (t - T_STEP - 0.06), 0.1)
-    r = np.minimum(r, 0.1 + 2.0)                                  # largest departure 2.0 rad/s
-    # first departure > 0.2 rad/s: 4 (t - 1.06) > 0.2 -> t > 1.11, the tick at 1.12 s
-    assert dead_time_s(t, r, T_STEP) == pytest.approx(0.12, abs=1e-9)
+    r = np.minimum(r, 0.1 + 2.0)                                  # largest departure 2.0
+    # first departure > 0.2: 4 (t - 1.06) > 0.2 -> t > 1.11, the tick at 1.12 s
+    assert dead_time_s(t, r, T_STEP, fraction=0.1) == pytest.approx(0.12, abs=1e-9)
     assert math.isnan(dead_time_s(t, np.full(t.shape, 0.1), T_STEP))
 
 

@@ -11,9 +11,11 @@ Why the dead time is measured and what is compared:
 
 * A logged run's loop latency (attitude age at the tick, command transport, the
   firmware's loop) is not the nominal one of ``params/analysis.yaml`` and grows with the
-  machine's load. :func:`dead_time_s` measures it in each log the same way, as the time
-  from the step tick to the first tick whose yaw rate has left its pre-step value; the
-  replay adds the log's excess over the nominal replay to its command delay. All of it
+  machine's load. :func:`dead_time_s` measures it in the log and in a nominal replay the
+  same way, as the time from the step tick to the first tick whose yaw has moved 1 % of
+  the step (the yaw, not the rate: a firmware's gyro filter delays the logged rate more
+  than the angle the comparison is about); the replay adds the log's excess to its
+  command delay. All of it
   goes before the plant: in one loop delays commute, so the true yaw of a loop with the
   whole delay before the plant is the measured yaw (what the ROS log holds) of a loop with
   part of it in the telemetry.
@@ -66,16 +68,20 @@ def aligned_dive(dive, step_time_s):
     return Dive(t_s=t, eta2d_rad=eta, u_linear=lin, source=dive.source)
 
 
-def dead_time_s(t_s, rate_rad_s, step_time_s, fraction=0.1):
-    """Time [s] from the step tick to the first tick whose rate left its pre-step value.
+#: Share of the step a response has to move for :func:`compare_with_log` to call it started.
+ONSET_FRACTION = 0.01
+
+
+def dead_time_s(t_s, y, step_time_s, fraction=ONSET_FRACTION):
+    """Time [s] from the step tick to the first tick whose ``y`` left its pre-step value.
 
     "Left" means by more than ``fraction`` of its largest departure after the step. Measured
-    on the logged (ROS: as the control law saw it) or true (in-process) rate alike, so the
+    on the logged (ROS: as the control law saw it) or true (in-process) yaw alike, so the
     difference of two runs' values is their difference in loop latency, to a tick.
-    Returns NaN when the rate never moves.
+    Returns NaN when ``y`` never moves.
     """
     t = np.asarray(t_s, dtype=float)
-    r = np.asarray(rate_rad_s, dtype=float)
+    r = np.asarray(y, dtype=float)
     before = r[(t < step_time_s) & np.isfinite(r)]
     base = float(before[-1]) if before.size else float(r[np.isfinite(r)][0])
     after = (t >= step_time_s) & np.isfinite(r)
@@ -100,7 +106,7 @@ def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loo
     The log (e.g. from the ROS ``logger`` node) supplies omega_d (median of the
     ``omega_d_rad_s`` column), the start attitude, the step time (first sample of
     ``yaw_d_rad`` more than half way to its final value) and the loop's dead time
-    (:func:`dead_time_s` on ``r_rad_s``; its excess over the nominal replay's is added to
+    (:func:`dead_time_s` on ``yaw_rad``; its excess over the nominal replay's is added to
     the replay's command delay). The input replayed is the dive CSV the logged run played
     (``dive_csv_path``, aligned on the step; recommended: the control law estimates the
     desired rate from the input samples, so their rate matters), else the log's own
@@ -161,12 +167,12 @@ def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loo
 
     def replay(with_loop):
         res = with_loop.run(dive, duration_s=float(t[-1]), omega_d_rad_s=omega_d, initial_eta=initial)
-        return res, dead_time_s(res.t_s, res.log["r_rad_s"], step_time)
+        return res, dead_time_s(res.t_s, np.unwrap(res.log["yaw_rad"]), step_time)
 
     ros_error, ros_settle = measures(t, log["yaw_rad"])
-    logged_dead_time = dead_time_s(t, log["r_rad_s"], step_time)
+    logged_dead_time = dead_time_s(t, np.unwrap(log["yaw_rad"]), step_time)
     res, nominal_dead_time = replay(loop)
-    added = logged_dead_time - nominal_dead_time     # NaN if a rate never moved: no correction
+    added = logged_dead_time - nominal_dead_time     # NaN if a yaw never moved: no correction
     added = loop.dt_s * round(added / loop.dt_s) if math.isfinite(added) else 0.0   # whole physics steps
     if added > 0.0:
         loop = _with_command_delay(loop, added)
