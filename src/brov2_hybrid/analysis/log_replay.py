@@ -145,6 +145,9 @@ def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loo
     if k is None or abs(final - start) < 1e-6:
         raise Brov2Error("%s: column 'yaw_d_rad' holds no step (constant %.4f rad)" % (log_csv_path, start))
     step_time = float(t[k])
+    # The step starts from the last desired yaw before it (the first rows may hold another:
+    # the heading held while the firmware is probed).
+    start = float(yaw_d[k - 1]) if k > 0 else start
     window_s = min(float(window_s), float(t[-1]) - step_time)
     omega_d = float(np.median(log["omega_d_rad_s"]))
     loop = loop or ClosedLoop(settings)
