@@ -7,8 +7,14 @@ drag, thrust table, loop latency) must settle within that time plus a stated mar
 and stay in the band to the end of the dive.
 
 The same run's log (written by the logger node) is then replayed through the fast
-in-process loop of brov2_hybrid.analysis (issue 5): both settling times must agree
-within 10 %.
+in-process loop (brov2_hybrid.analysis.log_replay.compare_with_log) with the loop dead
+time measured in the log, and the two yaw responses must agree within 10 % (~agreement)
+on the paper's Eq. 25 error over 5 s from the step. Not on the settling times, which are
+still logged: the +-5 % settling time is the crossing time of a band edge, moved by
+tenths of a second by a 1 deg overshoot or one late attitude sample, and a real-time run
+on a busy machine (real ArduSub through MAVROS, on the wall clock) has both. Nor with the
+nominal latency of params/analysis.yaml: the logged run's latency grows with the machine's
+load, so the replay takes it from the log.
 
 With private parameter ``every_step`` (yaw_step_fast.test: 10x real time, lockstep) every
 control step of the active part must have been flown: one tick per 20 ms of vehicle time,
@@ -43,7 +49,7 @@ from brov2_hybrid.params import load_controller_params
 
 MARGIN_S = 2.0          # allowed excess over the LTI settling time (latency, drag nonlinearity)
 BAND = 0.05
-AGREEMENT = 0.10        # in-process vs ROS settling time, relative (default of the ~agreement param)
+AGREEMENT = 0.10        # in-process vs ROS Eq. 25 yaw error, relative (default of the ~agreement param)
 DIVE = os.path.join(paths.package_root(), "test", "data", "yaw_step.csv")
 
 
@@ -114,10 +120,13 @@ class YawStep(unittest.TestCase):
         loop = replace(load_analysis_settings().loop, mixer=self.mixer,   # output stage: the one for the mixer
                        vehicle=self.vehicle_name or load_analysis_settings().loop.vehicle)
         result = compare_with_log(log, loop, tolerance=self.agreement, dive_csv_path=DIVE)
-        rospy.loginfo("yaw step: ROS settling %.3f s, in-process %.3f s (%.1f %% apart)",
-                      result["ros_settling_s"], result["inprocess_settling_s"], 100 * result["relative_difference"])
-        self.assertTrue(result["ok"], "settling %.3f s in ROS vs %.3f s in-process (%.1f %% apart, > %d %%), log %s"
-                        % (result["ros_settling_s"], result["inprocess_settling_s"],
+        rospy.loginfo("yaw step: ROS Eq. 25 error %.4f, in-process %.4f (%.1f %% apart); settling %.3f s vs %.3f s "
+                      "(%.1f %% apart); logged dead time %.3f s, replayed with %s",
+                      result["ros_error"], result["inprocess_error"], 100 * result["relative_difference"],
+                      result["ros_settling_s"], result["inprocess_settling_s"], 100 * result["settling_difference"],
+                      result["dead_time_s"], result["latency"])
+        self.assertTrue(result["ok"], "Eq. 25 error %.4f in ROS vs %.4f in-process (%.1f %% apart, > %d %%), log %s"
+                        % (result["ros_error"], result["inprocess_error"],
                            100 * result["relative_difference"], 100 * self.agreement, log))
 
 
