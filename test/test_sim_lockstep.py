@@ -90,9 +90,9 @@ def test_a_command_for_another_attitude_or_with_other_channels_does_not_answer()
     gate.update()
     assert gate.holding
     clock.t += 0.6
-    message = gate.update()
-    assert not gate.holding and gate.counters["timeouts"] == 1
-    assert "0.060" in message and "not what the override carries" in message
+    note = gate.update()
+    assert not gate.holding and gate.counters["timeouts"] == 1 and note.warning
+    assert "0.060" in note.text and "not what the override carries" in note.text
 
 
 def test_unanswered_steps_go_on_after_the_timeout_then_the_gate_runs_free():
@@ -106,13 +106,14 @@ def test_unanswered_steps_go_on_after_the_timeout_then_the_gate_runs_free():
         gate.update()
         assert gate.holding
         clock.t += 0.02
-        message = gate.update()
-        assert not gate.holding and "no command for it" in message
-    assert "running free" in message and not gate.engaged
+        note = gate.update()
+        assert not gate.holding and "no command for it" in note.text and note.warning
+    assert "running free" in note.text and not gate.engaged
     gate.on_attitude_sent(0.06)
     assert not gate.holding
     gate.answer(0.06, CMD)                                    # commands again: engaged again
-    assert "first command" in gate.update() and gate.engaged
+    note = gate.update()
+    assert "first command" in note.text and not note.warning and gate.engaged
 
 
 def test_a_released_override_lets_the_simulator_run_free_at_once():
@@ -121,7 +122,8 @@ def test_a_released_override_lets_the_simulator_run_free_at_once():
     gate.on_attitude_sent(0.02)
     gate.on_override([0] * 18)             # thruster_allocation released our channels at the end
     assert not gate.holding and not gate.engaged
-    assert "released" in gate.update() and gate.counters["timeouts"] == 0
+    note = gate.update()
+    assert "released" in note.text and not note.warning and gate.counters["timeouts"] == 0
     gate.on_attitude_sent(0.04)
     assert not gate.holding
 

@@ -163,7 +163,7 @@ class LockstepGate(object):
 
     def update(self):
         """Take the commands that arrived and release the held step when it is answered or timed
-        out; returns a message to log (or None)."""
+        out; returns a :class:`Note` to log (or None)."""
         try:
             while os.read(self._wake_r, 4096):
                 pass
@@ -181,16 +181,16 @@ class LockstepGate(object):
             for key in sorted(self._answers)[:-32]:
                 del self._answers[key]
         if self._held is None:
-            return message
+            return _note(message)
         t_s, since = self._held
         expected = self._answers.get(_key(t_s))
         if expected is not None and expected == self._override:
             self._held = None
             self._misses = 0
             self.counters["answered"] += 1
-            return message
+            return _note(message)
         if self.clock() - since < self.config.timeout_s:
-            return message
+            return _note(message)
         self._held = None
         self._misses += 1
         self.counters["timeouts"] += 1
@@ -204,7 +204,7 @@ class LockstepGate(object):
             self.counters["released"] += 1
             message += ("; %d steps in a row unanswered: running free until commands come again"
                         % self._misses)
-        return message
+        return Note(message, warning=True)
 
     def wait_s(self):
         """Longest wall wait before :meth:`update` must run again (the held step's time-out)."""
@@ -219,6 +219,15 @@ class LockstepGate(object):
                 os.close(fd)
             except OSError:
                 pass
+
+
+class Note(collections.namedtuple("Note", "text warning")):
+    """What the gate has to say: ``text``, and whether it is a ``warning`` (a step went on
+    without its command) or news (engaged, released)."""
+
+
+def _note(text):
+    return Note(text, warning=False) if text else None
 
 
 def _key(t_s):

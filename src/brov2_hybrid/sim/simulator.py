@@ -232,9 +232,9 @@ class Simulator(object):
         if self.lockstep is None:
             return
         was_holding = self.lockstep.holding
-        message = self.lockstep.update()
-        if message:
-            (LOG.warning if "went on" in message else LOG.info)("%s", message)
+        note = self.lockstep.update()
+        if note is not None:
+            (LOG.warning if note.warning else LOG.info)("%s", note.text)
         if was_holding and not self.lockstep.holding:
             self._anchor()
 
