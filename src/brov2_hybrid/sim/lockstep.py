@@ -46,8 +46,8 @@ from brov2_hybrid.sim.config import simulator_file
 
 LOG = logging.getLogger(__name__)
 
-#: The attitude messages a controller may tick on.
-ATTITUDE_MESSAGES = ("ATTITUDE", "ATTITUDE_QUATERNION")
+#: The attitude messages a controller may tick on (the bridge's attitude sources).
+ATTITUDE_MESSAGES = tuple(sorted(BY_SOURCE.values()))
 #: Two vehicle times closer than this are the same instant [s] (time_boot_ms resolution / 2).
 SAME_TIME_S = 0.0005
 
@@ -139,7 +139,7 @@ class LockstepGate(object):
         self.counters["steps"] += 1
 
     def on_override(self, channels):
-        """The vehicle accepted an RC override with these raw channel values (1-based list index + 1)."""
+        """The vehicle accepted an RC override with these raw values (channel k at index k - 1)."""
         values = list(channels)
         self._override = tuple(int(values[c - 1]) if c - 1 < len(values) else 0 for c in self.channels)
         if self.engaged and not any(self._override):
