@@ -4,6 +4,7 @@ Checked against the protocol as ArduPilot's libraries/SITL/SIM_JSON.cpp implemen
 (packet layout, newline framing, "[%f, %f, %f]" vectors) and against the vehicle model
 stepped directly.
 """
+import os
 import re
 import socket
 import struct
@@ -226,3 +227,44 @@ def test_a_depth_request_carries_the_vehicle_down_at_the_next_frame(vehicle):
     assert physics.plant.t_s == pytest.approx(t + 1.0 / 400.0)
     assert physics.plant.eta[5] == pytest.approx(yaw, abs=0.01)
     assert list(physics.plant.motor_pwm_us) == [1600.0] * 8      # this frame's outputs still apply
+
+
+class _Commands(object):
+    """What ardusub_sitl's ROS shell hands over: the newest command's stamp."""
+    command_topic = "/brov2/thruster_command"
+
+    def __init__(self):
+        self.followed = False
+
+    def follow(self):
+        self.followed = True
+
+    def latest_s(self):
+        return 1.25
+
+
+def test_ardusub_lockstep_paces_the_physics_by_the_controller(tmp_path):
+    """``ardusub_sitl --lockstep``: the physics (so ArduSub's clock) runs at most
+    lockstep.ardusub_max_lead_s ahead of the newest command; without the ROS shell it is refused."""
+    from brov2_hybrid.sim.ardusub_sitl import build_arg_parser, sitl_from_args
+    from brov2_hybrid.sim.lockstep import load_lockstep_config
+    from brov2_hybrid.errors import Brov2Error
+    with pytest.raises(Brov2Error, match="ROS node"):
+        sitl_from_args(build_arg_parser().parse_args(["--lockstep"]))
+    try:
+        from brov2_hybrid.sim.ardusub_sitl import find_ardusub, free_instance
+        find_ardusub()
+    except Brov2Error as exc:
+        if os.environ.get("BROV2_REQUIRE_ARDUSUB") == "1":
+            pytest.fail("BROV2_REQUIRE_ARDUSUB=1 but %s" % exc)
+        pytest.skip("needs an ArduSub build: %s" % exc)
+    commands = _Commands()
+    sitl = sitl_from_args(build_arg_parser().parse_args(["--lockstep", "--instance", str(free_instance())]),
+                          commands)
+    try:
+        config = load_lockstep_config()
+        assert commands.followed and sitl.physics.pace() == 1.25
+        assert sitl.physics.max_lead_s == config.ardusub_max_lead_s == pytest.approx(0.04)
+        assert sitl.physics.pace_timeout_s == config.timeout_s
+    finally:
+        sitl.close()

@@ -37,7 +37,7 @@ class FakeClock(object):
 
 
 def _gate(timeout_s=1.0, release_after=3, clock=None):
-    return LockstepGate(CHANNELS, PERIOD_S, LockstepConfig(timeout_s, release_after), clock=clock or FakeClock())
+    return LockstepGate(CHANNELS, PERIOD_S, LockstepConfig(timeout_s, release_after, 0.04), clock=clock or FakeClock())
 
 
 def _override(pwm6):
@@ -149,6 +149,7 @@ def test_an_answer_from_another_thread_wakes_the_simulator():
     gate.update()
     assert select.select([gate], [], [], 0.0)[0] == []       # drained
     gate.close()
+    gate.answer(0.04, CMD)                                   # after the simulator stopped: dropped, no error
 
 
 def test_settings_come_from_the_files_and_the_parameter_server(tmp_path):
@@ -211,7 +212,8 @@ def _fly(vehicle, jitter_seed, duration_s=3.0):
     link = load_link_config()
     link.address = "tcp:127.0.0.1:0"
     link.udp_out = None
-    gate = LockstepGate(vehicle.rc_map.channels, PERIOD_S, LockstepConfig(timeout_s=10.0, release_after=3))
+    gate = LockstepGate(vehicle.rc_map.channels, PERIOD_S, LockstepConfig(timeout_s=10.0, release_after=3,
+                                                                          ardusub_max_lead_s=0.04))
     gate.engage()
     sim = Simulator(vehicle=vehicle, link_config=link, speedup=50.0, initial_eta=[0, 0, 5.0, 0, 0, 0],
                     lockstep=gate)

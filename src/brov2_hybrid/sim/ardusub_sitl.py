@@ -36,6 +36,7 @@ from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args, serve
 from brov2_hybrid.sim.json_physics import JsonPhysics, JsonPhysicsServer, json_port, mavlink_port
+from brov2_hybrid.sim.lockstep import load_lockstep_config
 from brov2_hybrid.sim.plant import Plant
 
 LOG = logging.getLogger("ardusub_sitl")
@@ -273,19 +274,39 @@ def build_arg_parser():
     parser.add_argument("--ardusub", metavar="PATH", help="ArduSub SITL binary or build folder "
                                                           "(default: $BROV2_ARDUSUB, else the build cache)")
     parser.add_argument("--speedup", type=float, default=1.0, help="ArduSub --speedup (default 1)")
+    parser.add_argument("--lockstep", action="store_true",
+                        help="pace the physics (so ArduSub's clock) by the controller's commands: at most "
+                             "lockstep.ardusub_max_lead_s ahead (needs ROS: rosrun brov2_hybrid ardusub_sitl; "
+                             "docs/simulator.md 'Lockstep')")
     return parser
 
 
-def sitl_from_args(args):
-    """Build an :class:`ArduSubSitl` from parsed command-line ``args``."""
+def sitl_from_args(args, controller=None):
+    """Build an :class:`ArduSubSitl` from parsed command-line ``args``. ``controller``: with
+    ``--lockstep``, where the controller's progress comes from, an object with ``follow()`` and
+    ``latest_s()`` (the ROS shell's :class:`~brov2_hybrid.sim.controller_commands.ControllerCommands`);
+    raises Brov2Error when ``--lockstep`` has none."""
+    if args.lockstep and controller is None:
+        raise Brov2Error("--lockstep: the controller's commands arrive over ROS; run it as the ROS node "
+                         "(rosrun brov2_hybrid ardusub_sitl --lockstep, or the launch files)")
     vehicle, options, eta = physics_from_args(args)
-    return ArduSubSitl(vehicle, options, eta, instance=args.instance, speedup=args.speedup, binary=args.ardusub,
+    sitl = ArduSubSitl(vehicle, options, eta, instance=args.instance, speedup=args.speedup, binary=args.ardusub,
                        params_file=args.params)
+    if args.lockstep:
+        config = load_lockstep_config(args.params)
+        controller.follow()
+        sitl.physics.pace = controller.latest_s
+        sitl.physics.max_lead_s = config.ardusub_max_lead_s
+        sitl.physics.pace_timeout_s = config.timeout_s
+        LOG.info("lockstep: the physics runs at most %.3f s of vehicle time ahead of the newest command on %s "
+                 "(time-out %.1f s)", config.ardusub_max_lead_s, controller.command_topic, config.timeout_s)
+    return sitl
 
 
-def main(argv=None):
-    """Command-line entry point; returns ArduSub's exit status (2: could not start)."""
-    return serve(build_arg_parser().parse_args(argv), sitl_from_args, LOG)
+def main(argv=None, controller=None):
+    """Command-line entry point; returns ArduSub's exit status (2: could not start). ``controller``:
+    see :func:`sitl_from_args` (the ROS shell passes one for ``--lockstep``)."""
+    return serve(build_arg_parser().parse_args(argv), lambda args: sitl_from_args(args, controller), LOG)
 
 
 if __name__ == "__main__":

@@ -58,13 +58,15 @@ class LockstepConfig:
 
     timeout_s: float            # wall seconds a step waits for its command, then goes on (reported)
     release_after: int          # this many unanswered steps in a row: run free until commands return
+    ardusub_max_lead_s: float   # sim:=ardusub: the physics' most lead over the newest command [s, vehicle time]
 
 
 def load_lockstep_config(path=None):
     """Read :class:`LockstepConfig` from the ``lockstep`` section."""
     path = simulator_file(path)
     s = Section(load_yaml(path), path, "lockstep")
-    return LockstepConfig(timeout_s=s.positive("timeout_s"), release_after=s.integer("release_after", 1))
+    return LockstepConfig(timeout_s=s.positive("timeout_s"), release_after=s.integer("release_after", 1),
+                          ardusub_max_lead_s=s.positive("ardusub_max_lead_s"))
 
 
 class LockstepGate(object):
@@ -107,6 +109,7 @@ class LockstepGate(object):
         self._note = None            # a message from on_override for the next update()
         self._inbox = collections.deque()
         self._lock = threading.Lock()
+        self._closed = False
         self._wake_r, self._wake_w = os.pipe()
         os.set_blocking(self._wake_r, False)
         os.set_blocking(self._wake_w, False)
@@ -116,11 +119,13 @@ class LockstepGate(object):
         """The controller's command for the attitude of vehicle time ``stamp_s`` [s]:
         ``rc_pwm_us`` on :attr:`channels`. Safe from any thread."""
         with self._lock:
+            if self._closed:
+                return      # a command that came after the simulator stopped
             self._inbox.append((float(stamp_s), tuple(int(v) for v in rc_pwm_us)))
-        try:
-            os.write(self._wake_w, b"x")
-        except BlockingIOError:
-            pass        # the pipe is full: the simulator is awake anyway
+            try:
+                os.write(self._wake_w, b"x")
+            except BlockingIOError:
+                pass        # the pipe is full: the simulator is awake anyway
 
     def fileno(self):
         """Readable when :meth:`answer` was called (for ``select``)."""
@@ -213,7 +218,9 @@ class LockstepGate(object):
         return max(0.0, self._held[1] + self.config.timeout_s - self.clock())
 
     def close(self):
-        """Close the wake-up pipe."""
+        """Close the wake-up pipe; commands that come later are dropped."""
+        with self._lock:
+            self._closed = True
         for fd in (self._wake_r, self._wake_w):
             try:
                 os.close(fd)
