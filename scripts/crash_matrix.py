@@ -143,6 +143,18 @@ def wait(predicate, timeout_s):
     return False
 
 
+def dive_running(log_dir):
+    """True once a tick log in ``log_dir`` holds a row flown in mode ACTIVE (the dive is on)."""
+    for path in glob.glob(os.path.join(log_dir, "*.csv")):
+        try:
+            with open(path, errors="replace") as handle:
+                if ",ACTIVE" in handle.read():
+                    return True
+        except OSError:
+            pass
+    return False
+
+
 def rosout_after(ros_log_dir, t_wall):
     """WARN/ERROR/FATAL lines of rosout.log stamped after ``t_wall``: (level, node, text)."""
     out = []
@@ -189,8 +201,10 @@ def run_case(node, out_dir, observe_s, python):
              "log_dir:=%s" % log_dir, "output:=log"],
             stdout=launch_out, stderr=subprocess.STDOUT, start_new_session=True, env=env)
         watch = FcuWatch(port)
-        if not wait(lambda: watch.armed and watch.moving(), 90.0):
-            raise RuntimeError("%s: the vehicle never armed and moved (see %s)" % (node, case_dir))
+        # the dive, not the firmware probe before it (which moves the motors too, then the vehicle
+        # holds level at neutral until the dive starts): the tick log has an ACTIVE row
+        if not wait(lambda: watch.armed and dive_running(log_dir), 90.0):
+            raise RuntimeError("%s: the vehicle never armed and flew the dive (see %s)" % (node, case_dir))
         time.sleep(2.0)                                    # mid-dive
         pid = node_pid(master_uri, node)
         if pid is None:
