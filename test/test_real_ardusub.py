@@ -86,13 +86,21 @@ def settle(flight, vehicle_s):
 
 def outputs_after(flight, channels, vehicle_s=0.15):
     """Override ``channels`` (1..8); the motor outputs of the first SERVO_OUTPUT_RAW stamped
-    ``vehicle_s`` or more of vehicle time after it was sent."""
-    sent_s = vehicle_now_s(flight)
+    ``vehicle_s`` or more of vehicle time after ArduSub reported ``channels`` as its RC input
+    (RC_CHANNELS). Counted from when ArduSub had the override, not from when it was sent: ArduSub
+    in lockstep runs ahead of a busy reader, and 0.15 s of vehicle time may pass before an
+    override sent "now" reaches it."""
+    flight.message_interval("RC_CHANNELS", 50.0)
+    flight.drain()
     flight.override(channels)
+    had_s = None
     while True:
-        msg = flight.recv(("SERVO_OUTPUT_RAW",), 10.0)
-        assert msg is not None, "ArduSub stopped sending SERVO_OUTPUT_RAW"
-        if msg.time_usec / 1e6 >= sent_s + vehicle_s:
+        msg = flight.recv(("RC_CHANNELS", "SERVO_OUTPUT_RAW"), 10.0)
+        assert msg is not None, "ArduSub stopped sending RC_CHANNELS / SERVO_OUTPUT_RAW"
+        if msg.get_type() == "RC_CHANNELS":
+            if had_s is None and [getattr(msg, "chan%d_raw" % i) for i in range(1, 7)] == list(channels[:6]):
+                had_s = msg.time_boot_ms / 1000.0
+        elif had_s is not None and msg.time_usec / 1e6 >= had_s + vehicle_s:
             return list(flight.servo_outputs[:8])
         flight.override(channels)      # keep the override fresh while waiting
 
