@@ -238,3 +238,30 @@ def test_a_slow_jittery_controller_flies_exactly_the_trajectory_of_a_fast_one(ve
     assert np.degrees(eta_fast[5]) > 10.0               # it did turn towards 30 deg
     np.testing.assert_array_equal(eta_slow, eta_fast)
     np.testing.assert_array_equal(nu_slow, nu_fast)
+
+
+def test_a_held_vehicle_keeps_sending_heartbeats(vehicle):
+    """While a step waits (nobody answers), simulated time stands still, but the vehicle still says
+    it is alive on the wall clock, so that a ground station does not declare the link lost."""
+    link = load_link_config()
+    link.address = "tcp:127.0.0.1:0"
+    link.udp_out = None
+    gate = LockstepGate(vehicle.rc_map.channels, PERIOD_S, LockstepConfig(timeout_s=30.0, release_after=3,
+                                                                          ardusub_max_lead_s=0.04))
+    gate.engage()
+    sim = Simulator(vehicle=vehicle, link_config=link, speedup=50.0, initial_eta=[0, 0, 5.0, 0, 0, 0], lockstep=gate)
+    thread = threading.Thread(target=sim.run, daemon=True)
+    thread.start()
+    m = mavutil.mavlink_connection("tcp:127.0.0.1:%d" % sim.port, source_system=255, source_component=190,
+                                   autoreconnect=False)
+    try:
+        assert m.recv_match(type="ATTITUDE_QUATERNION", blocking=True, timeout=10.0) is not None
+        held_at = sim.t_s
+        beats = [m.recv_match(type="HEARTBEAT", blocking=True, timeout=3.0) for _ in range(3)]
+        assert all(b is not None for b in beats)
+        assert gate.holding and sim.t_s == held_at          # no simulated time passed meanwhile
+    finally:
+        sim.stop()
+        thread.join(5.0)
+        m.close()
+        sim.close()

@@ -32,6 +32,7 @@ from brov2_hybrid.sim.lockstep import LockstepGate, load_lockstep_config
 from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef
 from brov2_hybrid.sim.mavlink_server import MavlinkServer
 from brov2_hybrid.sim.mavlink_protocol import MavlinkProtocol
+from brov2_hybrid.sim import telemetry
 from brov2_hybrid.sim.telemetry import TelemetryBuilder
 from brov2_hybrid.sim.plant import Plant
 
@@ -41,6 +42,8 @@ LOG = logging.getLogger("brov2_sitl")
 MAX_WAIT_S = 0.1
 #: Falling this far behind the wall clock [s, wall] re-anchors the clock (with a warning).
 MAX_BEHIND_WALL_S = 1.0
+#: While a lockstep step waits: a HEARTBEAT this often [s, wall] (links time out on the wall clock).
+HELD_HEARTBEAT_S = 1.0
 #: Most simulated time [s, wall-equivalent] advanced between two socket polls.
 MAX_CHUNK_WALL_S = 0.02
 _EPS = 1e-9
@@ -116,6 +119,7 @@ class Simulator(object):
         self._stop = False
         self._behind_warned = False
         self._linked = False     # a link has connected since the start
+        self._held_heartbeat_wall = -math.inf
         self._anchor()
         self._run_firmware(self.plant.t_s)
 
@@ -212,7 +216,8 @@ class Simulator(object):
             self._lockstep_update()
             self._catch_up(end)
             if self.lockstep is not None and self.lockstep.holding:
-                wait = self.lockstep.wait_s()
+                self._heartbeat_while_held()
+                wait = min(self.lockstep.wait_s(), HELD_HEARTBEAT_S)
             else:
                 wake = min(self._next_event_s(), end, self.plant.t_s + MAX_CHUNK_WALL_S * self.speedup)
                 wait = (wake - self._sim_anchor) / self.speedup + self._wall_anchor - self.clock()
@@ -225,6 +230,16 @@ class Simulator(object):
             for connection in closed:
                 self.protocol.on_close(connection)
             self._handle(messages)
+
+    def _heartbeat_while_held(self):
+        """A HEARTBEAT every HELD_HEARTBEAT_S of wall time while a step waits: the vehicle is alive
+        while its clock waits for the autopilot (a stream on simulated time would pause, and a
+        ground station would declare the link lost). It carries no time: the physics does not see it."""
+        now = self.clock()
+        if now - self._held_heartbeat_wall >= HELD_HEARTBEAT_S:
+            self._held_heartbeat_wall = now
+            self.protocol.emit(None, self.protocol.builder.build("HEARTBEAT", telemetry.Sample(self.plant),
+                                                                 self.firmware), self.plant.t_s)
 
     def _lockstep_update(self):
         """Let the gate take the commands that arrived; simulated time resumes at the speed-up
