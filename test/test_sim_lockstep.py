@@ -208,15 +208,20 @@ class Controller(threading.Thread):
         m.close()
 
 
-def _fly(vehicle, jitter_seed, duration_s=3.0):
+def _engaged_simulator(vehicle, timeout_s):
+    """(simulator on a free port at 50x, its lockstep gate waiting from the first attitude on)."""
     link = load_link_config()
     link.address = "tcp:127.0.0.1:0"
     link.udp_out = None
-    gate = LockstepGate(vehicle.rc_map.channels, PERIOD_S, LockstepConfig(timeout_s=10.0, release_after=3,
+    gate = LockstepGate(vehicle.rc_map.channels, PERIOD_S, LockstepConfig(timeout_s=timeout_s, release_after=3,
                                                                           ardusub_max_lead_s=0.04))
     gate.engage()
-    sim = Simulator(vehicle=vehicle, link_config=link, speedup=50.0, initial_eta=[0, 0, 5.0, 0, 0, 0],
-                    lockstep=gate)
+    sim = Simulator(vehicle=vehicle, link_config=link, speedup=50.0, initial_eta=[0, 0, 5.0, 0, 0, 0], lockstep=gate)
+    return sim, gate
+
+
+def _fly(vehicle, jitter_seed, duration_s=3.0):
+    sim, gate = _engaged_simulator(vehicle, timeout_s=10.0)
     controller = Controller(sim, gate, jitter_seed)
     controller.start()
     try:
@@ -243,13 +248,7 @@ def test_a_slow_jittery_controller_flies_exactly_the_trajectory_of_a_fast_one(ve
 def test_a_held_vehicle_keeps_sending_heartbeats(vehicle):
     """While a step waits (nobody answers), simulated time stands still, but the vehicle still says
     it is alive on the wall clock, so that a ground station does not declare the link lost."""
-    link = load_link_config()
-    link.address = "tcp:127.0.0.1:0"
-    link.udp_out = None
-    gate = LockstepGate(vehicle.rc_map.channels, PERIOD_S, LockstepConfig(timeout_s=30.0, release_after=3,
-                                                                          ardusub_max_lead_s=0.04))
-    gate.engage()
-    sim = Simulator(vehicle=vehicle, link_config=link, speedup=50.0, initial_eta=[0, 0, 5.0, 0, 0, 0], lockstep=gate)
+    sim, gate = _engaged_simulator(vehicle, timeout_s=30.0)
     thread = threading.Thread(target=sim.run, daemon=True)
     thread.start()
     m = mavutil.mavlink_connection("tcp:127.0.0.1:%d" % sim.port, source_system=255, source_component=190,
