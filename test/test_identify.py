@@ -17,7 +17,7 @@ from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.dive.shapes import step_dive
 from brov2_hybrid.errors import InputDataError, ParameterError
-from brov2_hybrid.identify import disturbed, fit, model as idmodel
+from brov2_hybrid.identify import disturbed, fit, heave_fit, model as idmodel
 from brov2_hybrid.identify.schedule import BLOCK_ORDER, build_schedule, load_schedule_settings
 from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
@@ -205,7 +205,7 @@ def test_a_passive_attitude_dof_is_not_flown_and_keeps_the_prior(tmp_path):
 def test_a_log_without_the_heave_block_is_refused():
     log = {"time_s": np.arange(0.0, 1.0, 0.02), "heave_cmd": np.zeros(50)}
     with pytest.raises(InputDataError, match="heave_cmd is zero throughout"):
-        fit.heave_window(log, 2.0)
+        heave_fit.heave_window(log, 2.0)
 
 
 def test_applied_wrench_uses_the_motor_pwms_and_falls_back_on_the_command():

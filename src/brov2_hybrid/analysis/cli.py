@@ -12,12 +12,14 @@
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
     brov2-analyze identify --plant FILE | --log LOG.csv   identify a vehicle (docs/identification.md)
+    brov2-analyze identify-coverage            do the identification's intervals hold the truth (repeated flights)
 
 Each command writes CSVs and PNGs into ``--out`` (default ``analysis_out``), prints
 where, and runs its sweep over the machine's cores (``--jobs``) or a Dask cluster
 (``--dask ADDRESS``). Settings come from ``params/analysis.yaml`` (``--params``).
 """
 import argparse
+import importlib
 import json
 import math
 import os
@@ -45,7 +47,14 @@ from brov2_hybrid.analysis.step_experiments import compare_models_experiment, la
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
             "robustness", "allocators", "options", "omega-limit", "design", "ardusub", "depth-hold-compare",
             "reproduce",
-            "summarize", "compare-log", "identify")
+            "summarize", "compare-log", "identify", "identify-coverage")
+
+
+#: Commands run as ``module.function(ctx, omegas)`` (modules of brov2_hybrid.analysis).
+_EXPERIMENTS = {"integral": ("integral", "integral_experiment"), "allocators": ("allocators", "allocators_experiment"),
+                "options": ("options", "options_experiment"), "omega-limit": ("omega_limit", "omega_limit_experiment"),
+                "design": ("design", "design_experiment"),
+                "identify-coverage": ("identify_coverage", "identify_coverage_experiment")}
 
 
 def _floats(text):
@@ -119,6 +128,9 @@ def build_parser():
     sub.add_parser("design", parents=[common, loop],
                    help="what a vehicle file can do: gains, delay margins and thrust headroom per omega_d "
                         "(e.g. --vehicle out/identify/identified.yaml)")
+    p = sub.add_parser("identify-coverage", parents=[common, loop], help="how often the identification's intervals "
+                       "hold the truth over repeated in-process flights (docs/identification.md)")
+    p.add_argument("--docs", action="store_true", help="also write its table in docs/identification.md")
     sub.add_parser("ardusub", parents=[common, loop],
                    help="hybrid autopilot vs ArduSub's own attitude control (default and tuned gains) on real "
                         "ArduSub SITL flying our model (make ardusub first)")
@@ -288,24 +300,12 @@ def run_one(ctx, args, omegas):
         return trim_experiment(ctx, args.rate_max)
     if c == "firmware":
         return firmware_experiment(ctx, omegas)
-    if c == "integral":
-        from brov2_hybrid.analysis.integral import integral_experiment
-        return integral_experiment(ctx, omegas)
     if c == "robustness":
         from brov2_hybrid.analysis.robustness import robustness_experiment
         return robustness_experiment(ctx, omegas, args.samples)
-    if c == "allocators":
-        from brov2_hybrid.analysis.allocators import allocators_experiment
-        return allocators_experiment(ctx, omegas)
-    if c == "options":
-        from brov2_hybrid.analysis.options import options_experiment
-        return options_experiment(ctx, omegas)
-    if c == "omega-limit":
-        from brov2_hybrid.analysis.omega_limit import omega_limit_experiment
-        return omega_limit_experiment(ctx, omegas)
-    if c == "design":
-        from brov2_hybrid.analysis.design import design_experiment
-        return design_experiment(ctx, omegas)
+    if c in _EXPERIMENTS:
+        module, function = _EXPERIMENTS[c]
+        return getattr(importlib.import_module("brov2_hybrid.analysis." + module), function)(ctx, omegas)
     if c == "ardusub":
         from brov2_hybrid.analysis.ardusub_experiment import ardusub_experiment
         return ardusub_experiment(ctx, omegas, progress=print if not args.quiet else (lambda text: None))
@@ -365,6 +365,7 @@ def reproduce(ctx, omegas=None, quick=False):
     from brov2_hybrid.analysis.omega_limit import omega_limit_experiment
     from brov2_hybrid.analysis.options import options_experiment
     from brov2_hybrid.analysis.robustness import robustness_experiment
+    from brov2_hybrid.analysis.identify_coverage import identify_coverage_experiment
     order = (("gains", lambda: gains_experiment(ctx)),
              ("trim", lambda: trim_experiment(ctx)),
              ("step", lambda: step_experiment(ctx, omegas)),
@@ -379,6 +380,7 @@ def reproduce(ctx, omegas=None, quick=False):
              ("allocators", lambda: allocators_experiment(ctx, (3.0,) if quick else None, quick=quick)),
              ("options", lambda: options_experiment(ctx, (3.0,) if quick else None)),
              ("omega_limit", lambda: omega_limit_experiment(ctx, (3.0, 6.0) if quick else None)),
+             ("identify_coverage", lambda: identify_coverage_experiment(ctx, quick=quick)),
              ("ardusub", lambda: _ardusub_or_reason(ctx, quick, "ardusub")),
              ("depth_hold_compare", lambda: _ardusub_or_reason(ctx, quick, "depth-hold-compare")))
     summaries = {}

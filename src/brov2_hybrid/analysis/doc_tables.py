@@ -28,6 +28,7 @@ TABLES = {"options": ("options", "brov2_hybrid.analysis.options"),
           "allocators": ("allocators", "brov2_hybrid.analysis.allocators"),
           "integral": ("integral", "brov2_hybrid.analysis.integral"),
           "robustness": ("robustness", "brov2_hybrid.analysis.robustness"),
+          "identify_coverage": ("identify_coverage", "brov2_hybrid.analysis.identify_coverage"),
           "ardusub": ("ardusub", "brov2_hybrid.analysis.ardusub_report"),
           "depth_hold_compare": ("depth_hold_compare", "brov2_hybrid.analysis.depth_hold_report")}
 #: Tables a document may leave out: their experiment needs an ArduSub build and a quiet machine.

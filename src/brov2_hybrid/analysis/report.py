@@ -51,7 +51,8 @@ def write_report(ctx, summaries, wall_s):
     if "firmware" in s:
         lines += firmware_section(s["firmware"])
     for name, module in (("integral", "integral"), ("robustness", "robustness"), ("allocators", "allocators"),
-                         ("options", "options"), ("omega_limit", "omega_limit"), ("ardusub", "ardusub_report"),
+                         ("options", "options"), ("omega_limit", "omega_limit"),
+                         ("identify_coverage", "identify_coverage"), ("ardusub", "ardusub_report"),
                          ("depth_hold_compare", "depth_hold_report")):
         if name in s:   # these sections live in their own modules
             lines += importlib.import_module("brov2_hybrid.analysis." + module).report_section(s[name])

@@ -17,8 +17,9 @@ Attitude axes: equation error in integral form between consecutive rows,
 nu_{k+1} - nu_k = (1/I) [int tau - int D(nu) + int g], linear in (1/I, b/I, c/I, l/I) and
 solved by ordinary least squares (noise in nu_{k+1} - nu_k is the dependent variable's, so
 the estimate is not biased by it). The delay from command to thrust is found by scanning
-(the one giving the smallest residuals). Heave has no velocity in the log, only a noisy
-depth: an output-error fit (:func:`scipy.optimize.least_squares`) of the simulated depth.
+(the one giving the smallest residuals). Heave has no velocity in the log, only the depth as the
+vehicle reports it: an output-error fit of the simulated depth, with its own delay
+(:mod:`brov2_hybrid.identify.heave_fit`).
 
 Confidence intervals: covariance s^2 (J^T J)^-1, inflated by (1 + rho) / (1 - rho) for the
 residuals' lag-1 correlation rho, mapped to the physical parameters by the delta method;
@@ -28,7 +29,7 @@ import math
 from dataclasses import dataclass, field
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import stats
 
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES
 from brov2_hybrid.errors import InputDataError
@@ -229,98 +230,3 @@ def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95, keep=None, outlier
     return AxisFit(ANGULAR_DOF_NAMES[axis], _estimates(names, values, jac, cov, n - p, level),
                    math.sqrt(float(residual @ residual) / n), n, t[1:][used], y, X @ theta,
                    int(np.count_nonzero(rejected & keep)))
-
-
-def heave_window(log, rest_s, lead_s=0.5):
-    """Rows of the heave block: from ``lead_s`` before the first non-zero heave command to ``rest_s`` after the
-    last [s]."""
-    cmd = np.asarray(log["heave_cmd"], dtype=float)
-    on = np.nonzero(np.abs(cmd) > 0.0)[0]
-    if on.size == 0:
-        raise InputDataError("identify: the log's heave_cmd is zero throughout; expected the heave block of "
-                             "the identification schedule")
-    t = np.asarray(log["time_s"], dtype=float)
-    return (t >= t[on[0]] - lead_s) & (t <= t[on[-1]] + rest_s)
-
-
-def simulate_depth(t_s, force_n, r33, params, substeps):
-    """Depth [m] at ``t_s`` of the heave model from ``params`` = (m_eff, b_lin, b_quad, net W - B, w0, z0),
-    force ``force_n`` (n,) [N, + down] held over each row interval, semi-implicit Euler with ``substeps``."""
-    m, bl, bq, net, w, z = [float(v) for v in params]
-    out = np.empty(len(t_s))
-    out[0] = z
-    for k in range(len(t_s) - 1):
-        h = (t_s[k + 1] - t_s[k]) / substeps
-        f = force_n[k] + net * r33[k]
-        for _ in range(substeps):
-            w += h * (f - (bl + bq * abs(w)) * w) / m
-            z += h * r33[k] * w
-        out[k + 1] = z
-    return out
-
-
-def _undisturbed_runs(idx, keep, min_rows):
-    """[(a, b)]: runs idx[a:b] of the heave rows with every log row from idx[a] to idx[b - 1] in ``keep``
-    (n,) bool, at least ``min_rows`` long."""
-    bad = np.concatenate([[0], np.cumsum(~keep)])          # disturbed log rows before each row
-    runs, a = [], 0
-    for j in range(1, len(idx) + 1):
-        if j == len(idx) or bad[idx[j] + 1] - bad[idx[j - 1]] > 0:
-            b = j if j == len(idx) or keep[idx[j - 1]] else j - 1
-            if b - a >= min_rows:
-                runs.append((a, b))
-            a = j
-    return runs
-
-
-def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_s=0.5, keep=None, min_rows=5):
-    """:class:`AxisFit` of heave: mass_kg (effective), linear_drag, quadratic_drag, net_weight_n (W - B).
-
-    ``prior``: (m_eff, b_lin, b_quad, W - B) to start from (the vehicle file's); the rows fitted
-    are :func:`heave_window`'s (``rest_s``, ``lead_s``). ``keep`` (n,) bool (default all): the
-    depth is simulated only across kept rows: each run of them between disturbed stretches
-    starts from its own depth and heave rate (fitted too), runs under ``min_rows`` depth rows
-    are dropped.
-    """
-    rows = heave_window(log, rest_s, lead_s)
-    # a depth held over several rows (a slower depth stream, e.g. 10 Hz telemetry in a 50 Hz log) counts
-    # once, on the row it arrived
-    depth = np.asarray(log["depth_m"], dtype=float)
-    rows[1:] &= depth[1:] != depth[:-1]
-    t_all = np.asarray(log["time_s"], dtype=float)
-    z_all = np.asarray(log["depth_m"], dtype=float)
-    # the force held over each row interval, shifted by the delay (an average over the interval)
-    held = held_integral(t_all, wrench[:, 2], delay_s) / np.diff(t_all)
-    idx = np.nonzero(rows)[0]
-    t, z = t_all[idx], z_all[idx]
-    # the force averaged over each interval between the rows kept
-    cumulative = np.concatenate([[0.0], np.cumsum(held * np.diff(t_all))])
-    force = np.append(np.diff(cumulative[idx]) / np.diff(t), 0.0)
-    _, _, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]])[idx], np.asarray(log[ATTITUDE_COLUMNS[1]])[idx])
-    r33 = np.where(np.isfinite(r33), r33, 1.0)        # no attitude logged: level
-    finite = np.isfinite(z)
-    if not np.all(finite):
-        raise InputDataError("identify: the depth is missing (NaN) on %d rows of the heave block"
-                             % int(np.count_nonzero(~finite)))
-    runs = _undisturbed_runs(idx, np.ones(len(t_all), bool) if keep is None else np.asarray(keep, bool), min_rows)
-    if not runs:
-        raise InputDataError("identify: no undisturbed stretch of %d depth rows in the heave block" % min_rows)
-    start = np.concatenate([prior] + [[0.0, z[a]] for a, _ in runs])
-    scale = np.maximum(np.abs(start), [1.0] * 4 + [0.1, 1.0] * len(runs))
-
-    def residual(x):
-        x = x * scale
-        return np.concatenate([simulate_depth(t[a:b], force[a:b], r33[a:b], np.concatenate([x[:4], x[4 + 2 * j:6 + 2 * j]]),
-                                              substeps) - z[a:b] for j, (a, b) in enumerate(runs)])
-
-    sol = optimize.least_squares(residual, start / scale, x_scale="jac", method="lm")
-    params = sol.x * scale
-    res = sol.fun
-    n, p = len(res), len(params)
-    s2 = float(res @ res) / max(n - p, 1) * _autocorrelation_factor(res)
-    J = sol.jac / scale           # d residual / d physical parameter
-    cov = s2 * np.linalg.pinv(J.T @ J)
-    names = ["mass_kg", "linear_drag", "quadratic_drag", "net_weight_n"]
-    est = _estimates(names, params[:4], np.eye(4, p), cov, n - p, level)
-    used = np.concatenate([np.arange(a, b) for a, b in runs])
-    return AxisFit("heave", est, math.sqrt(float(res @ res) / n), n, t[used], z[used], z[used] + res)

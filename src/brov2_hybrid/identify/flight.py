@@ -10,14 +10,17 @@ open loop anyway and comes from the dive's heave command.
 
 The log is written as the sensors report it: with the simulator's sensor noise on, the
 logged attitude, rates and depth carry that noise (the loop's own log holds the true
-state), so the fit sees what it would see on a vehicle.
+state), and the depth arrives as the vehicle streams it through ROS (10 Hz, whole
+millimetres, late: :class:`DepthStream`), so the fit sees what it would see on a vehicle.
 """
 import math
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 import numpy as np
 
+from brov2_hybrid import paths
 from brov2_hybrid.loop.closed_loop import ClosedLoop
+from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid.identify.schedule import HEAVE
 from brov2_hybrid.tick_log.logfile import ATTITUDE_COLUMNS, RATE_COLUMNS
 
@@ -137,12 +140,43 @@ class ExcitationLoop(ClosedLoop):
         return self.last_controller
 
 
-def with_sensor_noise(log, sim_options, seed_offset=1):
+@dataclass(frozen=True)
+class DepthStream:
+    """How the vehicle's depth reaches the log (``depth_stream`` of ``params/identify.yaml``): sampled at
+    ``rate_hz``, rounded to ``resolution_m``, logged ``latency_s`` after it was sampled."""
+
+    rate_hz: float
+    resolution_m: float
+    latency_s: float
+
+
+def load_depth_stream(path=None):
+    """:class:`DepthStream` from ``path`` (default ``params/identify.yaml``)."""
+    path = path or paths.params_path("identify.yaml")
+    s = Section(load_yaml(path), path, "depth_stream")
+    return DepthStream(s.positive("rate_hz"), s.positive("resolution_m"), s.number("latency_s", 0.0))
+
+
+def depth_as_streamed(t_s, depth_m, stream):
+    """(n,) the depth [m] a log with rows at ``t_s`` (n,) [s] holds when the true depth ``depth_m`` (n,) is
+    streamed as ``stream`` (:class:`DepthStream`): each sample (every 1 / rate_hz from the first row, the
+    depth interpolated there, rounded to resolution_m) is held from the first row at least latency_s
+    after it was taken; rows before the first arrival are NaN."""
+    t = np.asarray(t_s, dtype=float)
+    z = np.asarray(depth_m, dtype=float)
+    sample_t = np.arange(t[0], t[-1] + 1e-9, 1.0 / stream.rate_hz)
+    sample_z = np.round(np.interp(sample_t, t, z) / stream.resolution_m) * stream.resolution_m
+    arrived = np.searchsorted(sample_t + stream.latency_s, t + 1e-9, side="right") - 1
+    return np.where(arrived >= 0, sample_z[np.maximum(arrived, 0)], np.nan)
+
+
+def with_sensor_noise(log, sim_options, seed_offset=1, depth_stream=None):
     """A copy of ``log`` with the simulator's sensor noise on attitude [rad], rates [rad/s] and depth [m]
-    (``sim_options``: :class:`~brov2_hybrid.sim.config.SimOptions`; nothing added when its noise is off)."""
+    (``sim_options``: :class:`~brov2_hybrid.sim.config.SimOptions`; nothing added when its noise is off),
+    the depth then delivered as ``depth_stream`` (:class:`DepthStream`; None: every row, as it is)."""
     out = dict(log)
     if not sim_options.noise_enabled:
-        return out
+        return _streamed(out, depth_stream)
     rng = np.random.default_rng(int(sim_options.seed) + seed_offset)
     n = len(log["time_s"])
     for columns, std in ((ATTITUDE_COLUMNS, sim_options.attitude_noise_std_rad),
@@ -152,7 +186,13 @@ def with_sensor_noise(log, sim_options, seed_offset=1):
             out[c] = np.asarray(log[c], dtype=float) + rng.normal(0.0, float(std or 0.0), n)
     yaw = out[ATTITUDE_COLUMNS[2]]
     out[ATTITUDE_COLUMNS[2]] = np.arctan2(np.sin(yaw), np.cos(yaw))
-    return out
+    return _streamed(out, depth_stream)
+
+
+def _streamed(log, depth_stream):
+    if depth_stream is not None:
+        log["depth_m"] = depth_as_streamed(log["time_s"], log["depth_m"], depth_stream)
+    return log
 
 
 def fly_schedule(schedule, plant_vehicle, vehicle=None, loop_settings=None, sim_options=None, log_path=None,
@@ -174,7 +214,7 @@ def fly_schedule(schedule, plant_vehicle, vehicle=None, loop_settings=None, sim_
     loop.depth_keeper_gains = depth_keeper if depth_keeper is not None else schedule.depth_keeper
     dive = schedule.dive(loop.settings.desired_rate_hz, loop.vehicle.tau_max)
     result = loop.run(dive, duration_s=schedule.duration_s)
-    log = with_sensor_noise(result.log, loop.sim_options)
+    log = with_sensor_noise(result.log, loop.sim_options, depth_stream=load_depth_stream())
     if log_path:
         from brov2_hybrid.loop.closed_loop import write_log
         log["mode"] = result.log["mode"]

@@ -24,7 +24,7 @@ import numpy as np
 from brov2_hybrid import paths
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
 from brov2_hybrid.errors import Brov2Error, InputDataError
-from brov2_hybrid.identify import fit
+from brov2_hybrid.identify import fit, heave_fit
 from brov2_hybrid.identify.disturbed import DisturbanceSettings, check_share, find_disturbed_rows
 from brov2_hybrid.params import Section, load_yaml
 
@@ -41,6 +41,9 @@ class FitSettings:
     delay_step_s: float
     heave_substeps: int
     heave_lead_s: float
+    #: the heave's force-to-depth delay is fitted in 0..heave_delay_max_s (scanned on heave_delay_step_s first)
+    heave_delay_max_s: float
+    heave_delay_step_s: float
     #: rows left out and the refusal limit (:mod:`brov2_hybrid.identify.disturbed`); None: the file's
     disturbance: DisturbanceSettings = None
 
@@ -59,7 +62,9 @@ def load_fit_settings(path=None):
         max_disturbed_share_heave=d.number("max_disturbed_share_heave", 0.0, 1.0), outlier_sigma=d.positive("outlier_sigma"))
     return FitSettings(confidence=s.number("confidence", 0.5, 0.999), delay_max_s=s.number("delay_max_s", 0.0),
                        delay_step_s=s.positive("delay_step_s"), heave_substeps=s.integer("heave_substeps", 1, 100),
-                       heave_lead_s=s.number("heave_lead_s", 0.0), disturbance=disturbance)
+                       heave_lead_s=s.number("heave_lead_s", 0.0),
+                       heave_delay_max_s=s.number("heave_delay_max_s", 0.0),
+                       heave_delay_step_s=s.positive("heave_delay_step_s"), disturbance=disturbance)
 
 
 @dataclass
@@ -131,7 +136,7 @@ def identify_log(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
         excitation = torque >= dist_settings.excitation_fraction * max(float(np.max(torque)), 1e-9)
         share[ANGULAR_DOF_NAMES[k]] = check_share(ANGULAR_DOF_NAMES[k], excitation, disturbance,
                                                   dist_settings.max_disturbed_share)
-    heave_rows = fit.heave_window(log, rest, settings.heave_lead_s)
+    heave_rows = heave_fit.heave_window(log, rest, settings.heave_lead_s)
     share["heave"] = check_share("heave", heave_rows & inside & (np.asarray(log["heave_cmd"], dtype=float) != 0.0),
                                  disturbance, dist_settings.max_disturbed_share_heave)
     delay = fit.find_delay(log, wrench, settings.delay_max_s, settings.delay_step_s, flown, keep)
@@ -140,8 +145,9 @@ def identify_log(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
                                                        dist_settings.margin_s) for k in flown}
     b = vehicle.body
     prior = (b.total_mass[2], b.linear_drag[2], b.quadratic_drag[2], b.weight_n - b.buoyancy_n)
-    axes["heave"] = fit.fit_heave(log, wrench, delay, prior, rest, settings.heave_substeps, level,
-                                  settings.heave_lead_s, keep)
+    axes["heave"] = heave_fit.fit_heave(log, wrench, delay, prior, rest, settings.heave_substeps, level,
+                                        settings.heave_lead_s, keep, delay_max_s=settings.heave_delay_max_s,
+                                        delay_step_s=settings.heave_delay_step_s)
     prior_lever = b.weight_n * b.r_cg_m - b.buoyancy_n * b.r_cb_m
     found = {"x": [], "y": [], "z": []}
     for name, keys in (("roll", ("y", "z")), ("pitch", ("z", "x"))):

@@ -50,8 +50,11 @@ def write_report(path, fitted, room, source, truth=None):
     """identify_report.md: the fitted values with intervals (and the truth, when known), residuals, room."""
     a = fitted.axes
     level = a["heave"].estimates["mass_kg"].level
+    heave_delay = a["heave"].estimates.get("delay_s")
     lines = ["# Identification", "",
-             "Source: %s. Delay from command to thrust found: %.3f s." % (source, fitted.delay_s),
+             "Source: %s. Delay from command to thrust found: %.3f s%s." % (
+                 source, fitted.delay_s, "; from heave force to the logged depth: %s s" % idmodel.format_estimate(
+                     heave_delay) if heave_delay is not None else ""),
              "", "| axis | parameter | fitted | %g %% CI half-width | unit |%s" % (
                  100 * level, " true | error % |" if truth else ""),
              "|---|---|---|---|---|%s" % ("---|---|" if truth else "")]
