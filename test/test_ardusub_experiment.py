@@ -22,6 +22,13 @@ def synthetic_log(t, desired, actual, pwm=1500.0):
     return log
 
 
+def flown_log(t, mode="MANUAL"):
+    """A log of a run that flew: armed in ``mode`` throughout, motors off neutral."""
+    log = synthetic_log(t, np.zeros((t.size, 3)), np.zeros((t.size, 3)), pwm=1550.0)
+    log["vehicle_armed"], log["vehicle_mode"] = np.ones(t.size, bool), [mode] * t.size
+    return log
+
+
 def test_settings_are_read_with_their_file_and_key():
     cs = ae.load_compare_settings()
     assert cs.step_deg["yaw"] == 90.0 and cs.tune_factors[0] > 0 and cs.ready_after_boot_s > 0
@@ -139,33 +146,63 @@ def test_hybrid_pilot_delays_attitude_and_command_as_the_loop_says(vehicle):
 def test_a_run_with_a_lagging_reader_or_above_the_depth_bound_is_refused(monkeypatch):
     cs = ae.load_compare_settings()
     t = np.linspace(0.0, 1.0, 51)
-    log = synthetic_log(t, np.zeros((51, 3)), np.zeros((51, 3)))
+    log = flown_log(t)
     log["depth_m"] = np.full(51, 10.0)
     log["reader_lag_s"] = np.zeros(51)
-    import brov2_hybrid.analysis.ardusub_flight as af
+    import brov2_hybrid.analysis.ardusub_fly as af
     monkeypatch.setattr(af, "fly", lambda *args, **kwargs: (log, np.zeros((51, 3))))
     pilot = type("P", (), {"mode": "MANUAL"})()
-    assert ae.run_on(_FakeFlight(), pilot, None, False, cs)[0] is log
+    assert af.run_on(_FakeFlight(), pilot, None, False, cs)[0] is log
     log["reader_lag_s"][20] = cs.max_reader_lag_s + 0.01
     with pytest.raises(Brov2Error, match="reader fell"):
-        ae.run_on(_FakeFlight(), pilot, None, False, cs)
+        af.run_on(_FakeFlight(), pilot, None, False, cs)
     log["reader_lag_s"][20] = 0.0
     log["depth_m"][30] = cs.min_depth_m - 0.1
     with pytest.raises(Brov2Error, match="not submerged"):
-        ae.run_on(_FakeFlight(), pilot, None, False, cs)
+        af.run_on(_FakeFlight(), pilot, None, False, cs)
 
 
 def test_a_vehicle_that_rose_is_carried_back_down_before_the_next_run(monkeypatch):
     cs = ae.load_compare_settings()
     t = np.linspace(0.0, 1.0, 51)
-    log = synthetic_log(t, np.zeros((51, 3)), np.zeros((51, 3)))
+    log = flown_log(t)
     log["depth_m"], log["reader_lag_s"] = np.full(51, 10.0), np.zeros(51)
-    import brov2_hybrid.analysis.ardusub_flight as af
+    import brov2_hybrid.analysis.ardusub_fly as af
     monkeypatch.setattr(af, "fly", lambda *args, **kwargs: (log, np.zeros((51, 3))))
     pilot = type("P", (), {"mode": "MANUAL"})()
     deep = _FakeFlight(depth_m=cs.start_depth_m - 0.5 * cs.redive_m)
-    ae.run_on(deep, pilot, None, False, cs)
+    af.run_on(deep, pilot, None, False, cs)
     assert deep.requested == []
     risen = _FakeFlight(depth_m=cs.start_depth_m - 2.0 * cs.redive_m)
-    ae.run_on(risen, pilot, None, False, cs)
+    af.run_on(risen, pilot, None, False, cs)
     assert risen.requested == [cs.start_depth_m] and risen.waited_until == 12.0 + cs.redive_settle_s
+
+
+def test_a_run_that_did_not_fly_is_refused_with_its_reason(monkeypatch):
+    """Disarmed, another mode, motors idle while commanded: refused (FlightRefused), never scored."""
+    import brov2_hybrid.analysis.ardusub_fly as af
+    rs = af.load_refusal_settings()
+    t = np.linspace(0.0, 2.0, 101)
+    log = flown_log(t)
+    log["u_yaw"] = np.full(t.size, 0.3)
+    assert af.refusal(log, "MANUAL", rs) is None
+    disarmed = dict(log, vehicle_armed=np.arange(t.size) < 60)
+    assert "disarmed on 41 of 101 rows (first at t = 1.20 s)" in af.refusal(disarmed, "MANUAL", rs)
+    assert "mode MANUAL, not ALT_HOLD" in af.refusal(log, "ALT_HOLD", rs)
+    idle = dict(log)
+    for i in range(1, 9):
+        idle["pwm%d_us" % i] = np.where(t > 0.5, 1500.0 + 0.5 * rs.motor_deadband_us, 1550.0)
+    assert "did not follow the pilot" in af.refusal(idle, "MANUAL", rs)
+    still = dict(idle, u_yaw=np.zeros(t.size))       # no command: neutral motors are what was asked...
+    for i in range(1, 9):
+        still["pwm%d_us" % i] = np.full(t.size, 1500.0)
+    assert "neutral for the whole run" in af.refusal(still, "MANUAL", rs)   # ...but never all run long
+    unknown = dict(log)
+    for i in range(1, 9):
+        unknown["pwm%d_us" % i] = np.where(t < 1.0, 0.0, 1550.0)     # no SERVO_OUTPUT_RAW yet: not judged
+    assert af.refusal(unknown, "MANUAL", rs) is None
+    # run_on refuses it
+    monkeypatch.setattr(af, "fly", lambda *args, **kwargs: (disarmed, np.zeros((t.size, 3))))
+    pilot = type("P", (), {"mode": "MANUAL"})()
+    with pytest.raises(af.FlightRefused, match="not a flight, not scored: ArduSub was disarmed"):
+        af.run_on(_FakeFlight(), pilot, None, False)

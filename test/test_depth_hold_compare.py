@@ -10,7 +10,7 @@ import pytest
 from brov2_hybrid.analysis import cli, doc_tables
 from brov2_hybrid.analysis import depth_hold_compare as dc
 from brov2_hybrid.analysis import depth_hold_report as dr
-from brov2_hybrid.analysis.ardusub_flight import truth_at
+from brov2_hybrid.analysis.ardusub_fly import truth_at
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.tick_log.logfile import NUMERIC_COLUMNS

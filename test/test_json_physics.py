@@ -216,6 +216,38 @@ def test_a_reader_paces_the_physics(vehicle):
     assert physics.pace_timeouts == before
 
 
+def test_the_physics_waits_for_the_ground_stations_heartbeat(vehicle):
+    """Lockstep ArduSub's GCS failsafe counts vehicle time: with a ground station's heartbeat gate set
+    (JsonPhysics.gcs_heartbeat_at), the physics goes no further than gcs_max_gap_s past its newest
+    heartbeat, goes on when the next one comes, and after gcs_wait_s of wall time goes on counted."""
+    physics = new_physics(vehicle)
+    physics.gcs_max_gap_s, physics.gcs_wait_s = 0.05, 5.0
+    sent = [None]
+    physics.gcs_heartbeat_at = lambda: sent[0]
+    for k in range(40):                           # no heartbeat sent yet: not gated
+        physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+    assert physics.plant.t_s == pytest.approx(0.1)
+    sent[0] = physics.plant.t_s
+    done, answered = threading.Event(), []
+
+    def frames():
+        for k in range(40, 80):
+            physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+            answered.append(physics.plant.t_s)
+        done.set()
+    worker = threading.Thread(target=frames, daemon=True)
+    worker.start()
+    assert not done.wait(0.5)                     # held 0.05 s past the heartbeat
+    assert max(answered) <= 0.1 + 0.05 + 1e-9 + 1.0 / 400.0
+    sent[0] = 0.2                                 # the next heartbeat
+    assert done.wait(10.0)
+    assert physics.plant.t_s == pytest.approx(0.2) and physics.gcs_waits_timed_out == 0
+    physics.gcs_wait_s = 0.01                     # a ground station gone quiet: one time-out, then ungated
+    for k in range(80, 200):
+        physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+    assert physics.gcs_waits_timed_out == 1 and physics.plant.t_s == pytest.approx(0.5)
+
+
 def test_a_depth_request_carries_the_vehicle_down_at_the_next_frame(vehicle):
     physics = new_physics(vehicle, depth_m=2.0)
     for k in range(40):

@@ -39,6 +39,7 @@ from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid import paths
 from brov2_hybrid.analysis import metrics, plots
 from brov2_hybrid.analysis.context import AXES, write_csv
+from brov2_hybrid.analysis.ardusub_fly import run_on
 
 #: ArduSub attitude-controller parameters per axis (AC_AttitudeControl_Sub): rate gains, angle P, accel limit.
 RATE_GAINS = {"roll": ("ATC_RAT_RLL_P", "ATC_RAT_RLL_I", "ATC_RAT_RLL_D"),
@@ -183,42 +184,6 @@ def ardusub_pilot(ctx):
     by RC override through the context's RC map)."""
     from brov2_hybrid.analysis.ardusub_pilots import ArduSubAttitudePilot
     return ArduSubAttitudePilot(ctx.rc_map)
-
-
-def run_on(flight, pilot, dive, relative_yaw, cs=None):
-    """Set the pilot's mode, arm if needed, fly ``dive`` (yaw relative to the present heading).
-
-    With the settings ``cs``, a run is refused (Brov2Error) when the reader fell more than
-    ``max_reader_lag_s`` behind lockstep ArduSub (the figures would score a stale attitude: a
-    busy machine) or the vehicle came shallower than ``min_depth_m`` (thrust out of the water)."""
-    from brov2_hybrid.analysis.ardusub_flight import fly
-    if cs is not None and flight.sitl.plant.eta[2] < cs.start_depth_m - cs.redive_m:
-        # The buoyant vehicle rose during earlier runs: carried back down (JsonPhysics.request_depth),
-        # then ArduSub's depth estimate is given a few seconds to follow before the run starts.
-        flight.sitl.physics.request_depth(cs.start_depth_m)
-        flight.drain()
-        now = flight.recv(("ATTITUDE",), 5.0)
-        if now is not None:
-            flight.wait_time(now.time_boot_ms / 1000.0 + cs.redive_settle_s)
-    if flight.mode != pilot.mode:
-        flight.set_mode(pilot.mode)
-    if not flight.armed:
-        flight.arm()
-    offset = 0.0
-    if relative_yaw:
-        flight.drain()                   # the heading now, not one queued up unread
-        offset = float(flight.recv(("ATTITUDE",), 5.0).yaw)
-    log, truth = fly(flight, pilot, dive, yaw_offset_rad=offset)
-    if cs is not None:
-        lag, depth = float(np.max(log["reader_lag_s"])), float(np.min(log["depth_m"]))
-        if lag > cs.max_reader_lag_s:
-            raise Brov2Error("the attitude reader fell %.3f s behind ArduSub (bound %.3f s, ardusub.max_reader_lag_s): "
-                             "the machine is too busy for this comparison; rerun it on a quieter machine"
-                             % (lag, cs.max_reader_lag_s))
-        if depth < cs.min_depth_m:
-            raise Brov2Error("the vehicle rose to %.2f m (bound %.2f m, ardusub.min_depth_m): not submerged for the "
-                             "whole run; start deeper (ardusub.start_depth_m)" % (depth, cs.min_depth_m))
-    return log, truth
 
 
 def step_runs(flight, pilot, cs, band, label, rows, logs):

@@ -7,9 +7,9 @@ station (system 255 = ArduSub's SYSID_MYGCS), asks for the streams, and offers w
 pilot does: modes, arming (retried while ArduSub's PreArm checks refuse), RC override,
 SET_ATTITUDE_TARGET and parameters.
 
-:func:`fly` runs one dive against a pilot, ticking on every ATTITUDE message (ArduSub's
-estimate, vehicle time), and returns a log in :data:`brov2_hybrid.tick_log.logfile.LOG_COLUMNS`
-plus the true attitude from the physics. Pilots
+:func:`brov2_hybrid.analysis.ardusub_fly.fly` runs one dive against a pilot, ticking on every
+ATTITUDE message (ArduSub's estimate, vehicle time), and returns a log in
+:data:`brov2_hybrid.tick_log.logfile.LOG_COLUMNS` plus the true attitude from the physics. Pilots
 (:mod:`brov2_hybrid.analysis.ardusub_pilots`):
 
 * :class:`~brov2_hybrid.analysis.ardusub_pilots.HybridPilot` - the hybrid autopilot in MANUAL: the same HybridController,
@@ -27,26 +27,24 @@ plus the true attitude from the physics. Pilots
   stick (``ModeAlthold::control_depth``), not an open-loop thrust.
 """
 import logging
-import math
 import threading
 import time
-
-import numpy as np
 
 from brov2_hybrid.link import ardusub
 from brov2_hybrid.link.mavros_conversions import depth_from_relative_alt
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.physics.kinematics import euler_from_quaternion, quaternion_from_euler
-from brov2_hybrid.tick_log.logfile import NUMERIC_COLUMNS
-from brov2_hybrid.dofs import DOF_NAMES
+from brov2_hybrid.physics.kinematics import quaternion_from_euler
 
 LOG = logging.getLogger(__name__)
 
 GCS_SYSTEM_ID = 255
 GCS_COMPONENT_ID = 190
+#: The ground station's HEARTBEAT period [s], in wall and in vehicle time alike (whichever runs out
+#: first): ArduSub's GCS failsafe fires 2.5 s of vehicle time after the last one (FS_GCS_TIMEOUT_MS,
+#: ArduSub 4.5), and lockstep SITL's clock may run 50 times faster than the wall's.
+HEARTBEAT_PERIOD_S = 0.2
 #: SET_ATTITUDE_TARGET type_mask: ignore body rates (bits 0-2) and throttle (bit 6).
 ATTITUDE_ONLY_MASK = 0b1000111
-_COL = {name: k for k, name in enumerate(NUMERIC_COLUMNS)}
 
 
 def _mavutil():
@@ -72,11 +70,15 @@ class SitlFlight(object):
         self.statustext = []
         self._servo = None
         self._hb_wall = 0.0
+        self._hb_vehicle_s = None
         self.heartbeat = None
         #: Newest depth reading (ArduSub boot time [s], depth [m, positive down]) from
         #: GLOBAL_POSITION_INT (depth = -relative_alt, as the bridge and MAVROS give it), or None.
         self.depth_reading = None
         sitl.start()
+        # the physics (and so ArduSub's clock) waits for this ground station's heartbeat rather than
+        # run past ArduSub's GCS failsafe between two of them (JsonPhysics.gcs_heartbeat_at)
+        sitl.physics.gcs_heartbeat_at = lambda: self._hb_vehicle_s
         self._physics = threading.Thread(target=sitl.run, name="json-physics", daemon=True)
         self._physics.start()
         self.link = self._connect(connect_timeout_s)
@@ -101,6 +103,7 @@ class SitlFlight(object):
                 if time.monotonic() > end:
                     raise Brov2Error("no ArduSub SITL on %s within %.0f s" % (url, timeout_s))
                 time.sleep(0.2)
+        self.link = link                 # send_heartbeat sends on it from here on
         while True:
             self.send_heartbeat(force=True)
             msg = link.recv_match(type="HEARTBEAT", blocking=True, timeout=1.0)
@@ -111,13 +114,17 @@ class SitlFlight(object):
                 raise Brov2Error("ArduSub SITL on %s sent no HEARTBEAT within %.0f s" % (url, timeout_s))
 
     def send_heartbeat(self, force=False):
-        """GCS HEARTBEAT at most every 0.2 s wall (ArduSub disarms 2.5 s after the last one)."""
+        """GCS HEARTBEAT once :data:`HEARTBEAT_PERIOD_S` has passed in wall time or in the physics' (vehicle)
+        time since the last one (ArduSub disarms 2.5 s of vehicle time after the last one; the physics
+        waits for the next one rather than run past that: :class:`~brov2_hybrid.sim.json_physics.JsonPhysics`)."""
         now = time.monotonic()
-        if force or now - self._hb_wall >= 0.2:
-            self._hb_wall = now
-            link = getattr(self, "link", None)
-            if link is not None:
-                link.mav.heartbeat_send(6, 8, 0, 0, 0)  # MAV_TYPE_GCS, MAV_AUTOPILOT_INVALID
+        vehicle_s = self.sitl.physics.plant.t_s
+        due = (force or now - self._hb_wall >= HEARTBEAT_PERIOD_S or self._hb_vehicle_s is None
+               or vehicle_s - self._hb_vehicle_s >= HEARTBEAT_PERIOD_S)
+        link = getattr(self, "link", None)
+        if due and link is not None:
+            link.mav.heartbeat_send(6, 8, 0, 0, 0)  # MAV_TYPE_GCS, MAV_AUTOPILOT_INVALID
+            self._hb_wall, self._hb_vehicle_s = now, vehicle_s
 
     def recv(self, types=None, timeout_s=1.0):
         """Next message (of ``types``), keeping heartbeat, STATUSTEXT and servo outputs up to date."""
@@ -284,106 +291,3 @@ class SitlFlight(object):
             self.sitl.stop()
             self._physics.join(5.0)
             self.sitl.close()
-
-
-def truth_at(history, t_s):
-    """True (roll, pitch, yaw) [rad] and depth [m, positive down] of the physics at time ``t_s``
-    from :attr:`JsonPhysics.history` (the last state at or before ``t_s``; NaN if none kept)."""
-    for t, q, depth_m in reversed(list(history)):
-        if t <= t_s + 1e-9:
-            return euler_from_quaternion(q), depth_m
-    return np.full(3, np.nan), math.nan
-
-
-def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
-    """Fly ``dive`` with ``pilot`` from now; one tick per ATTITUDE message (vehicle time).
-
-    The dive's yaw is taken relative to ``yaw_offset_rad`` (e.g. the heading at the start).
-    Returns (log dict of :data:`NUMERIC_COLUMNS` arrays + 'mode' + 'reader_lag_s' +
-    'depth_reading_m' + 'depth_readings', true attitude (k, 3) [rad] of the physics at each tick's
-    ArduSub time). The log's attitude is ArduSub's estimate, what the pilot saw, as the ROS logger
-    records it; its ``depth_m`` is the physics' true depth at the ATTITUDE message's time (as the
-    true attitude), ``depth_reading_m`` the newest depth ArduSub had reported by then
-    (GLOBAL_POSITION_INT, NaN before the first), and ``depth_readings`` (n, 3) every such report:
-    flight time [s], ArduSub's depth, the physics' depth at that time [m, positive down].
-    ``reader_lag_s`` per tick: how far the physics (lockstep with ArduSub) was ahead of
-    the ATTITUDE message being read [s, vehicle time] -- a reader that falls behind flies on a
-    stale attitude, so while it flies the physics is paced by what it has read
-    (:attr:`~brov2_hybrid.sim.json_physics.JsonPhysics.pace`): on a busy machine the vehicle's
-    clock waits for the reader, and the lag stays within ``max_lead_s``.
-    """
-    duration = dive.duration_s if duration_s is None else float(duration_s)
-    offset = np.array([0.0, 0.0, yaw_offset_rad])
-    physics = flight.sitl.physics
-    consumed = [None]                    # vehicle time of the newest ATTITUDE read: paces the physics
-    physics.pace = lambda: consumed[0]
-    try:
-        return _fly_paced(flight, pilot, dive, duration, offset, physics, consumed)
-    finally:
-        physics.pace = None
-
-
-def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
-    """:func:`fly`'s loop while the physics is paced by ``consumed`` (see JsonPhysics.pace)."""
-    rows, truth, lags, readings, depth_now = [], [], [], [], []
-    t0 = None
-    next_row = 0
-    eta2d, u_lin = dive.eta2d_rad[0] + offset, dive.u_linear[0]
-    dive_t = dive.t_s - dive.t_s[0]
-    stall_end = time.monotonic() + 30.0
-    last_depth = None
-    while True:
-        msg = flight.recv(("ATTITUDE",), 2.0)
-        if msg is None:
-            if time.monotonic() > stall_end:
-                raise Brov2Error("no ATTITUDE from ArduSub for 30 s during the flight")
-            continue
-        stall_end = time.monotonic() + 30.0
-        t_boot = msg.time_boot_ms / 1000.0
-        if consumed[0] is not None and t_boot <= consumed[0]:
-            continue                     # a repeated (or late) ATTITUDE: no new state, no tick
-        consumed[0] = t_boot
-        if t0 is None:
-            t0 = t_boot
-        t = t_boot - t0
-        if t > duration + 1e-9:
-            break
-        while next_row < len(dive_t) and dive_t[next_row] <= t + 1e-9:
-            eta2d, u_lin = dive.eta2d_rad[next_row] + offset, dive.u_linear[next_row]
-            pilot.on_desired(t, eta2d)
-            next_row += 1
-        eta2 = np.array([msg.roll, msg.pitch, msg.yaw])
-        nu2 = np.array([msg.rollspeed, msg.pitchspeed, msg.yawspeed])
-        reading = flight.depth_reading
-        history = list(physics.history)
-        if reading is not None and reading != last_depth:
-            pilot.on_depth(reading[0] - t0, reading[1])
-            last_depth = reading
-            readings.append((reading[0] - t0, reading[1], truth_at(history, reading[0])[1]))
-        tau, u, rc = pilot.tick(flight, t, eta2d, u_lin, eta2, nu2)
-        row = np.zeros(len(NUMERIC_COLUMNS))
-        row[_COL["time_s"]] = t
-        row[[_COL[c] for c in ("roll_d_rad", "pitch_d_rad", "yaw_d_rad")]] = eta2d
-        row[[_COL[c] for c in ("roll_rad", "pitch_rad", "yaw_rad")]] = eta2
-        row[[_COL[c] for c in ("p_rad_s", "q_rad_s", "r_rad_s")]] = nu2
-        row[[_COL[c] for c in ("surge_cmd", "sway_cmd", "heave_cmd")]] = u_lin
-        row[[_COL[c] for c in ("tau_x_n", "tau_y_n", "tau_z_n", "tau_k_nm", "tau_m_nm", "tau_n_nm")]] = tau
-        row[[_COL["u_%s" % d] for d in DOF_NAMES]] = u
-        row[[_COL["rc%d_us" % ch] for ch in range(1, 7)]] = [rc.get(ch, 0) for ch in range(1, 7)]
-        servo = flight.servo_outputs or [0] * ardusub.SERVO_OUTPUTS
-        row[[_COL["pwm%d_us" % i] for i in range(1, ardusub.SERVO_OUTPUTS + 1)]] = servo
-        row[_COL["omega_d_rad_s"]] = pilot.omega_d_rad_s
-        eta2_true, depth_true = truth_at(history, t_boot)
-        row[_COL["depth_m"]] = depth_true
-        row[_COL["depth_setpoint_m"]] = pilot.depth_setpoint_m
-        rows.append(row)
-        truth.append(eta2_true)
-        depth_now.append(last_depth[1] if last_depth is not None else math.nan)
-        lags.append(max(history[-1][0] - t_boot, 0.0) if history else 0.0)
-    data = np.array(rows)
-    log = {name: data[:, k] for k, name in enumerate(NUMERIC_COLUMNS)}
-    log["mode"] = [pilot.mode] * len(rows)
-    log["reader_lag_s"] = np.array(lags)
-    log["depth_reading_m"] = np.array(depth_now)
-    log["depth_readings"] = np.array(readings).reshape(-1, 3)
-    return log, np.array(truth)

@@ -1,4 +1,4 @@
-"""The pilots :func:`brov2_hybrid.analysis.ardusub_flight.fly` flies real ArduSub SITL with.
+"""The pilots :func:`brov2_hybrid.analysis.ardusub_fly.fly` flies real ArduSub SITL with.
 
 A pilot has ``mode`` (the ArduSub flight mode it needs), ``depth_source`` (what depth it holds
 on), ``omega_d_rad_s`` (the log's omega_d column), ``depth_setpoint_m`` (the log's column: NaN

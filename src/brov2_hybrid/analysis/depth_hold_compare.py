@@ -190,6 +190,7 @@ def combine_flights(flights):
 def _fly(ctx, cs, s, make_pilot, dive, alt_hold_rate_cm_s):
     """One flight on a fresh SITL; (log, ArduSub parameters {name: (default, flown)})."""
     from brov2_hybrid.analysis import ardusub_experiment as ax
+    from brov2_hybrid.analysis.ardusub_fly import run_on
     flight = ax.new_flight(ctx, replace(cs, ready_after_boot_s=s.ready_after_boot_s), s.start_depth_m)
     try:
         params = {name: float(flight.get_param(name)) for name in ALT_HOLD_PARAMS}
@@ -198,7 +199,7 @@ def _fly(ctx, cs, s, make_pilot, dive, alt_hold_rate_cm_s):
         if alt_hold_rate_cm_s is not None:
             for name in ("PILOT_SPEED_UP", "PILOT_SPEED_DN"):
                 flown[name] = float(flight.set_param(name, alt_hold_rate_cm_s))
-        log, _ = ax.run_on(flight, pilot, dive, relative_yaw=False)
+        log, _ = run_on(flight, pilot, dive, relative_yaw=False)
     finally:
         flight.close()
     lag = float(np.max(log["reader_lag_s"]))

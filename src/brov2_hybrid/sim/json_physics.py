@@ -155,6 +155,19 @@ class JsonPhysics(object):
         self.pace_timeout_s = 2.0
         self.pace_timeouts = 0
         self._unpaced_at = None
+        #: Optional keep-alive gate of a ground station in this process: a callable giving the
+        #: physics time [s] of its newest HEARTBEAT (None: none sent yet). Lockstep ArduSub's clock
+        #: runs as fast as the physics answers (speedup 50 and more) and its GCS failsafe counts
+        #: that clock, so a ground station whose heartbeat comes in wall time looks silent to it and
+        #: is disarmed ("MYGCS: 255, heartbeat lost"). While set, a frame more than
+        #: :attr:`gcs_max_gap_s` past the newest heartbeat waits for the next one; after
+        #: :attr:`gcs_wait_s` wall seconds it goes on (counted in :attr:`gcs_waits_timed_out`),
+        #: ungated until the ground station sends again: never a deadlock.
+        self.gcs_heartbeat_at = None
+        self.gcs_max_gap_s = 1.0
+        self.gcs_wait_s = 5.0
+        self.gcs_waits_timed_out = 0
+        self._gcs_released_at = None
         self._depth_request = None
 
     def request_depth(self, depth_m):
@@ -178,9 +191,29 @@ class JsonPhysics(object):
                 return
             time.sleep(0.0005)
 
+    def _wait_for_gcs(self):
+        """Block while the physics is more than :attr:`gcs_max_gap_s` past the ground station's newest
+        heartbeat (:attr:`gcs_heartbeat_at`)."""
+        end = None
+        while True:
+            gate = self.gcs_heartbeat_at
+            last = gate() if gate is not None else None
+            if last is None or last == self._gcs_released_at or self.plant.t_s - last <= self.gcs_max_gap_s:
+                return
+            now = time.monotonic()
+            end = now + self.gcs_wait_s if end is None else end
+            if now > end:
+                self.gcs_waits_timed_out += 1
+                self._gcs_released_at = last
+                LOG.warning("no ground-station HEARTBEAT for %.1f s of wall time: the physics goes on without it",
+                            self.gcs_wait_s)
+                return
+            time.sleep(0.0005)
+
     def on_frame(self, frame):
         """Apply one :class:`ServoFrame`; returns the JSON reply (bytes)."""
         self._wait_for_reader()
+        self._wait_for_gcs()
         plant = self.plant
         if self._depth_request is not None:
             eta, nu = plant.eta.copy(), plant.nu.copy()
