@@ -131,7 +131,8 @@ def reference_update(state, meta, omega, max_gap, t_s, eta2d):
     Samples at most ``max_gap`` [s] apart are a stream, joined by straight lines (first-order hold:
     a 50 Hz staircase gives a ripple-free rate and acceleration); a longer gap is a setpoint held:
     the filter settles on it from ``max_gap`` after it (as :func:`reference_output` showed) and the
-    new sample is a step. A time not after the last one replaces the last sample (a re-sent setpoint).
+    new sample is a step. A time not after the last one replaces the held sample (a re-sent setpoint;
+    the filter's state is kept).
     """
     last = meta[LAST_T]
     if math.isnan(last):
