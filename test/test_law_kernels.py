@@ -23,7 +23,8 @@ def _tick_args(rng, feedforward=True, drag=True, integral=True, reference=False)
             rng.uniform(0.1, 1.0, 3),
             (rng.random(3) < 0.8).astype(float), state, np.array([float(rng.uniform(-1.0, 10.0))]),
             float(rng.choice([math.inf, 0.05])), reference, np.vstack([v(3.0), v(2.0), v(3.0)]),
-            np.array([float(rng.uniform(-1.0, 10.0))]), float(rng.uniform(2.0, 30.0)), 0.1, np.zeros(6)]
+            np.array([float(rng.uniform(-1.0, 10.0)), float(rng.choice([0.0, 0.02]))]), float(rng.uniform(2.0, 30.0)),
+            np.zeros(6)]
 
 
 def test_control_torque_is_the_vector_equations_as_first_written():
@@ -78,7 +79,7 @@ def test_compiled_law_gives_the_python_numbers():
                 get("rate_estimate")(times, diffs, int(meta[0]), now, out)
                 outs.append(out)
             assert outs[0].tolist() == outs[1].tolist()
-    filters = [(np.zeros((3, 3)), np.full(1, math.nan)) for _ in range(2)]
+    filters = [(np.zeros((3, 3)), np.array([math.nan, 0.0])) for _ in range(2)]
     t = 0.0
     for _ in range(200):
         t += float(rng.choice([0.0, 0.01, 0.02, 0.05, 0.3]))   # 0.3: past the 0.1 s gap of a stream
@@ -87,7 +88,7 @@ def test_compiled_law_gives_the_python_numbers():
         for run, (state, meta) in zip((compiled, {f.__name__: f for f in law_kernels.KERNELS}), filters):
             run["reference_update"](state, meta, 8.0, 0.1, t, eta2d)
             out = np.empty((3, 3))
-            run["reference_output"](state, meta, 8.0, 0.1, now, out)
+            run["reference_output"](state, meta, 8.0, now, out)
             torque = np.empty(3)
             run["reference_torque"](out, np.array([0.96, 1.12, 1.12]), np.array([[0.0] * 3, [2.08, 2.42, 2.42]]),
                                     torque)

@@ -79,21 +79,42 @@ def test_a_pilots_tremor_reaches_the_acceleration_at_most_omega_f_squared_times(
     assert passed < tremor * w_tremor ** 2 / 25.0
 
 
-def test_a_held_setpoint_is_a_step_settling_from_max_gap_after_it():
-    """Samples 1 s apart are not a stream: the new value is a step, the trajectory is the state at the
-    sample for max_gap, then the step response x = D (1 - (1 + w s) e^(-w s)), s the time since."""
+def _step_response(step, since):
+    """Attitude, rate and acceleration of the filter from rest, ``since`` [s] after a step ``step`` [rad]."""
+    decay = math.exp(-OMEGA * since)
+    return [step * (1 - (1 + OMEGA * since) * decay), step * OMEGA ** 2 * since * decay,
+            step * OMEGA ** 2 * (1 - OMEGA * since) * decay]
+
+
+def test_a_sample_after_a_gap_is_a_step_followed_at_once():
+    """Samples 1 s apart are not a stream: the new value is a step, and the trajectory is the step
+    response x = D (1 - (1 + w s) e^(-w s)) from the sample on, s the time since."""
     f = ReferenceFilter(OMEGA, GAP)
     f.update(0.0, [0.0, 0.0, 0.0])
     f.update(1.0, [0.0, 0.0, 0.5])
-    np.testing.assert_allclose(f.trajectory(1.05)[:, 2], [0.0, 0.0, OMEGA ** 2 * 0.5], atol=1e-12)
-    for since in (0.05, 0.2, 0.6):
-        decay = math.exp(-OMEGA * since)
-        np.testing.assert_allclose(f.trajectory(1.0 + GAP + since)[:, 2],
-                                   [0.5 * (1 - (1 + OMEGA * since) * decay), 0.5 * OMEGA ** 2 * since * decay,
-                                    0.5 * OMEGA ** 2 * (1 - OMEGA * since) * decay], atol=1e-12)
+    for since in (0.0, 0.05, 0.2, 0.6):
+        np.testing.assert_allclose(f.trajectory(1.0 + since)[:, 2], _step_response(0.5, since), atol=1e-12)
+    f.update(1.6, [0.0, 0.0, 0.5])                  # the held value again, late: the state carries on
+    np.testing.assert_allclose(f.trajectory(1.6)[:, 2], _step_response(0.5, 0.6), atol=1e-12)
     f.reset()
     f.update(2.0, [0.1, 0.2, 0.3])                  # after a reset: at rest on the new sample
     np.testing.assert_allclose(f.trajectory(2.0), [[0.1, 0.2, 0.3], [0.0] * 3, [0.0] * 3], atol=0)
+
+
+def test_a_stream_that_stops_is_a_setpoint_held_from_when_its_next_sample_was_due():
+    """A 50 Hz ramp that stops: the trajectory stays at the last sample's state for one period (the
+    next sample was due then), then settles on the held value as the unforced filter does."""
+    f = ReferenceFilter(OMEGA, GAP)
+    for k in range(151):
+        f.update(PERIOD * k, [0.0, 0.0, 0.5 * PERIOD * k])
+    last = f.trajectory(3.0)
+    np.testing.assert_allclose(f.trajectory(3.0 + PERIOD), last, atol=0)
+    e0, v0 = last[0, 2] - 1.5, last[1, 2]          # x - u and x' when the hold starts
+    for since in (0.05, 0.3):
+        decay, b = math.exp(-OMEGA * since), v0 + OMEGA * e0
+        x, v = 1.5 + (e0 + b * since) * decay, (v0 - OMEGA * b * since) * decay
+        np.testing.assert_allclose(f.trajectory(3.0 + PERIOD + since)[:2, 2], [x, v], atol=1e-12)
+    assert abs(f.trajectory(5.0)[0, 2] - 1.5) < 1e-6
 
 
 def test_bad_settings_name_the_field():

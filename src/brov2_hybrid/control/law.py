@@ -343,14 +343,14 @@ class HybridController(object):
 
     def kernel_settings(self):
         """The settings and state arrays :func:`~brov2_hybrid.control.law_kernels.control_torque` takes after
-        ``t_s`` (tau_max .. reference_gap): the law as configured now, its integral state updated in place."""
+        ``t_s`` (tau_max .. the reference filter's omega): the law as configured now, its integral state updated in place."""
         g, integral, ref = self.gains, self.integral, self.reference_filter
         restoring = self.feedforward_enabled or self.reference_feedforward_enabled
         return (self.tau_max, self.linear_scale, g.kp, self._kd_total,
                 self._feedforward_lever if restoring else self._no_lever,
                 self.drag_feedforward_enabled, self.integral_enabled, self.drag_model, self._ki, self.total_inertia,
                 self._enabled_mask, integral.state, integral.last_t, float(integral.band_rad),
-                self.reference_feedforward_enabled, ref.state, ref.meta, ref.omega_rad_s, ref.max_gap_s)
+                self.reference_feedforward_enabled, ref.state, ref.meta, ref.omega_rad_s)
 
     @property
     def gains(self):

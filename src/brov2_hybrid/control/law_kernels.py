@@ -103,8 +103,9 @@ def drag_torque(drag, rate, a):
     return model_drag(drag[0, a], drag[1, a], rate)
 
 
-#: Index of the last sample's time [s] in a reference filter's ``meta`` array (NaN: no sample yet).
-LAST_T = 0
+#: Indices in a reference filter's ``meta`` array: the last sample's time [s] (NaN: no sample yet), and
+#: how long after it the trajectory stays at its state [s] (the stream's last interval; 0 after a step).
+LAST_T, STAY = 0, 1
 
 
 def filter_step(e, v, slope, dt, omega):
@@ -127,18 +128,19 @@ def reference_update(state, meta, omega, max_gap, t_s, eta2d):
     """Feed the desired attitude ``eta2d`` (3,) [rad] sampled at ``t_s`` [s] to a reference filter.
 
     ``state`` (3, 3): rows x_f [rad], x_f' [rad/s] and the last sample u [rad] per axis; ``meta``
-    (1,): the last sample's time (NaN: none yet; the first sample starts the filter at rest on it).
+    (2,): (LAST_T, STAY) (NaN, 0 before the first sample, which starts the filter at rest on it).
     Samples at most ``max_gap`` [s] apart are a stream, joined by straight lines (first-order hold:
-    a 50 Hz staircase gives a ripple-free rate and acceleration); a longer gap is a setpoint held:
-    the filter settles on it from ``max_gap`` after it (as :func:`reference_output` showed) and the
-    new sample is a step. A time not after the last one replaces the held sample (a re-sent setpoint;
-    the filter's state is kept).
+    a 50 Hz staircase gives a ripple-free rate and acceleration), and the trajectory stays at a
+    sample's state for the interval that led to it (the next sample of the stream is due then); a
+    longer gap is a setpoint held: the filter settled on it from STAY after it (as
+    :func:`reference_output` showed) and the new sample is a step, followed at once. A time not
+    after the last one replaces the held sample (a re-sent setpoint; the filter's state is kept).
     """
     last = meta[LAST_T]
     if math.isnan(last):
         for a in range(3):
             state[0, a], state[1, a], state[2, a] = eta2d[a], 0.0, eta2d[a]
-        meta[LAST_T] = t_s
+        meta[LAST_T], meta[STAY] = t_s, 0.0
         return
     dt = t_s - last
     for a in range(3):
@@ -149,26 +151,26 @@ def reference_update(state, meta, omega, max_gap, t_s, eta2d):
                 e, v = filter_step(e, state[1, a], wrapped(eta2d[a] - u) / dt, dt, omega)
                 state[0, a] = wrapped(eta2d[a] + e)
             else:
-                e, v = filter_step(e, state[1, a], 0.0, dt - max_gap, omega)
+                e, v = filter_step(e, state[1, a], 0.0, max(dt - meta[STAY], 0.0), omega)
                 state[0, a] = wrapped(u + e)
             state[1, a] = v
         state[2, a] = eta2d[a]
     if dt > 0.0:
-        meta[LAST_T] = t_s
+        meta[LAST_T], meta[STAY] = t_s, (dt if dt <= max_gap else 0.0)
 
 
-def reference_output(state, meta, omega, max_gap, now_s, out):
+def reference_output(state, meta, omega, now_s, out):
     """The filtered trajectory at ``now_s`` [s] (NaN: at the last sample) into ``out`` (3, 3): rows
     attitude [rad], Euler rates [rad/s] and accelerations [rad/s^2] (zeros before any sample).
 
-    The state at the last sample, for up to ``max_gap`` after it; later the filter settles on the
-    held sample (acceleration omega^2 (u - x_f) - 2 omega x_f').
+    The state at the last sample for ``meta[STAY]`` after it (:func:`reference_update`); later the
+    filter settles on the held sample (acceleration omega^2 (u - x_f) - 2 omega x_f').
     """
     for a in range(3):
         out[0, a], out[1, a], out[2, a] = 0.0, 0.0, 0.0
     if math.isnan(meta[LAST_T]):
         return
-    held = 0.0 if math.isnan(now_s) else max(now_s - meta[LAST_T] - max_gap, 0.0)
+    held = 0.0 if math.isnan(now_s) else max(now_s - meta[LAST_T] - meta[STAY], 0.0)
     for a in range(3):
         u = state[2, a]
         e, v = wrapped(state[0, a] - u), state[1, a]
@@ -283,7 +285,7 @@ def pd_torque(J2i, eta2d, eta2d_dot, eta2, nu2, kp, kd_total, ff_k, ff_m, ff_n, 
 def control_torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, tau_max, linear_scale, kp, kd_total,
                    feedforward_lever, drag_feedforward, integral_on, drag, ki, inertia, enabled,
                    integral_state, last_t, band_rad, reference_on, reference_state, reference_meta,
-                   reference_omega, reference_gap, tau_out):
+                   reference_omega, tau_out):
     """One tick of the law: tau (6,) [N, N m] body FRD into ``tau_out``.
 
     tau_1:3 = linear_scale u_1:3 tau_max_1:3 (open loop); tau_4:6 (Eq. 18/24) =
@@ -295,7 +297,7 @@ def control_torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, tau_max, linear_s
     ``enabled`` (3,) per axis. With ``reference_on`` the drag feed-forward's place is taken by the
     reference feed-forward: :func:`reference_torque` (inertia, gyroscopic and drag terms, ``inertia``
     (3,) = I + M_A) along the reference filter's trajectory at ``t_s`` (:func:`reference_output` of
-    ``reference_state``, ``reference_meta``, ``reference_omega`` [rad/s], ``reference_gap`` [s]).
+    ``reference_state``, ``reference_meta`` and ``reference_omega`` [rad/s]).
     ``t_s`` NaN: no tick time. Pitch must lie outside gimbal lock (the caller checks).
     """
     J2i = j2_inv_matrix(eta2[0], eta2[1])
@@ -310,7 +312,7 @@ def control_torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, tau_max, linear_s
     pd_torque(J2i, eta2d, eta2d_dot, eta2, nu2, kp, kd_total, ff[0], ff[1], ff[2], att)
     if reference_on:
         trajectory, ref = np.empty((3, 3)), np.empty(3)
-        reference_output(reference_state, reference_meta, reference_omega, reference_gap, t_s, trajectory)
+        reference_output(reference_state, reference_meta, reference_omega, t_s, trajectory)
         reference_torque(trajectory, inertia, drag, ref)
         for a in range(3):
             att[a] += ref[a]
@@ -352,9 +354,9 @@ def _probe(compiled):
         compiled["control_torque"](*args)
         control_torque(*twin)
         # the reference filter's update: a stream sample, then one after a held gap
-        for t_s in (args[-4][0] + 0.02, args[-4][0] + 0.5):
-            compiled["reference_update"](args[-5], args[-4], args[-3], args[-2], t_s, args[0])
-            reference_update(twin[-5], twin[-4], twin[-3], twin[-2], t_s, twin[0])
+        for t_s in (args[-3][0] + 0.02, args[-3][0] + 0.5):
+            compiled["reference_update"](args[-4], args[-3], args[-2], 0.1, t_s, args[0])
+            reference_update(twin[-4], twin[-3], twin[-2], 0.1, t_s, twin[0])
         if not all(np.array_equal(a, b) for a, b in zip(args, twin) if isinstance(a, np.ndarray)):
             return False
     return True
@@ -368,7 +370,7 @@ def _probe_args(rng, reference_on):
     state = np.vstack([v(), v(), v(), np.ones(3)])
     return [v(), v(), v(0.5), v(), v(), 1.0, np.full(6, 30.0), 1.0, np.abs(v(10.0)) + 1, np.abs(v(5.0)) + 1,
             v(0.5), True, True, np.abs(np.vstack([v(3.0), v(3.0)])), np.abs(v()), np.abs(v()) + 0.1, np.ones(3), state,
-            np.array([0.98]), math.inf, reference_on, np.vstack([v(), v(2.0), v()]), np.array([0.97]), 8.0, 0.1,
+            np.array([0.98]), math.inf, reference_on, np.vstack([v(), v(2.0), v()]), np.array([0.97, 0.02]), 8.0,
             np.zeros(6)]
 
 

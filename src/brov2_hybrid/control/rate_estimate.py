@@ -98,8 +98,10 @@ class ReferenceFilter(object):
     * **A 50 Hz stream**: samples at most ``max_gap_s`` apart are joined by straight lines
       (a first-order hold), so the staircase of a sampled ramp gives its rate and zero
       acceleration, without the 50 Hz saw-tooth a held input would put into x_f'' (of
-      amplitude omega_f^2 rate / (2 x 50 Hz)). A longer gap is a held setpoint: the filter
-      settles on it from ``max_gap_s`` after it, and the next sample is a step.
+      amplitude omega_f^2 rate / (2 x 50 Hz)). Between samples the trajectory stays at the
+      last sample's state until the next is due (one interval of the stream), then settles
+      on the held sample: a stream that stops, or a dive CSV's sparse rows, is a setpoint
+      held. A sample after a longer gap is a step, followed at once.
 
     The state lives in arrays that :func:`~brov2_hybrid.control.law_kernels.reference_update`
     and :func:`~brov2_hybrid.control.law_kernels.reference_output` update, compiled where numba is.
@@ -117,7 +119,7 @@ class ReferenceFilter(object):
         self._kernels = law_kernels.kernels()
         #: rows: x_f [rad], x_f' [rad/s] and the last sample [rad] per axis (roll, pitch, yaw)
         self.state = np.zeros((3, 3))
-        self.meta = np.full(1, math.nan)         # meta[LAST_T]: the last sample's time (NaN: none)
+        self.meta = np.array([math.nan, 0.0])    # LAST_T: the last sample's time (NaN: none), STAY
         self.omega_rad_s = 1.0
         self.max_gap_s = 1.0
         self.set_omega(omega_rad_s)
@@ -144,6 +146,6 @@ class ReferenceFilter(object):
         """The filtered attitude, Euler rates and accelerations at ``now_s`` [s], a (3, 3) array of
         rows [rad], [rad/s], [rad/s^2] (zeros before the first sample); None: at the last sample."""
         out = np.empty((3, 3))
-        self._kernels["reference_output"](self.state, self.meta, self.omega_rad_s, self.max_gap_s,
+        self._kernels["reference_output"](self.state, self.meta, self.omega_rad_s,
                                           math.nan if now_s is None else as_finite(now_s, "now_s"), out)
         return out

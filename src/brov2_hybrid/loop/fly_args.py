@@ -34,8 +34,8 @@ class FlyArguments(collections.namedtuple("FlyArguments", _GROUPS)):
       roll, pitch, yaw [rad], u_linear (m, 3) the surge, sway, heave commands (normalized).
     * ``rate_estimator``: times (k,) [s], values (k, 3) [rad], diffs (k, 3), meta (1,) int64
       (samples held), window: the desired-rate estimator's arrays; then the reference filter's
-      state (3, 3), meta (1,) (the last sample's time [s]), omega_rad_s, max_gap_s: both
-      updated in place by each dive row.
+      state (3, 3), meta (2,) (the last sample's time [s], how long its state stays [s]),
+      omega_rad_s, max_gap_s: both updated in place by each dive row.
     * ``law``: :meth:`~brov2_hybrid.control.law.HybridController.kernel_settings`, in
       :func:`~brov2_hybrid.control.law_kernels.control_torque`'s order and units (tau_max (6,)
       [N, N m] first); its integral state is updated in place.
