@@ -17,7 +17,7 @@ buoyancy). The proportional term acts on the angle error and the derivative term
 the rate error (Eq. A5). Every angle error is wrapped to (-pi, pi], so a yaw error
 from 350 deg to 10 deg is +20 deg.
 
-Optional additions, both off by default (off = the paper's law, bit for bit):
+Optional additions, all off by default (off = the paper's law, bit for bit):
 
 * Integral action (:class:`~brov2_hybrid.control.integral_action.IntegralAction`): tau_4:6 += z with
   dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2), k_i = ratio * omega_d * k_p, where eta2m is the
