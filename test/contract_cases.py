@@ -11,6 +11,7 @@ import inspect
 import numpy as np
 
 from brov2_hybrid import paths
+from contract_cases_rate import rate_estimate_cases
 
 
 def _private(name):
@@ -161,14 +162,7 @@ def cases():
         "control.law.ControlOutput": Case(lambda f: c.ControlOutput,
                                       lambda f: {"tau_body_frd": np.zeros(6), "saturated": np.zeros(6, bool)},
                                       note="a result record built by compute(), not an entry point"),
-        "control.rate_estimate.DesiredRateEstimator": Case(lambda f: re_.DesiredRateEstimator, lambda f: {"window": 4}, ("window",)),
-        "control.rate_estimate.DesiredRateEstimator.set_window": Case(lambda f: re_.DesiredRateEstimator(4).set_window,
-                                                        lambda f: {"window": 3}, ("window",)),
-        "control.rate_estimate.DesiredRateEstimator.reset": Case(lambda f: re_.DesiredRateEstimator(4).reset, lambda f: {}),
-        "control.rate_estimate.DesiredRateEstimator.update": Case(lambda f: re_.DesiredRateEstimator(4).update,
-                                                    lambda f: {"t_s": 1.0, "eta2d": _eta2()}, ("t_s", "eta2d")),
-        "control.rate_estimate.DesiredRateEstimator.rate": Case(lambda f: re_.DesiredRateEstimator(4).rate,
-                                                  lambda f: {"now_s": 1.0}, ("now_s",)),
+        "control.law.HybridController.reset_desired": Case(lambda f: f.controller().reset_desired, lambda f: {}),
         "control.law.HybridController": Case(
             lambda f: c.HybridController,
             lambda f: {"body": f.body, "settings": f.controller_params, "tau_max": f.vehicle.tau_max},
@@ -393,4 +387,5 @@ def cases():
                                                              lambda f: {"m_star": np.full(8, 0.1)}, ("m_star",),
                                                              shape_free=("m_star",)),
     }
+    cases.update(rate_estimate_cases(re_, Case))
     return cases

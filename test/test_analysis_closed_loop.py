@@ -188,14 +188,15 @@ def test_fast_loop_writes_the_csv_of_the_loop_as_first_written(tmp_path, mixer, 
     assert np.ptp(ref["rc4_us"]) > 0 and np.ptp(ref["pwm1_us"]) > 0       # the run did move
 
 
-@pytest.mark.parametrize("stage, noisy, latency, integral", [
-    ("quantitative", False, False, False), ("quantitative", True, True, True), ("stock", False, False, True),
-    ("stock", True, True, False), ("stock_wrench", True, False, True), ("stock_naive", False, True, False)])
-def test_compiled_run_is_the_python_tick_loop(stage, noisy, latency, integral):
+@pytest.mark.parametrize("stage, noisy, latency, integral, reference", [
+    ("quantitative", False, False, False, False), ("quantitative", True, True, True, True),
+    ("stock", False, False, True, False), ("stock", True, True, False, True), ("stock_wrench", True, False, True, False),
+    ("stock_naive", False, True, False, False)])
+def test_compiled_run_is_the_python_tick_loop(stage, noisy, latency, integral, reference):
     """ClosedLoop.run compiled as one kernel (loop.kernel.fly) against its Python tick loop on
     the objects: the same rows bit for bit, the plant left in the same state and its noise generator
-    at the same place, on a mismatched plant (robustness) with noise, latency, integral action and the
-    drag feed-forward, for every output stage."""
+    at the same place, on a mismatched plant (robustness) with noise, latency, integral action, the
+    drag feed-forward and the reference feed-forward (with its filter), for every output stage."""
     import os
     from brov2_hybrid import paths
     from brov2_hybrid.loop import closed_loop
@@ -223,7 +224,8 @@ def test_compiled_run_is_the_python_tick_loop(stage, noisy, latency, integral):
     for compiled in (True, False):
         loop = ClosedLoop(loop_settings, vehicle=vehicle, sim_options=options, plant_vehicle=plant_vehicle)
         loop.fly_kernel = None if compiled else False
-        ctl = {"integral_enabled": integral, "drag_feedforward_enabled": integral, "integral_ratio": 0.3}
+        ctl = {"integral_enabled": integral, "drag_feedforward_enabled": integral, "integral_ratio": 0.3,
+               "reference_feedforward_enabled": reference}
         first = loop.run(dive, duration_s=8.0, omega_d_rad_s=3.5, controller_options=ctl)
         second = loop.run(dive, duration_s=3.0, controller_options=ctl)     # continues the noise stream
         runs.append((first.log, second.log, loop.plant.eta.tolist(), loop.plant.nu.tolist(), loop.plant.t_s,

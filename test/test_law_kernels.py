@@ -10,7 +10,7 @@ from brov2_hybrid.physics.hydrostatics import restoring_wrench_from_lever
 from brov2_hybrid.physics.kinematics import J2_inv_from_roll_pitch, wrap_angle
 
 
-def _tick_args(rng, feedforward=True, drag=True, integral=True):
+def _tick_args(rng, feedforward=True, drag=True, integral=True, reference=False):
     def v(scale=1.0):
         return rng.uniform(-scale, scale, 3)
     eta2 = v(3.0)
@@ -22,7 +22,9 @@ def _tick_args(rng, feedforward=True, drag=True, integral=True):
             np.vstack([rng.uniform(0.0, 2.0, 3), rng.uniform(0.0, 3.0, 3)]), rng.uniform(0.0, 30.0, 3),
             rng.uniform(0.1, 1.0, 3),
             (rng.random(3) < 0.8).astype(float), state, np.array([float(rng.uniform(-1.0, 10.0))]),
-            float(rng.choice([math.inf, 0.05])), np.zeros(6)]
+            float(rng.choice([math.inf, 0.05])), reference, np.vstack([v(3.0), v(2.0), v(3.0)]),
+            np.array([float(rng.uniform(-1.0, 10.0)), float(rng.choice([0.0, 0.02]))]), float(rng.uniform(2.0, 30.0)),
+            np.zeros(6)]
 
 
 def test_control_torque_is_the_vector_equations_as_first_written():
@@ -50,11 +52,12 @@ def test_control_torque_is_the_vector_equations_as_first_written():
                     reason="numba is not installed here (or BROV2_NO_JIT is set): only the Python kernels run")
 def test_compiled_law_gives_the_python_numbers():
     """Every option on and off, random states: the compiled tick = the Python tick (tau and the
-    integral state), and the compiled rate estimate = the Python one over irregular samples."""
+    integral state), and the compiled rate estimate and reference filter = the Python ones over
+    irregular samples."""
     rng = np.random.default_rng(4)
     compiled = law_kernels.kernels()
     for k in range(400):
-        args = _tick_args(rng, feedforward=k % 2 == 0, drag=k % 3 == 0, integral=k % 4 != 0)
+        args = _tick_args(rng, feedforward=k % 2 == 0, drag=k % 3 == 0, integral=k % 4 != 0, reference=k % 5 == 0)
         twin = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         compiled["control_torque"](*args)
         law_kernels.control_torque(*twin)
@@ -76,3 +79,18 @@ def test_compiled_law_gives_the_python_numbers():
                 get("rate_estimate")(times, diffs, int(meta[0]), now, out)
                 outs.append(out)
             assert outs[0].tolist() == outs[1].tolist()
+    filters = [(np.zeros((3, 3)), np.array([math.nan, 0.0])) for _ in range(2)]
+    t = 0.0
+    for _ in range(200):
+        t += float(rng.choice([0.0, 0.01, 0.02, 0.05, 0.3]))   # 0.3: past the 0.1 s gap of a stream
+        eta2d, now = rng.uniform(-3.5, 3.5, 3), t + float(rng.choice([0.0, 0.05, 0.4]))
+        outs = []
+        for run, (state, meta) in zip((compiled, {f.__name__: f for f in law_kernels.KERNELS}), filters):
+            run["reference_update"](state, meta, 8.0, 0.1, t, eta2d)
+            out = np.empty((3, 3))
+            run["reference_output"](state, meta, 8.0, now, out)
+            torque = np.empty(3)
+            run["reference_torque"](out, np.array([0.96, 1.12, 1.12]), np.array([[0.0] * 3, [2.08, 2.42, 2.42]]),
+                                    torque)
+            outs.append(np.concatenate([state.ravel(), out.ravel(), torque]))
+        assert outs[0].tolist() == outs[1].tolist()

@@ -23,7 +23,7 @@ def cfg_names():
 
 def test_the_table_names_exactly_the_cfg_knobs():
     names = cfg_names()
-    assert len(names) == len(set(names)) == 13
+    assert len(names) == len(set(names)) == 15
     assert sorted(live_settings.NAMES) == sorted(names)
 
 
@@ -42,6 +42,10 @@ def test_seed_then_apply_changes_nothing_and_each_knob_reaches_the_controller():
     assert not controller.depth_hold.enabled                           # controller.yaml: off
     controller.configure(**live_settings.configure_kwargs(dict(changed, depth_hold_enabled=True)))
     assert controller.depth_hold.enabled
+    assert not controller.reference_feedforward_enabled                # controller.yaml: off
+    controller.configure(**live_settings.configure_kwargs(dict(changed, reference_feedforward_enabled=True,
+                                                                reference_filter_omega_rad_s=7.0)))
+    assert controller.reference_feedforward_enabled and controller.reference_filter.omega_rad_s == 7.0
 
 
 def test_a_request_missing_a_knob_names_it():

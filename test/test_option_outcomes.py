@@ -127,7 +127,41 @@ def test_drag_feedforward_removes_the_lag_of_fast_turns(option_runs):
     assert option_runs[("smooth", "drag FF")]["yaw_iae_change_pct"] < -40.0
 
 
-@pytest.mark.parametrize("option", ["PD+I", "drag FF", "PD+I+drag FF"])
+def test_reference_feedforward_removes_most_of_the_lag_of_fast_turns(option_runs):
+    """docs/experiments.md: the inverse dynamics along the filtered eta2d leaves a fifth of the PD's
+    error on smooth fast turns and half of the drag feed-forward's, at no more than +10 % effort."""
+    ref, drag = option_runs[("smooth", "ref FF")], option_runs[("smooth", "drag FF")]
+    assert ref["iae_change_pct"] < -70.0 and ref["iae_sum_deg_s"] < 0.6 * drag["iae_sum_deg_s"]
+    assert ref["effort_change_pct"] < 10.0
+
+
+def _tether_loop(loop_settings):
+    """The omega-limit table's 'tether' condition: 50 Hz telemetry + 20 ms, 20 ms to the motors, the
+    T200's spin-up and IMU noise."""
+    from brov2_hybrid.analysis.omega_limit import load_omega_limit_settings
+    c = [c for c in load_omega_limit_settings().conditions if c.name == "tether"][0]
+    latency = LatencyCase(c.name, c.telemetry_rate_hz, c.telemetry_delay_s, c.command_delay_s)
+    return ClosedLoop(loop_settings.with_latency(latency),
+                      sim_options=replace(load_sim_options(), thruster_lag=c.thruster_lag, noise_enabled=c.noise))
+
+
+@pytest.mark.parametrize("omega_d, input_name, most", [(3.0, "smooth", 0.3), (6.0, "smooth", 0.75),
+                                                       (3.0, "bundled", 0.8)])
+def test_reference_feedforward_tracks_better_behind_a_tether(loop_settings, omega_d, input_name, most):
+    """Behind the tether (20 + 20 ms, spin-up, noise), where omega_d cannot go past 6: the reference
+    feed-forward adds no loop delay and cuts the summed IAE to under ``most`` of the PD's (smooth
+    fast turns at omega_d 3 and at the tether's highest safe omega_d 6, the bundled dive at omega_d 3),
+    at no more than +10 % effort. Switched off, the run is the PD's and the assertion fails."""
+    loop = _tether_loop(loop_settings)
+    dive = op.input_dive(input_name, op.load_option_settings())
+    off = _iae_effort(loop, loop.run(dive, omega_d_rad_s=omega_d))
+    on = _iae_effort(loop, loop.run(dive, omega_d_rad_s=omega_d,
+                                    controller_options={"reference_feedforward_enabled": True}))
+    assert on[0] < most * off[0], (off, on)
+    assert on[1] < 1.1 * off[1], (off, on)
+
+
+@pytest.mark.parametrize("option", ["PD+I", "drag FF", "PD+I+drag FF", "ref FF"])
 def test_no_option_makes_the_bundled_dive_worse(option_runs, option):
     """The defect that was: both terms used the linearised drag and made the bundled dive worse."""
     assert option_runs[("bundled", option)]["iae_change_pct"] < 0.0
@@ -156,6 +190,20 @@ def test_options_reach_the_node_through_a_reconfigure_request(vehicle, controlle
     assert on > off + 0.1                       # z grows with the held 0.05 rad error
     off, on = yaw_torque(core(), 0.5, 1.0), yaw_torque(core(drag_feedforward_enabled=True), 0.5, 1.0)
     assert on - off == pytest.approx(vehicle.body.quadratic_drag[5] * 0.25, rel=0.05)
+    # A desired yaw 0.05 + 0.2 t^2 (acceleration 0.4 rad/s^2) through the reference filter: at t = 2 s
+    # its rate lags by the filter's delay 2 / omega_f, 0.4 (2 - 2 / omega_f), its acceleration is 0.4
+    # (0.3 % less at the samples: the 50 Hz straight lines, (omega_f T)^2 / 12).
+    def yaw_parabola(core):
+        for k in range(101):
+            t = 0.02 * k
+            core.set_attitude(t, [0.0, 0.0, 0.0], [0.0, 0.0, 0.0])
+            core.set_desired(t, [0.0, 0.0, 0.05 + 0.2 * t * t], [0.0, 0.0, 0.0])
+            tau = core.tick(t).tau_body_frd[5]
+        return tau
+    rate = 0.4 * (2.0 - 2.0 / controller_params.reference_filter_omega_rad_s)
+    expected = vehicle.body.total_mass[5] * 0.4 + vehicle.body.quadratic_drag[5] * rate * rate
+    off, on = yaw_parabola(core()), yaw_parabola(core(reference_feedforward_enabled=True))
+    assert on - off == pytest.approx(expected, rel=2e-3)
 
 
 # --- output stage ----------------------------------------------------------------------

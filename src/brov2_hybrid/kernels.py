@@ -37,7 +37,8 @@ def warm(name_or_path="bluerov2_heavy"):
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     vehicle = load_vehicle(name_or_path)
     u = np.array([0.2, -0.1, 0.3, 0.05, -0.2, 0.4])
-    for options in ({}, {"integral_enabled": True, "drag_feedforward_enabled": True, "rate_window": 8}):
+    for options in ({}, {"integral_enabled": True, "drag_feedforward_enabled": True, "rate_window": 8},
+                    {"integral_enabled": True, "reference_feedforward_enabled": True}):
         controller = HybridController(vehicle.body, load_controller_params(), vehicle.tau_max, vehicle.passive_dofs)
         controller.configure(**options)
         for k in range(4):
@@ -45,6 +46,7 @@ def warm(name_or_path="bluerov2_heavy"):
             controller.compute([0.1, 0.2, 0.3], [0.1, 0.0, -0.2], [0.0, 0.1, 0.2], [0.01, 0.0, 0.0], t_s=0.02 * k)
         controller.compute([0.1, 0.2, 0.3], [0.0, 0.0, 0.0], [0.0, 0.1, 0.2], [0.0, 0.0, 0.0], eta2d_dot=np.zeros(3))
         controller.rate_estimator.rate()
+        controller.reference_filter.trajectory(1.0)
     normalize(np.full(6, 10.0), vehicle.tau_max)
     attitude_torque([0.1, 0.2, 0.3], np.zeros(3), [0.0, 0.1, 0.2], np.zeros(3), np.ones(3), np.ones(3), np.zeros(3))
     for kind in KINDS:

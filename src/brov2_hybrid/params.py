@@ -207,6 +207,10 @@ class ControllerParams:
     integral_ratio: float = 0.3
     integral_band_rad: float = 0.035
     drag_feedforward_enabled: bool = False
+    # Optional reference feed-forward (off = the paper's law; see control/law.py, control/rate_estimate.py).
+    reference_feedforward_enabled: bool = False
+    reference_filter_omega_rad_s: float = 10.0
+    reference_filter_max_gap_s: float = 0.1
     # Optional depth hold (off = open-loop heave, the paper's law; see control/depth_hold.py).
     depth_hold_enabled: bool = False
     heave_omega_ratio: float = 0.75
@@ -238,6 +242,9 @@ CONTROLLER_RULES = {
     "integral_ratio": validate.rule(validate.as_number, minimum=0.0),
     "integral_band_rad": validate.rule(validate.as_positive),
     "drag_feedforward_enabled": validate.rule(validate.as_bool),
+    "reference_feedforward_enabled": validate.rule(validate.as_bool),
+    "reference_filter_omega_rad_s": validate.rule(validate.as_positive),
+    "reference_filter_max_gap_s": validate.rule(validate.as_positive),
     "depth_hold_enabled": validate.rule(validate.as_bool),
     "heave_omega_ratio": validate.rule(validate.as_positive),
     "heave_omega_rad_s": validate.rule(validate.as_number, minimum=0.0),

@@ -1,6 +1,6 @@
 """Which controller option helps on which kind of input (``brov2-analyze options``).
 
-The law's optional terms (integral action, drag feed-forward, both) against the paper's PD,
+The law's optional terms (integral action, drag feed-forward, both, the reference feed-forward) against the paper's PD,
 each flown in the in-process loop on four kinds of input (section ``options`` of
 ``params/analysis.yaml``):
 
@@ -33,7 +33,9 @@ SECTION = "options"
 OPTIONS = (("PD", (("integral_enabled", False), ("drag_feedforward_enabled", False))),
            ("PD+I", (("integral_enabled", True), ("drag_feedforward_enabled", False))),
            ("drag FF", (("integral_enabled", False), ("drag_feedforward_enabled", True))),
-           ("PD+I+drag FF", (("integral_enabled", True), ("drag_feedforward_enabled", True))))
+           ("PD+I+drag FF", (("integral_enabled", True), ("drag_feedforward_enabled", True))),
+           ("ref FF", (("integral_enabled", False), ("drag_feedforward_enabled", False),
+                       ("reference_feedforward_enabled", True))))
 BASELINE = "PD"
 #: The kinds of input, in table order, and what each stands for.
 INPUTS = {"bundled": "bundled AR-pilot dive (slow, tremor)",
@@ -194,6 +196,7 @@ def markdown_table(summary):
 def report_section(summary):
     """REPORT.md lines."""
     return ["## Which option helps on which input", "",
-            "PD (the paper's law), PD+I (integral action), drag FF (drag feed-forward) and both, in the "
+            "PD (the paper's law), PD+I (integral action), drag FF (drag feed-forward), both, and ref FF "
+            "(the reference feed-forward: the model's inverse dynamics along the filtered eta2d), in the "
             "in-process loop; IAE summed over roll, pitch and yaw; attitude effort: Eq. 26 energy of the "
             "roll, pitch and yaw channels.", ""] + markdown_table(summary) + [""]

@@ -119,7 +119,7 @@ class AutopilotCore(object):
         stamp_s = float(stamp_s)
         if _finite(eta2d) and _finite(u_linear):
             if self._desired is not None and stamp_s - self._desired[3] > self.desired_timeout_s:
-                self.controller.rate_estimator.reset()    # input came back after a gap
+                self.controller.reset_desired()    # input came back after a gap
             self.controller.update_desired(stamp_s, eta2d)
         self._desired = (self._age_reference(stamp_s, received_s), eta2d, u_linear, stamp_s)
 

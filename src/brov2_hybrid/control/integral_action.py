@@ -27,8 +27,8 @@ class IntegralAction(object):
         (I + M_A) eta2m'' = k_p wrap(eta2d - eta2m) + k_d,tot (eta2d_dot - eta2m') + D_ff - D(eta2m')
 
     with D(r) = B_L r + B_NL r |r| the model's drag (``HybridController.drag_model``) and
-    D_ff = D(eta2d_dot) with the drag feed-forward, else 0. Linearised with D(r) ~ B-check r
-    this is Eq. 22; the model keeps the quadratic drag because the vehicle's drag at the
+    D_ff = D(eta2d_dot) with the drag or the reference feed-forward (whose drag it is), else 0.
+    Linearised with D(r) ~ B-check r this is Eq. 22; the model keeps the quadratic drag because the vehicle's drag at the
     slow rates of a piloted dive is far below B-check r (the Heavy's angular B_L is 0), and a
     model that lags the vehicle there would make the integrator pull the vehicle back. And
 

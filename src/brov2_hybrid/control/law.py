@@ -17,7 +17,7 @@ buoyancy). The proportional term acts on the angle error and the derivative term
 the rate error (Eq. A5). Every angle error is wrapped to (-pi, pi], so a yaw error
 from 350 deg to 10 deg is +20 deg.
 
-Optional additions, both off by default (off = the paper's law, bit for bit):
+Optional additions, all off by default (off = the paper's law, bit for bit):
 
 * Integral action (:class:`~brov2_hybrid.control.integral_action.IntegralAction`): tau_4:6 += z with
   dz/dt = k_i J2_inv(eta2) wrap(eta2m - eta2), k_i = ratio * omega_d * k_p, where eta2m is the
@@ -26,7 +26,12 @@ Optional additions, both off by default (off = the paper's law, bit for bit):
   eta2 follows eta2m and z stays 0, so the step response is the PD's; a steady disturbance
   (drag moments of the open-loop DOFs, buoyancy mismatch) is integrated away. |z| <= tau_max,
   no integration while the command is saturated in the direction it would push.
-* Drag feed-forward: tau_4:6 += B-check * J2_inv(eta2) eta2d_dot.
+* Drag feed-forward: tau_4:6 += D(J2_inv(eta2) eta2d_dot), the model's drag at the desired rate.
+* Reference feed-forward: tau_4:6 += (I + M_A) w' + w x (I + M_A) w + D(w), the vehicle model's
+  inverse dynamics along the trajectory of :class:`~brov2_hybrid.control.rate_estimate.ReferenceFilter`
+  (w its body rates; :func:`~brov2_hybrid.control.law_kernels.reference_torque`), with the buoyancy
+  feed-forward's restoring moment (on even if ``feedforward_enabled`` is off); it takes the drag
+  feed-forward's place.
 * Depth hold (:class:`~brov2_hybrid.control.depth_hold.DepthHold`): tau_3 closed on the depth
   reading (:meth:`HybridController.measure_depth`), the heave stick a depth-rate command;
   open loop again, said in ``depth_hold.status``, while no fresh depth arrives.
@@ -50,7 +55,7 @@ from brov2_hybrid.control import law_kernels
 from brov2_hybrid.control.integral_action import IntegralAction
 from brov2_hybrid.control.depth_hold import DepthHold
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, j2_inv_matrix
-from brov2_hybrid.control.rate_estimate import DesiredRateEstimator
+from brov2_hybrid.control.rate_estimate import DesiredRateEstimator, ReferenceFilter
 from brov2_hybrid.params import CONTROLLER_RULES
 
 
@@ -150,6 +155,9 @@ class HybridController(object):
         self.integral_enabled = bool(settings.integral_enabled)
         self.integral_ratio = float(settings.integral_ratio)
         self.drag_feedforward_enabled = bool(settings.drag_feedforward_enabled)
+        self.reference_feedforward_enabled = bool(settings.reference_feedforward_enabled)
+        self.reference_filter = ReferenceFilter(settings.reference_filter_omega_rad_s,
+                                                settings.reference_filter_max_gap_s)
         self.integral = IntegralAction(self.tau_max[3:])
         self.integral.band_rad = float(settings.integral_band_rad)
         # W r_G - B r_B, the lever of the hydrostatic moment (see hydrostatics); NaN: no feed-forward.
@@ -162,7 +170,8 @@ class HybridController(object):
     def configure(self, omega_d_rad_s=None, kappa=None, closed_loop_enabled=None,
                   feedforward_enabled=None, linear_scale=None, rate_window=None,
                   integral_enabled=None, integral_ratio=None, drag_feedforward_enabled=None,
-                  integral_band_rad=None, depth_hold_enabled=None):
+                  integral_band_rad=None, depth_hold_enabled=None, reference_feedforward_enabled=None,
+                  reference_filter_omega_rad_s=None):
         """Change settings (None keeps a value); validated before anything changes.
 
         Each value is checked with its rule in :data:`brov2_hybrid.params.CONTROLLER_RULES`
@@ -177,7 +186,9 @@ class HybridController(object):
                  "feedforward_enabled": feedforward_enabled, "linear_scale": linear_scale,
                  "rate_window": rate_window, "integral_enabled": integral_enabled,
                  "integral_ratio": integral_ratio, "drag_feedforward_enabled": drag_feedforward_enabled,
-                 "integral_band_rad": integral_band_rad, "depth_hold_enabled": depth_hold_enabled}
+                 "integral_band_rad": integral_band_rad, "depth_hold_enabled": depth_hold_enabled,
+                 "reference_feedforward_enabled": reference_feedforward_enabled,
+                 "reference_filter_omega_rad_s": reference_filter_omega_rad_s}
         new = {key: CONTROLLER_RULES[key](value, key) for key, value in given.items() if value is not None}
         omega = new.get("omega_d_rad_s", self.gains.omega_d_rad_s)
         kap = new.get("kappa", self.gains.kappa)
@@ -192,6 +203,8 @@ class HybridController(object):
         drag_ff = new.get("drag_feedforward_enabled", self.drag_feedforward_enabled)
         band = new.get("integral_band_rad", self.integral.band_rad)
         depth_hold = new.get("depth_hold_enabled", self.depth_hold.enabled)
+        ref_ff = new.get("reference_feedforward_enabled", self.reference_feedforward_enabled)
+        ref_omega = new.get("reference_filter_omega_rad_s", self.reference_filter.omega_rad_s)
 
         changes = []
         old = self.gains
@@ -220,6 +233,11 @@ class HybridController(object):
             self.integral.reset()     # the reference model changes
         if depth_hold != self.depth_hold.enabled:
             changes.append("depth hold %s -> %s" % (self.depth_hold.enabled, depth_hold))
+        if ref_ff != self.reference_feedforward_enabled:
+            changes.append("reference feed-forward %s -> %s" % (self.reference_feedforward_enabled, ref_ff))
+            self.integral.reset()     # the reference model changes
+        if ref_omega != self.reference_filter.omega_rad_s:
+            changes.append("reference filter %.3f -> %.3f rad/s" % (self.reference_filter.omega_rad_s, ref_omega))
         switched_off = np.nonzero(self.closed_loop_enabled & ~enabled)[0]
         if switched_off.size:
             self.integral.reset(switched_off)
@@ -230,14 +248,22 @@ class HybridController(object):
         self.integral_enabled = integ
         self.integral_ratio = ratio
         self.drag_feedforward_enabled = drag_ff
+        self.reference_feedforward_enabled = ref_ff
+        self.reference_filter.set_omega(ref_omega)
         self.feedforward_enabled = ff
         self.linear_scale = scale
         self.rate_estimator.set_window(window)
         return changes
 
     def update_desired(self, t_s, eta2d):
-        """Feed a new desired attitude sample to the rate estimator."""
+        """Feed a new desired attitude sample to the rate estimator and the reference filter."""
         self.rate_estimator.update(t_s, eta2d)
+        self.reference_filter.update(t_s, eta2d)
+
+    def reset_desired(self):
+        """Forget the desired samples (the input came back after a gap): rate estimate and reference filter."""
+        self.rate_estimator.reset()
+        self.reference_filter.reset()
 
     def measure_depth(self, t_s, depth_m):
         """A depth reading [m, positive down] taken at ``t_s`` [s] for the depth hold (NaN: sensor failed).
@@ -317,12 +343,14 @@ class HybridController(object):
 
     def kernel_settings(self):
         """The settings and state arrays :func:`~brov2_hybrid.control.law_kernels.control_torque` takes after
-        ``t_s`` (tau_max .. band_rad): the law as configured now, its integral state updated in place."""
-        g, integral = self.gains, self.integral
+        ``t_s`` (tau_max .. the reference filter's omega): the law as configured now, its integral state updated in place."""
+        g, integral, ref = self.gains, self.integral, self.reference_filter
+        restoring = self.feedforward_enabled or self.reference_feedforward_enabled
         return (self.tau_max, self.linear_scale, g.kp, self._kd_total,
-                self._feedforward_lever if self.feedforward_enabled else self._no_lever,
+                self._feedforward_lever if restoring else self._no_lever,
                 self.drag_feedforward_enabled, self.integral_enabled, self.drag_model, self._ki, self.total_inertia,
-                self._enabled_mask, integral.state, integral.last_t, float(integral.band_rad))
+                self._enabled_mask, integral.state, integral.last_t, float(integral.band_rad),
+                self.reference_feedforward_enabled, ref.state, ref.meta, ref.omega_rad_s)
 
     @property
     def gains(self):

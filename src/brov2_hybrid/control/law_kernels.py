@@ -7,10 +7,14 @@ floats and arrays do the arithmetic of a tick, compiled by numba where it is ins
 
 * :func:`rate_update` / :func:`rate_estimate` -- the desired-rate estimate of
   :class:`~brov2_hybrid.control.rate_estimate.DesiredRateEstimator` (Eq. 18's eta2d_dot);
+* :func:`reference_update` / :func:`reference_output` -- the desired trajectory's state-variable
+  filter (:class:`~brov2_hybrid.control.rate_estimate.ReferenceFilter`: attitude, rate and
+  acceleration) and :func:`reference_torque`, the vehicle model's inverse dynamics along it
+  (the optional reference feed-forward);
 * :func:`integral_step` -- the optional integral action
   (:class:`~brov2_hybrid.control.integral_action.IntegralAction`, its equations there);
 * :func:`pd_torque` / :func:`control_torque` -- Eq. 18/24 (the PD on the attitude and rate errors, the
-  buoyancy feed-forward), the drag feed-forward (:func:`drag_torque`) and the open-loop linear DOFs;
+  buoyancy feed-forward), the drag or reference feed-forward and the open-loop linear DOFs;
 * :func:`normalized_command` -- u = clip(tau / tau_max, -1, 1) and the saturation flags.
 
 Products of a matrix and a vector are numpy's ``@`` in both forms (numba calls the same
@@ -99,6 +103,108 @@ def drag_torque(drag, rate, a):
     return model_drag(drag[0, a], drag[1, a], rate)
 
 
+#: Indices in a reference filter's ``meta`` array: the last sample's time [s] (NaN: no sample yet), and
+#: how long after it the trajectory stays at its state [s] (the stream's last interval; 0 after a step).
+LAST_T, STAY = 0, 1
+
+
+def filter_step(e, v, slope, dt, omega):
+    """Advance one axis of the critically damped filter x'' = omega^2 (u - x) - 2 omega x' by ``dt`` [s],
+    exactly, for an input u that ramps at ``slope`` [rad/s] over the interval.
+
+    ``e`` = x - u at the interval's start [rad] and ``v`` = x' [rad/s]; returns (x - u, x') at its
+    end, u at the end being the start's u + slope dt. With c = 2 slope / omega, e + c and x' - slope
+    obey the unforced filter, whose solution is (a + b t) exp(-omega t), b = (x' - slope) + omega (e + c).
+    """
+    c = 2.0 * slope / omega
+    e_hat = e + c
+    w = v - slope
+    b = w + omega * e_hat
+    decay = math.exp(-omega * dt)
+    return (e_hat + b * dt) * decay - c, (w - omega * b * dt) * decay + slope
+
+
+def reference_update(state, meta, omega, max_gap, t_s, eta2d):
+    """Feed the desired attitude ``eta2d`` (3,) [rad] sampled at ``t_s`` [s] to a reference filter.
+
+    ``state`` (3, 3): rows x_f [rad], x_f' [rad/s] and the last sample u [rad] per axis; ``meta``
+    (2,): (LAST_T, STAY) (NaN, 0 before the first sample, which starts the filter at rest on it).
+    Samples at most ``max_gap`` [s] apart are a stream, joined by straight lines (first-order hold:
+    a 50 Hz staircase gives a ripple-free rate and acceleration), and the trajectory stays at a
+    sample's state for the interval that led to it (the next sample of the stream is due then); a
+    longer gap is a setpoint held: the filter settled on it from STAY after it (as
+    :func:`reference_output` showed) and the new sample is a step, followed at once. A time not
+    after the last one replaces the held sample (a re-sent setpoint; the filter's state is kept).
+    """
+    last = meta[LAST_T]
+    if math.isnan(last):
+        for a in range(3):
+            state[0, a], state[1, a], state[2, a] = eta2d[a], 0.0, eta2d[a]
+        meta[LAST_T], meta[STAY] = t_s, 0.0
+        return
+    dt = t_s - last
+    for a in range(3):
+        u = state[2, a]
+        if dt > 0.0:
+            e = wrapped(state[0, a] - u)
+            if dt <= max_gap:
+                e, v = filter_step(e, state[1, a], wrapped(eta2d[a] - u) / dt, dt, omega)
+                state[0, a] = wrapped(eta2d[a] + e)
+            else:
+                e, v = filter_step(e, state[1, a], 0.0, max(dt - meta[STAY], 0.0), omega)
+                state[0, a] = wrapped(u + e)
+            state[1, a] = v
+        state[2, a] = eta2d[a]
+    if dt > 0.0:
+        meta[LAST_T], meta[STAY] = t_s, (dt if dt <= max_gap else 0.0)
+
+
+def reference_output(state, meta, omega, now_s, out):
+    """The filtered trajectory at ``now_s`` [s] (NaN: at the last sample) into ``out`` (3, 3): rows
+    attitude [rad], Euler rates [rad/s] and accelerations [rad/s^2] (zeros before any sample).
+
+    The state at the last sample for ``meta[STAY]`` after it (:func:`reference_update`); later the
+    filter settles on the held sample (acceleration omega^2 (u - x_f) - 2 omega x_f').
+    """
+    for a in range(3):
+        out[0, a], out[1, a], out[2, a] = 0.0, 0.0, 0.0
+    if math.isnan(meta[LAST_T]):
+        return
+    held = 0.0 if math.isnan(now_s) else max(now_s - meta[LAST_T] - meta[STAY], 0.0)
+    for a in range(3):
+        u = state[2, a]
+        e, v = wrapped(state[0, a] - u), state[1, a]
+        if held > 0.0:
+            e, v = filter_step(e, v, 0.0, held, omega)
+        out[0, a] = wrapped(u + e)
+        out[1, a] = v
+        out[2, a] = -omega * omega * e - 2.0 * omega * v
+
+
+def reference_torque(trajectory, inertia, drag, out):
+    """The vehicle model's inverse dynamics along a desired trajectory into ``out`` (3,) [N m], body FRD:
+    (I + M_A) w' + w x ((I + M_A) w) + D(w) with w the desired body rates.
+
+    ``trajectory`` (3, 3): attitude [rad], Euler rates [rad/s], Euler accelerations [rad/s^2]
+    (:func:`reference_output`); ``inertia`` (3,) I + M_A [kg m^2]; ``drag`` (2, 3) as :func:`drag_torque`.
+    w = J2_inv(phi, theta) eta' and w' = J2_inv eta'' + (d/dt J2_inv) eta' (Eq. 19 differentiated).
+    The restoring moment is the buoyancy feed-forward's (:func:`control_torque`).
+    """
+    phi, theta = trajectory[0, 0], trajectory[0, 1]
+    d_phi, d_theta, d_psi = trajectory[1, 0], trajectory[1, 1], trajectory[1, 2]
+    J2i = j2_inv_matrix(phi, theta)
+    w = J2i @ trajectory[1]
+    w_dot = J2i @ trajectory[2]
+    cphi, sphi, cth, sth = math.cos(phi), math.sin(phi), math.cos(theta), math.sin(theta)
+    w_dot[0] += -cth * d_theta * d_psi
+    w_dot[1] += -sphi * d_phi * d_theta + (cphi * cth * d_phi - sphi * sth * d_theta) * d_psi
+    w_dot[2] += -cphi * d_phi * d_theta - (sphi * cth * d_phi + cphi * sth * d_theta) * d_psi
+    h0, h1, h2 = inertia[0] * w[0], inertia[1] * w[1], inertia[2] * w[2]
+    gyro = (w[1] * h2 - w[2] * h1, w[2] * h0 - w[0] * h2, w[0] * h1 - w[1] * h0)
+    for a in range(3):
+        out[a] = inertia[a] * w_dot[a] + gyro[a] + drag_torque(drag, w[a], a)
+
+
 def integral_step(state, last_t, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, kp, kd_total, inertia, drag,
                   drag_ff, ki, enabled, band_rad, tau_max):
     """Advance the integral action to ``t_s`` (NaN: hold) and return nothing; z is ``state[0]``.
@@ -178,7 +284,8 @@ def pd_torque(J2i, eta2d, eta2d_dot, eta2, nu2, kp, kd_total, ff_k, ff_m, ff_n, 
 
 def control_torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, tau_max, linear_scale, kp, kd_total,
                    feedforward_lever, drag_feedforward, integral_on, drag, ki, inertia, enabled,
-                   integral_state, last_t, band_rad, tau_out):
+                   integral_state, last_t, band_rad, reference_on, reference_state, reference_meta,
+                   reference_omega, tau_out):
     """One tick of the law: tau (6,) [N, N m] body FRD into ``tau_out``.
 
     tau_1:3 = linear_scale u_1:3 tau_max_1:3 (open loop); tau_4:6 (Eq. 18/24) =
@@ -187,7 +294,10 @@ def control_torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, tau_max, linear_s
     [N m], NaN: off); plus, with ``drag_feedforward``, the model's drag torque at the desired
     body rate J2_inv eta2d_dot (:func:`drag_torque`, ``drag`` (2, 3): linear and quadratic
     drag), plus the integral z (:func:`integral_step`) with ``integral_on``; times
-    ``enabled`` (3,) per axis.
+    ``enabled`` (3,) per axis. With ``reference_on`` the drag feed-forward's place is taken by the
+    reference feed-forward: :func:`reference_torque` (inertia, gyroscopic and drag terms, ``inertia``
+    (3,) = I + M_A) along the reference filter's trajectory at ``t_s`` (:func:`reference_output` of
+    ``reference_state``, ``reference_meta`` and ``reference_omega`` [rad/s]).
     ``t_s`` NaN: no tick time. Pitch must lie outside gimbal lock (the caller checks).
     """
     J2i = j2_inv_matrix(eta2[0], eta2[1])
@@ -200,7 +310,13 @@ def control_torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, tau_max, linear_s
         ff = (-moment[0], -moment[1], -moment[2])
     att = np.empty(3)
     pd_torque(J2i, eta2d, eta2d_dot, eta2, nu2, kp, kd_total, ff[0], ff[1], ff[2], att)
-    if drag_feedforward:
+    if reference_on:
+        trajectory, ref = np.empty((3, 3)), np.empty(3)
+        reference_output(reference_state, reference_meta, reference_omega, t_s, trajectory)
+        reference_torque(trajectory, inertia, drag, ref)
+        for a in range(3):
+            att[a] += ref[a]
+    elif drag_feedforward:
         rate_d = J2i @ eta2d_dot
         for a in range(3):
             att[a] += drag_torque(drag, rate_d[a], a)
@@ -209,7 +325,7 @@ def control_torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, tau_max, linear_s
         for a in range(3):
             tau_att[a] = att[a] * enabled[a]
         integral_step(integral_state, last_t, t_s, eta2d, eta2d_dot, eta2, nu2, J2i, tau_att, kp, kd_total,
-                      inertia, drag, drag_feedforward, ki, enabled, band_rad, tau_max[3:])
+                      inertia, drag, drag_feedforward or reference_on, ki, enabled, band_rad, tau_max[3:])
         for a in range(3):
             att[a] += integral_state[0, a]
     for a in range(3):
@@ -224,31 +340,38 @@ def normalized_command(tau, tau_max, u_out, saturated_out):
         saturated_out[k] = 1.0 if abs(ratio) > 1.0 else 0.0
 
 
-KERNELS = (rate_update, rate_trim, rate_estimate, sign, model_drag, drag_torque, integral_step, pd_torque, control_torque, normalized_command,
+KERNELS = (rate_update, rate_trim, rate_estimate, sign, model_drag, drag_torque, filter_step, reference_update,
+           reference_output, reference_torque, integral_step, pd_torque, control_torque, normalized_command,
            wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix)
 
 
 def _probe(compiled):
     """True when the compiled law gives the Python law's numbers on probe ticks."""
     rng = np.random.default_rng(18)
-    for _ in range(20):
-        args = _probe_args(rng)
+    for k in range(20):
+        args = _probe_args(rng, k % 2 == 0)
         twin = [a.copy() if isinstance(a, np.ndarray) else a for a in args]
         compiled["control_torque"](*args)
         control_torque(*twin)
+        # the reference filter's update: a stream sample, then one after a held gap
+        for t_s in (args[-3][0] + 0.02, args[-3][0] + 0.5):
+            compiled["reference_update"](args[-4], args[-3], args[-2], 0.1, t_s, args[0])
+            reference_update(twin[-4], twin[-3], twin[-2], 0.1, t_s, twin[0])
         if not all(np.array_equal(a, b) for a, b in zip(args, twin) if isinstance(a, np.ndarray)):
             return False
     return True
 
 
-def _probe_args(rng):
-    """control_torque's arguments for a random tick with every option on."""
+def _probe_args(rng, reference_on):
+    """control_torque's arguments for a random tick with every option on (the reference
+    feed-forward with ``reference_on``, else the drag feed-forward)."""
     def v(scale=1.0):
         return rng.uniform(-scale, scale, 3)
     state = np.vstack([v(), v(), v(), np.ones(3)])
     return [v(), v(), v(0.5), v(), v(), 1.0, np.full(6, 30.0), 1.0, np.abs(v(10.0)) + 1, np.abs(v(5.0)) + 1,
             v(0.5), True, True, np.abs(np.vstack([v(3.0), v(3.0)])), np.abs(v()), np.abs(v()) + 0.1, np.ones(3), state,
-            np.array([0.98]), math.inf, np.zeros(6)]
+            np.array([0.98]), math.inf, reference_on, np.vstack([v(), v(2.0), v()]), np.array([0.97, 0.02]), 8.0,
+            np.zeros(6)]
 
 
 def kernels():

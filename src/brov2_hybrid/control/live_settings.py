@@ -20,6 +20,8 @@ _SCALAR = {
     "integral_ratio": "integral_ratio",
     "drag_feedforward_enabled": "drag_feedforward_enabled",
     "depth_hold_enabled": "depth_hold_enabled",
+    "reference_feedforward_enabled": "reference_feedforward_enabled",
+    "reference_filter_omega_rad_s": "reference_filter_omega_rad_s",
 }
 AXIS_SWITCHES = ("roll_enabled", "pitch_enabled", "yaw_enabled")
 BAND = ("integral_band_deg", "integral_band_rad")     # cfg in degrees, controller in rad

@@ -302,7 +302,8 @@ def _same(a, b):
 
 def probe_fly(compiled):
     """True when the compiled run writes the Python tick loop's rows: 2 s of the yaw step with
-    sensor noise, latency and integral action, on each firmware (the compensated stage on stock)."""
+    sensor noise, latency, integral action and the reference feed-forward, on each firmware (the
+    compensated stage on stock)."""
     from brov2_hybrid.dive.shapes import step_dive
     sim_config, _ = _plant_module()
     options = replace(sim_config.load_sim_options(), noise_enabled=True, attitude_noise_std_rad=0.003,
@@ -315,7 +316,8 @@ def probe_fly(compiled):
             loop = ClosedLoop(replace(settings, mixer=mixer, telemetry_delay_s=0.02, command_delay_s=0.01),
                               sim_options=options)
             loop.fly_kernel = fly
-            logs.append(loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": True}).log)
+            logs.append(loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": True,
+                                                                              "reference_feedforward_enabled": True}).log)
         if not all(_same(logs[0][k], logs[1][k]) for k in logs[1] if k != "mode"):
             return False
     return True

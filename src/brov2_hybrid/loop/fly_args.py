@@ -33,7 +33,9 @@ class FlyArguments(collections.namedtuple("FlyArguments", _GROUPS)):
     * ``dive``: t_s (m,) the rows' times from the first [s], eta2d_rad (m, 3) the desired
       roll, pitch, yaw [rad], u_linear (m, 3) the surge, sway, heave commands (normalized).
     * ``rate_estimator``: times (k,) [s], values (k, 3) [rad], diffs (k, 3), meta (1,) int64
-      (samples held), window: the desired-rate estimator's arrays, updated in place.
+      (samples held), window: the desired-rate estimator's arrays; then the reference filter's
+      state (3, 3), meta (2,) (the last sample's time [s], how long its state stays [s]),
+      omega_rad_s, max_gap_s: both updated in place by each dive row.
     * ``law``: :meth:`~brov2_hybrid.control.law.HybridController.kernel_settings`, in
       :func:`~brov2_hybrid.control.law_kernels.control_torque`'s order and units (tau_max (6,)
       [N, N m] first); its integral state is updated in place.
@@ -106,11 +108,12 @@ def fly_arguments(loop, dive, controller, rows):
     n_noise = ((n_ticks - 1) * spt // sps + 1) * per_sample + n_ticks * (1 if depth_std else 0) if noise_on else 0
     plant = loop.plant
     plant_out = np.concatenate([plant.motor_pwm_us, plant.thruster_forces_n(), plant.thruster_wrench()])
-    est, m, table = controller.rate_estimator, loop.rc_map, mixer.table
+    est, ref, m, table = controller.rate_estimator, controller.reference_filter, loop.rc_map, mixer.table
     return FlyArguments(
         timing=(n_ticks, spt, sps, loop.telemetry_delay_steps, loop.command_delay_steps, loop.dt_s),
         dive=(dive.t_s - float(dive.t_s[0]), np.ascontiguousarray(dive.eta2d_rad), np.ascontiguousarray(dive.u_linear)),
-        rate_estimator=(est.times, est.values, est.diffs, est.meta, est.window),
+        rate_estimator=(est.times, est.values, est.diffs, est.meta, est.window, ref.state, ref.meta, ref.omega_rad_s,
+                        ref.max_gap_s),
         law=controller.kernel_settings(),
         output=(compensate, mixer.kind != QUANTITATIVE, m.signs, m.neutral_us, m.half_range_us,
                 float(output.pwm_min_us), float(output.pwm_max_us)),

@@ -3,7 +3,7 @@
 :func:`fly` runs the events of :meth:`~brov2_hybrid.loop.closed_loop.ClosedLoop._ticks`
 (telemetry samples, control ticks, delayed motor commands, physics steps between them) in
 whole physics steps, calling the same kernels the Python tick calls through the objects:
-the desired-rate estimate and the control law (:mod:`brov2_hybrid.control.law_kernels`),
+the desired-rate estimate, the reference filter and the control law (:mod:`brov2_hybrid.control.law_kernels`),
 the output stage (:func:`~brov2_hybrid.vehicle.stock_search.compensated_command`), the
 channel maps (:mod:`brov2_hybrid.vehicle.rc`), the firmware's mixing
 (:func:`~brov2_hybrid.vehicle.mixers.quantitative_motor_pwm`,
@@ -22,8 +22,9 @@ import math
 
 import numpy as np
 
-from brov2_hybrid.control.law_kernels import (control_torque, drag_torque, model_drag, integral_step, normalized_command, pd_torque,
-                                              rate_estimate, rate_trim, rate_update, sign)
+from brov2_hybrid.control.law_kernels import (control_torque, drag_torque, filter_step, model_drag, integral_step,
+                                              normalized_command, pd_torque, rate_estimate, rate_trim, rate_update,
+                                              reference_output, reference_torque, reference_update, sign)
 from brov2_hybrid.control.law import check_gimbal_lock
 from brov2_hybrid.loop.fly_args import fly_arguments
 from brov2_hybrid.jit import compile_family, grouped_call
@@ -61,7 +62,8 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, nois
     """
     n_ticks, steps_per_tick, steps_per_sample, telemetry_delay, command_delay, dt = timing
     dive_t, dive_eta2d, dive_u_linear = dive
-    rate_times, rate_values, rate_diffs, rate_meta, rate_window = rate_estimator
+    rate_times, rate_values, rate_diffs, rate_meta, rate_window, ref_state, ref_meta, ref_omega, ref_gap = \
+        rate_estimator
     tau_max = law[0]
     compensate, stock_firmware, rc_signs, rc_neutral_us, rc_half_range_us, pwm_min_us, pwm_max_us = output
     F, alloc_tau_max, inv_force, inv_star, inv_slopes, T_hat, mixing, fv_coupling_k, neutral_us, \
@@ -109,6 +111,7 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, nois
             while next_row < n_rows and dive_t[next_row] <= t + half:
                 rate_update(rate_times, rate_values, rate_diffs, rate_meta, rate_window, dive_t[next_row],
                             dive_eta2d[next_row])
+                reference_update(ref_state, ref_meta, ref_omega, ref_gap, dive_t[next_row], dive_eta2d[next_row])
                 eta2d, u_lin = dive_eta2d[next_row], dive_u_linear[next_row]
                 next_row += 1
             due = step - telemetry_delay
@@ -179,7 +182,8 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, nois
     status[0], status[2] = DONE, step
 
 
-KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, model_drag, drag_torque, integral_step, pd_torque, control_torque,
+KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, model_drag, drag_torque, filter_step, reference_update,
+           reference_output, reference_torque, integral_step, pd_torque, control_torque,
            normalized_command, wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix, euler_angles, integrate,
            accelerations, steady_wrench, interp_at, rc_from_u, u_from_rc, algorithm2_stars, quantitative_motor_pwm,
            stock_motor_pwm, stock_rows, truncated_pwm_rows, star_from_force, pwm_from_star, compensated_command,
