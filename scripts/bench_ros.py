@@ -13,8 +13,8 @@ stream and a 20 Hz desired state from this process (wall time), and measures:
   thruster_allocation", so it is an upper bound of that figure.
 * jitter: |tick interval - 1/rate| of the control loop (status stamps, wall time).
 
-For each control trigger (timer: the fixed 50 Hz timer, the default; attitude: a
-tick on each attitude message) it prints p50 / p99 / max. Goals on the reference
+For each control trigger (timer: the fixed 50 Hz timer; attitude: a tick on each attitude
+message, the default) it prints p50 / p99 / max. Goals on the reference
 machine: p99 latency < 5 ms, p99 jitter < 2 ms.
 """
 import argparse

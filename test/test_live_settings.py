@@ -23,7 +23,7 @@ def cfg_names():
 
 def test_the_table_names_exactly_the_cfg_knobs():
     names = cfg_names()
-    assert len(names) == len(set(names)) == 15
+    assert len(names) == len(set(names)) == 17
     assert sorted(live_settings.NAMES) == sorted(names)
 
 

@@ -10,9 +10,13 @@ thruster lag and whether the IMU is noisy):
   L(s) = (k_p + k_d,tot s) / ((I + M_A) s^2 + B-check s) e^(-s T): crossover omega_c
   (|L| = 1), phase margin without delay, and the delay margin PM / omega_c: the loop
   delay at which the linear loop becomes unstable. The condition's effective delay T
-  (:func:`effective_delay_s`) is telemetry delay + command delay + half a telemetry
-  period + half a control period (sample and hold) + the thruster lag's low-frequency
-  delay (first order: its time constant; third order K(s): a1 / a0 - b1 / b0). The
+  (:func:`effective_delay_s`) is telemetry delay + command delay + half a control period
+  (the command held until the next tick) + the thruster lag's low-frequency delay (first
+  order: its time constant; third order K(s): a1 / a0 - b1 / b0). control_law ticks on each
+  attitude as it arrives (``trigger: attitude``, the default, as the in-process loop does), so the
+  attitude waits for no timer: a fixed-timer loop would add up to a control period more. With the
+  loop-delay compensation on (a condition's ``delay_compensation``), the law predicts over
+  all of these but the thruster lag, which alone is left in the loop. The
   smallest margin over roll, pitch and yaw is reported.
 * **Flown** in the in-process loop with the condition's latency, lag and noise: a yaw step
   (overshoot, settling) and the bundled dive (summed IAE, attitude effort: Eq. 26 energy
@@ -50,6 +54,8 @@ class Condition:
     command_delay_s: float
     thruster_lag: str
     noise: bool
+    #: the law predicts over the condition's delays (control/delay_compensation.py; key optional, default off)
+    delay_compensation: bool = False
 
 
 @dataclass(frozen=True)
@@ -83,7 +89,8 @@ def load_omega_limit_settings(path=None):
             name=cs.string("name"), telemetry_rate_hz=cs.positive("telemetry_rate_hz"),
             telemetry_delay_s=cs.number("telemetry_delay_s", minimum=0.0),
             command_delay_s=cs.number("command_delay_s", minimum=0.0),
-            thruster_lag=cs.choice("thruster_lag", LAGS), noise=cs.boolean("noise")))
+            thruster_lag=cs.choice("thruster_lag", LAGS), noise=cs.boolean("noise"),
+            delay_compensation=cs.boolean("delay_compensation") if "delay_compensation" in c else False))
     names = [c.name for c in conditions]
     design = str(s.raw("design_condition"))
     if design not in names:
@@ -110,9 +117,19 @@ def lag_delay_s(sim_options, lag):
 
 
 def effective_delay_s(condition, control_rate_hz, sim_options):
-    """The loop delay [s] a condition adds (module docstring)."""
-    return (condition.telemetry_delay_s + condition.command_delay_s + 0.5 / condition.telemetry_rate_hz
-            + 0.5 / control_rate_hz + lag_delay_s(sim_options, condition.thruster_lag))
+    """The loop delay [s] a condition adds (module docstring); with the delay compensation, what it does not
+    predict over: the thruster lag."""
+    lag = lag_delay_s(sim_options, condition.thruster_lag)
+    if condition.delay_compensation:
+        return lag
+    return condition.telemetry_delay_s + condition.command_delay_s + 0.5 / control_rate_hz + lag
+
+
+def condition_options(condition):
+    """HybridController.configure keywords a condition flies with."""
+    if not condition.delay_compensation:
+        return None
+    return {"delay_compensation_enabled": True, "delay_compensation_command_delay_s": condition.command_delay_s}
 
 
 def loop_margins(kp, kd_total, inertia, b_check):
@@ -164,13 +181,13 @@ def run_limit_job(job):
     step = step_dive(s.step_rad, s.step_time_s, s.step_duration_s, job.loop.desired_rate_hz)
     path = s.dive_csv if os.path.isabs(s.dive_csv) else os.path.join(paths.package_root(), s.dive_csv)
     try:
-        r = loop.run(step, omega_d_rad_s=job.omega_d_rad_s)
+        r = loop.run(step, omega_d_rad_s=job.omega_d_rad_s, controller_options=condition_options(c))
         yaw = r.log["yaw_rad"]
         out["overshoot_pct"] = metrics.overshoot(r.t_s, yaw, s.step_rad, s.step_time_s)
         out["settling_s"] = metrics.settling_time(r.t_s, yaw, s.step_rad, s.step_time_s, band=0.05)
         out["sim_s"] += r.duration_s
         out["wall_s"] += r.wall_s
-        d = loop.run(load_dive_csv(path), omega_d_rad_s=job.omega_d_rad_s)
+        d = loop.run(load_dive_csv(path), omega_d_rad_s=job.omega_d_rad_s, controller_options=condition_options(c))
         m, _ = log_metrics(d.log, loop.rc_map)
         out["dive_iae_sum_deg_s"] = sum(m["iae_%s_deg_s" % a] for a in AXES)
         out["dive_effort"] = sum(m["energy_%s" % a] for a in AXES)
@@ -274,10 +291,11 @@ def markdown_table(summary):
     lines.append("")
     for c in summary["conditions"]:
         name, w = c["name"], summary["safe_omega_d"][c["name"]]
-        lines.append("- **%s** (telemetry %g Hz + %g ms, command %g ms, thruster lag %s, IMU noise %s): highest safe "
+        lines.append("- **%s** (telemetry %g Hz + %g ms, command %g ms, thruster lag %s, IMU noise %s%s): highest safe "
                      "omega_d %s rad/s; lowest dive IAE at omega_d %s rad/s." % (
                          name, c["telemetry_rate_hz"], 1e3 * c["telemetry_delay_s"], 1e3 * c["command_delay_s"],
-                         c["thruster_lag"], "on" if c["noise"] else "off", f(w, "%g"),
+                         c["thruster_lag"], "on" if c["noise"] else "off",
+                         ", delay compensation on" if c.get("delay_compensation") else "", f(w, "%g"),
                          f(summary["best_dive_omega_d"][name], "%g")))
     lines.append("- Safe: delay margin >= %g x the effective delay, the flown 90 deg yaw step settles within %g s "
                  "with at most %g %% overshoot, and so does every lower omega_d." % (

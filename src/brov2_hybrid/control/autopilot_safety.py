@@ -126,6 +126,7 @@ class AutopilotCore(object):
     def _enter(self, mode):
         if mode != self._last_mode:
             self.controller.reset_integral()
+            self.controller.predictor.reset()       # a neutral stretch sent none of the torques it kept
             self._last_mode = mode
 
     def _neutral(self, mode, message, eta2d, u_lin, eta2, nu2, ages):
@@ -166,7 +167,7 @@ class AutopilotCore(object):
             self._hold = None
         self._enter(mode)
         try:
-            out = self.controller.compute(eta2d, u_lin, eta2, nu2, eta2d_dot=rate_d, t_s=now_s)
+            out = self.controller.compute(eta2d, u_lin, eta2, nu2, eta2d_dot=rate_d, t_s=now_s, attitude_age_s=ages[0])
         except Brov2Error as exc:
             return self._neutral(MODE_FAULT, "control law refused its inputs: %s" % exc,
                                  eta2d, u_lin, eta2, nu2, ages)

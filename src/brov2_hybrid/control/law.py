@@ -53,10 +53,15 @@ from brov2_hybrid.validate import as_finite, as_vector
 from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
 from brov2_hybrid.control import law_kernels
 from brov2_hybrid.control.integral_action import IntegralAction
+from brov2_hybrid.control.delay_compensation import AttitudePredictor
 from brov2_hybrid.control.depth_hold import DepthHold
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, j2_inv_matrix
 from brov2_hybrid.control.rate_estimate import DesiredRateEstimator, ReferenceFilter
 from brov2_hybrid.params import CONTROLLER_RULES
+
+
+#: Settings of the delay compensation that :meth:`HybridController.configure` also takes.
+DELAY_KEYWORDS = ("delay_compensation_enabled", "delay_compensation_command_delay_s")
 
 
 def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
@@ -164,6 +169,9 @@ class HybridController(object):
         self._feedforward_lever = body.weight_n * body.r_cg_m - body.buoyancy_n * body.r_cb_m
         self._no_lever = np.full(3, math.nan)
         self._kernels = law_kernels.kernels()
+        #: The optional loop-delay compensation (off unless ``delay_compensation_enabled``).
+        self.predictor = AttitudePredictor(self.total_inertia, self.drag_model, self._feedforward_lever,
+                                           self.tau_max[3:], settings)
         #: The optional depth hold (off unless ``depth_hold_enabled``): tau_3 from the depth reading.
         self.depth_hold = DepthHold(body, settings, self.gains.omega_d_rad_s, self.tau_max[2])
 
@@ -171,7 +179,7 @@ class HybridController(object):
                   feedforward_enabled=None, linear_scale=None, rate_window=None,
                   integral_enabled=None, integral_ratio=None, drag_feedforward_enabled=None,
                   integral_band_rad=None, depth_hold_enabled=None, reference_feedforward_enabled=None,
-                  reference_filter_omega_rad_s=None):
+                  reference_filter_omega_rad_s=None, **more):
         """Change settings (None keeps a value); validated before anything changes.
 
         Each value is checked with its rule in :data:`brov2_hybrid.params.CONTROLLER_RULES`
@@ -189,6 +197,10 @@ class HybridController(object):
                  "integral_band_rad": integral_band_rad, "depth_hold_enabled": depth_hold_enabled,
                  "reference_feedforward_enabled": reference_feedforward_enabled,
                  "reference_filter_omega_rad_s": reference_filter_omega_rad_s}
+        unknown = sorted(set(more) - set(DELAY_KEYWORDS))
+        if unknown:
+            raise Brov2Error("configure: unknown setting(s) %s" % ", ".join(unknown))
+        given.update(more)
         new = {key: CONTROLLER_RULES[key](value, key) for key, value in given.items() if value is not None}
         omega = new.get("omega_d_rad_s", self.gains.omega_d_rad_s)
         kap = new.get("kappa", self.gains.kappa)
@@ -206,7 +218,7 @@ class HybridController(object):
         ref_ff = new.get("reference_feedforward_enabled", self.reference_feedforward_enabled)
         ref_omega = new.get("reference_filter_omega_rad_s", self.reference_filter.omega_rad_s)
 
-        changes = []
+        changes = self.predictor.configure(new)
         old = self.gains
         if new_gains.omega_d_rad_s != old.omega_d_rad_s or new_gains.kappa != old.kappa:
             changes.append("omega_d %.3f -> %.3f rad/s, kappa %.2f -> %.2f: kp %s, kd+dkd %s"
@@ -294,7 +306,7 @@ class HybridController(object):
         self._integral_ratio = float(value)
         self._ki = self.ki
 
-    def compute(self, eta2d, u_linear, eta2, nu2, eta2d_dot=None, t_s=None):
+    def compute(self, eta2d, u_linear, eta2, nu2, eta2d_dot=None, t_s=None, attitude_age_s=0.0):
         """One control tick.
 
         Parameters
@@ -310,6 +322,8 @@ class HybridController(object):
         t_s : float, optional
             Time of this tick [s]; the integral action advances by the time since the
             previous tick (without it, the integral is held).
+        attitude_age_s : float
+            How old ``eta2``, ``nu2`` are at ``t_s`` [s] (the delay compensation predicts over it).
 
         Returns
         -------
@@ -323,22 +337,29 @@ class HybridController(object):
         nu2 = as_vector(nu2, 3, "nu2")
         t = math.nan if t_s is None else as_finite(t_s, "t_s")
         tau = self.torque(eta2d, u_lin, eta2, nu2, None if eta2d_dot is None else as_vector(eta2d_dot, 3, "eta2d_dot"),
-                          t)
+                          t, float(attitude_age_s))
         return ControlOutput(tau_body_frd=tau, saturated=np.abs(tau) > self.tau_max)
 
-    def torque(self, eta2d, u_linear, eta2, nu2, eta2d_dot, t_s):
+    def torque(self, eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, attitude_age_s=0.0):
         """:meth:`compute`'s tau (6,) [N, N m] on checked float arrays (the in-process loop's
-        tick): ``eta2d_dot`` None for the estimate, ``t_s`` NaN for no tick time.
+        tick): ``eta2d_dot`` None for the estimate, ``t_s`` NaN for no tick time; with the delay
+        compensation on, the law acts on the attitude predicted over ``attitude_age_s`` and the loop's
+        other delays (:mod:`~brov2_hybrid.control.delay_compensation`).
 
         Raises Brov2Error at gimbal lock; runs :func:`~brov2_hybrid.control.law_kernels.control_torque`.
         """
         check_gimbal_lock(eta2[1])
         if eta2d_dot is None:
             eta2d_dot = self.rate_estimator.rate(None if math.isnan(t_s) else t_s)
+        if self.predictor.enabled:
+            eta2d, eta2, nu2 = self.predictor.compensate(eta2d, eta2d_dot, eta2, nu2, t_s, attitude_age_s)
+            check_gimbal_lock(eta2[1])
         tau = np.empty(6)
         self._kernels["control_torque"](eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, *(self.kernel_settings() + (tau,)))
         if self.depth_hold.enabled:
             tau[2] = self.depth_hold.heave_force(t_s, u_linear[2], eta2, tau[0], tau[1], tau[2])
+        if self.predictor.enabled:
+            self.predictor.record(t_s, tau[3:])
         return tau
 
     def kernel_settings(self):

@@ -22,6 +22,8 @@ _SCALAR = {
     "depth_hold_enabled": "depth_hold_enabled",
     "reference_feedforward_enabled": "reference_feedforward_enabled",
     "reference_filter_omega_rad_s": "reference_filter_omega_rad_s",
+    "delay_compensation_enabled": "delay_compensation_enabled",
+    "delay_compensation_command_delay_s": "delay_compensation_command_delay_s",
 }
 AXIS_SWITCHES = ("roll_enabled", "pitch_enabled", "yaw_enabled")
 BAND = ("integral_band_deg", "integral_band_rad")     # cfg in degrees, controller in rad

@@ -201,7 +201,8 @@ class ClosedLoop(object):
         (:mod:`~brov2_hybrid.loop.kernel`) where it covers the loop, else in Python."""
         from brov2_hybrid.loop import kernel as loop_kernel
         fly = loop_kernel.compiled_fly(probe_fly) if self.fly_kernel is None else self.fly_kernel
-        if controller.depth_hold.enabled or not (fly and loop_kernel.fly_loop(self, fly, dive, controller, rows)):
+        if controller.depth_hold.enabled or controller.predictor.enabled or not (
+                fly and loop_kernel.fly_loop(self, fly, dive, controller, rows)):
             self._python_ticks(dive, controller, rows)
 
     def tick_columns(self):
@@ -265,8 +266,10 @@ class ClosedLoop(object):
                 else:
                     if len(seen) > 2:
                         controller.measure_depth(seen[2], seen[3])
-                    # compute()'s tau on the checked arrays of the dive and the plant
-                    tau = torque(eta2d, u_lin, seen[0], seen[1], None, t)
+                    # compute()'s tau on the checked arrays of the dive and the plant; the attitude's age:
+                    # the telemetry delay and the time since the newest sample it lets through was taken
+                    taken = ((step - self.telemetry_delay_steps) // steps_per_sample) * steps_per_sample
+                    tau = torque(eta2d, u_lin, seen[0], seen[1], None, t, (step - taken) * dt)
                     if controller.depth_hold.status == HOLDING:
                         rows[tick, _COL["depth_setpoint_m"]] = controller.depth_hold.setpoint_m
                     u = np.empty(6)
