@@ -175,40 +175,38 @@ class JsonPhysics(object):
         ROV back down between runs: same attitude and angular rates, linear velocity zero."""
         self._depth_request = float(depth_m)
 
-    def _wait_for_reader(self):
-        """Block while the physics is more than :attr:`max_lead_s` ahead of :attr:`pace`'s reader."""
+    def _hold_behind(self, attribute, lead_s, timeout_s, released):
+        """Block while the physics is more than ``lead_s`` past the vehicle time that the callable in
+        ``attribute`` (read anew each turn: it may be unset meanwhile) gives (None: not gated); after ``timeout_s`` wall seconds without it moving on, go on and return that time (it is not
+        waited for again), else None. ``released``: the time last gone on without."""
         end = None
         while True:
-            pace = self.pace
-            reader_t = pace() if pace is not None else None
-            if reader_t is None or reader_t == self._unpaced_at or self.plant.t_s - reader_t <= self.max_lead_s:
-                return
+            source = getattr(self, attribute)
+            t = source() if source is not None else None
+            if t is None or t == released or self.plant.t_s - t <= lead_s:
+                return None
             now = time.monotonic()
-            end = now + self.pace_timeout_s if end is None else end
+            end = now + timeout_s if end is None else end
             if now > end:
-                self.pace_timeouts += 1
-                self._unpaced_at = reader_t
-                return
+                return t
             time.sleep(0.0005)
+
+    def _wait_for_reader(self):
+        """Block while the physics is more than :attr:`max_lead_s` ahead of :attr:`pace`'s reader."""
+        stuck = self._hold_behind("pace", self.max_lead_s, self.pace_timeout_s, self._unpaced_at)
+        if stuck is not None:
+            self.pace_timeouts += 1
+            self._unpaced_at = stuck
 
     def _wait_for_gcs(self):
         """Block while the physics is more than :attr:`gcs_max_gap_s` past the ground station's newest
         heartbeat (:attr:`gcs_heartbeat_at`)."""
-        end = None
-        while True:
-            gate = self.gcs_heartbeat_at
-            last = gate() if gate is not None else None
-            if last is None or last == self._gcs_released_at or self.plant.t_s - last <= self.gcs_max_gap_s:
-                return
-            now = time.monotonic()
-            end = now + self.gcs_wait_s if end is None else end
-            if now > end:
-                self.gcs_waits_timed_out += 1
-                self._gcs_released_at = last
-                LOG.warning("no ground-station HEARTBEAT for %.1f s of wall time: the physics goes on without it",
-                            self.gcs_wait_s)
-                return
-            time.sleep(0.0005)
+        stuck = self._hold_behind("gcs_heartbeat_at", self.gcs_max_gap_s, self.gcs_wait_s, self._gcs_released_at)
+        if stuck is not None:
+            self.gcs_waits_timed_out += 1
+            self._gcs_released_at = stuck
+            LOG.warning("no ground-station HEARTBEAT for %.1f s of wall time: the physics goes on without it",
+                        self.gcs_wait_s)
 
     def on_frame(self, frame):
         """Apply one :class:`ServoFrame`; returns the JSON reply (bytes)."""
