@@ -165,7 +165,7 @@ class JsonPhysics(object):
         #: ungated until the ground station sends again: never a deadlock.
         self.gcs_heartbeat_at = None
         self.gcs_max_gap_s = 1.0
-        self.gcs_wait_s = 5.0
+        self.gcs_wait_s = 60.0
         self.gcs_waits_timed_out = 0
         self._gcs_released_at = None
         self._depth_request = None
