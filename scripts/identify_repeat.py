@@ -32,11 +32,13 @@ def _spin():
         pass
 
 
-def one_run(index, tmp):
-    env = dict(os.environ, TMPDIR=os.path.join(tmp, "run%d" % index))
+def one_run(index, tmp, keep=None):
+    env = dict(os.environ, TMPDIR=os.path.join(keep or tmp, "run%d" % index))
     os.makedirs(env["TMPDIR"])
     proc = subprocess.run(["rostest", "brov2_hybrid", "identify.test"], env=env, stdout=subprocess.PIPE,
                           stderr=subprocess.STDOUT, universal_newlines=True)
+    with open(os.path.join(env["TMPDIR"], "rostest.txt"), "w") as handle:
+        handle.write(proc.stdout)
     reports = glob.glob(os.path.join(env["TMPDIR"], "brov2_rostest_identify*", "out", "identify_report.md"))
     text = open(reports[0]).read() if reports else ""
     return proc.returncode == 0 and "RESULT: SUCCESS" in proc.stdout, text
@@ -46,6 +48,7 @@ def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--busy", type=int, default=0, help="CPU-bound processes beside the runs")
+    parser.add_argument("--keep", metavar="DIR", help="keep each run's rostest output and report here")
     args = parser.parse_args()
     truth = true_values(load_vehicle(None).body)
     busy = [multiprocessing.Process(target=_spin, daemon=True) for _ in range(args.busy)]
@@ -55,7 +58,7 @@ def main():
     try:
         with tempfile.TemporaryDirectory() as tmp:
             for k in range(args.runs):
-                ok, text = one_run(k, tmp)
+                ok, text = one_run(k, tmp, args.keep)
                 failed += not ok
                 refused = re.search(r"No fit: (.*)", text)
                 print("run %d: rostest %s%s" % (k + 1, "passed" if ok else "FAILED",

@@ -129,9 +129,32 @@ def wait_engaged(topics, timeout_s=60.0):
              "the mission to arm the vehicle (/brov2/engaged)")
 
 
+def wait_progressing(predicate, timeout_s, what, stall_wall_s=60.0):
+    """Wait until predicate() is true for at most ``timeout_s`` of ROS time (vehicle time with /use_sim_time:
+    lockstep slows it down on a busy machine, and that is not a failure), failing sooner only when ROS time
+    has not moved for ``stall_wall_s`` of wall time; AssertionError naming ``what``."""
+    start = rospy.get_time()
+    moved_t, moved_wall = start, time.monotonic()
+    while not rospy.is_shutdown():
+        value = predicate()
+        if value:
+            return value
+        now = rospy.get_time()
+        if now != moved_t:
+            moved_t, moved_wall = now, time.monotonic()
+        if now - start > timeout_s:
+            raise AssertionError("timed out after %.0f s of ROS time waiting for %s" % (timeout_s, what))
+        if time.monotonic() - moved_wall > stall_wall_s:
+            raise AssertionError("ROS time stood still for %.0f s of wall time waiting for %s"
+                                 % (stall_wall_s, what))
+        time.sleep(0.02)
+    raise AssertionError("ROS shut down waiting for %s" % what)
+
+
 def wait_dive_done(topics, timeout_s):
-    wait_for(lambda: topics["dive_done"].get() is not None and topics["dive_done"].get().data, timeout_s,
-             "the end of the dive (/brov2/dive_done)")
+    """Wait for /brov2/dive_done for at most ``timeout_s`` of ROS time (see :func:`wait_progressing`)."""
+    wait_progressing(lambda: topics["dive_done"].get() is not None and topics["dive_done"].get().data, timeout_s,
+                     "the end of the dive (/brov2/dive_done)")
 
 
 def dive_start_time(arrays):
