@@ -18,6 +18,7 @@ from pymavlink.dialects.v20 import ardupilotmega as mavlink
 from brov2_hybrid import params
 from brov2_hybrid.control.autopilot_safety import MODE_NO_INPUT, AutopilotCore
 from brov2_hybrid.control.law import HybridController, normalize
+from brov2_hybrid.onboard.desired_link import ARRAY_NAME, desired_data
 from brov2_hybrid.onboard.lua_script import load_onboard_settings, write_script
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
@@ -62,11 +63,11 @@ def pwm_of_tau(vehicle, tau):
     return vehicle.mixer("quantitative").clipped_motor_pwm(u, thr.pwm_min_us, thr.pwm_max_us)
 
 
-def desired_message(eta2d, eta2d_dot, u_linear, array_id=ONBOARD.desired_array_id):
+def desired_message(eta2d, eta2d_dot, u_linear, array_id=ONBOARD.desired_array_id, data=None):
     """A DEBUG_FLOAT_ARRAY as ArduPilot's parser hands it to scripting (mavlink_message_t), hex:
     checksum, the wire header (magic .. msgid), the payload zero-filled (MAVLink 2 trims it)."""
-    data = list(eta2d) + list(eta2d_dot) + list(u_linear)
-    msg = mavlink.MAVLink_debug_float_array_message(123456, b"HYB_DES", array_id, data + [0.0] * (58 - len(data)))
+    data = desired_data(eta2d, eta2d_dot, u_linear) if data is None else data
+    msg = mavlink.MAVLink_debug_float_array_message(123456, ARRAY_NAME, array_id, data)
     wire = msg.pack(mavlink.MAVLink(None, srcSystem=255, srcComponent=190))
     payload = wire[10:-2].ljust(255, b"\0")
     return (wire[-2:] + wire[:10] + payload).hex()
@@ -216,7 +217,7 @@ H.queue[1] = from_hex(%r)
 M.start()
 run_until(M, 300)
 print_servo(0, 300)
-""" % desired_message([float("nan"), 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0])
+""" % desired_message(None, None, None, data=[math.nan, 0.0, 0.0, 0.0, 0.0, 0.0, 0.5, 0.0, 0.0] + [0.0] * 49)
     by_time = servo_lines(run_lua(path, body))
     assert by_time and all(pwm == 1500 for per in by_time.values() for pwm, _ in per.values())
 

@@ -88,3 +88,14 @@ def test_the_command_line_writes_the_script(tmp_path, capsys):
     bad.write_text(yaml.safe_dump(data))
     assert onboard_cli.main(["--controller", str(bad), "--out", str(out)]) == 2
     assert "integral_enabled" in capsys.readouterr().err
+
+
+def test_the_desired_state_message_refuses_bad_values():
+    from brov2_hybrid.errors import Brov2Error
+    from brov2_hybrid.onboard.desired_link import DATA_LENGTH, desired_data
+    data = desired_data([0.1, 0.2, 0.3], [0.0, 0.0, 0.1], [1.0, -1.0, 0.5])
+    assert len(data) == DATA_LENGTH and data[:9] == [0.1, 0.2, 0.3, 0.0, 0.0, 0.1, 1.0, -1.0, 0.5]
+    with pytest.raises(Brov2Error, match=r"u_linear: expected values in \[-1, 1\]"):
+        desired_data([0.0] * 3, [0.0] * 3, [1.5, 0.0, 0.0])
+    with pytest.raises(Brov2Error, match="eta2d"):
+        desired_data([0.0, float("nan"), 0.0], [0.0] * 3, [0.0] * 3)
