@@ -66,3 +66,12 @@ function print_servo(t0, t1)
 end
 
 BROV2_EXPORT = true
+
+-- Lua VM instructions one call of fn takes (the count ArduSub holds to SCR_VM_I_COUNT per loop turn).
+function count_instructions(fn)
+  local n = 0
+  debug.sethook(function() n = n + 1 end, "", 1)
+  fn()
+  debug.sethook()
+  return n
+end

@@ -276,3 +276,18 @@ for _, n in ipairs(H.named) do print(string.format("named %s %.3f", n.name, n.va
     named = [line.split()[1:] for line in run_lua(path, body) if line.startswith("named ")]
     rates = [float(v) for name, v in named if name == "HYB_HZ"]
     assert rates and rates[0] == pytest.approx(1000.0 / ONBOARD.period_ms, rel=0.02)
+
+
+def test_a_loop_turn_fits_arduSubs_instruction_budget(script):
+    vehicle, path = script
+    body = """
+H.att, H.gyro = {0.1, -0.2, 1.0}, {0.3, 0.1, -0.2}
+H.queue[1] = from_hex(%r)
+M.start()
+H.now = 10.0
+print(count_instructions(M.update))
+""" % desired_message([0.2, 0.1, -0.5], [0.1, 0.0, 0.2], [0.5, -0.3, 0.2])
+    count = int(run_lua(path, body)[0])
+    budget = ONBOARD.ardusub_params["SCR_VM_I_COUNT"]
+    print("one loop turn: %d Lua instructions (SCR_VM_I_COUNT %d)" % (count, budget))
+    assert 500 < count < 0.2 * budget
