@@ -124,7 +124,7 @@ print_servo(390, 400)
     assert at[6.0].tolist() != at[SETTINGS.omega_d_rad_s].tolist()
 
 
-def test_a_disarmed_vehicle_gets_no_output_and_an_armed_one_does(script):
+def test_a_disarmed_vehicle_gets_no_output_but_neutral_once_when_it_disarms(script):
     vehicle, path = script
     body = """
 H.queue[1] = from_hex(%r)
@@ -137,12 +137,16 @@ H.armed = false
 run_until(M, 1500)
 print_servo(0, 2000)
 """ % desired_message([0.2, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0])
-    times = sorted(servo_lines(run_lua(path, body)))
-    assert times, "armed, the script should drive the motors"
-    assert min(times) >= 500.0 and max(times) < 1000.0, "a disarmed vehicle must get no servo output call"
+    by_time = servo_lines(run_lua(path, body))
+    armed = [t for t in by_time if t < 1000.0]
+    after = {t: calls for t, calls in by_time.items() if t >= 1000.0}
+    assert armed and min(armed) >= 500.0, "a disarmed vehicle must get no servo output call"
+    assert list(after) == [1000.0], "disarmed: neutral once, at the first turn that sees it, then nothing"
+    assert after[1000.0] == {ch: (1500, ONBOARD.override_timeout_ms) for ch in range(vehicle.n_thrusters)}
+    assert any(pwm != 1500 for t in armed for pwm, _ in by_time[t].values())
 
 
-def test_outside_its_flying_modes_the_script_leaves_the_motors_to_the_pilot(script):
+def test_outside_its_flying_modes_the_script_writes_neutral_once_then_nothing(script):
     vehicle, path = script
     assert 0 not in ONBOARD.active_modes
     body = """
@@ -152,10 +156,13 @@ M.start()
 run_until(M, 500)
 H.mode = %d
 run_until(M, 1000)
+H.mode = 0
+run_until(M, 1500)
 print_servo(0, 2000)
 """ % (desired_message([0.2, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0]), ONBOARD.active_modes[0])
-    times = sorted(servo_lines(run_lua(path, body)))
-    assert times and min(times) >= 500.0
+    by_time = servo_lines(run_lua(path, body))
+    assert min(by_time) >= 500.0 and [t for t in by_time if t >= 1000.0] == [1000.0]
+    assert {pwm for pwm, _ in by_time[1000.0].values()} == {1500}
 
 
 def test_every_override_carries_the_timeout_of_onboard_yaml(script):
@@ -252,18 +259,23 @@ print_servo(0, 3000)
     assert not servo_lines(lines)
 
 
-def test_a_bad_omega_d_is_reported(script):
+def test_a_bad_omega_d_is_reported_and_the_motors_go_neutral(script):
     vehicle, path = script
     body = """
-H.params.HYB_OMEGA_D = -1.0
+H.queue[1] = from_hex(%r)
 M.start()
-run_until(M, 100)
-for _, t in ipairs(H.texts) do print(string.format("text %d %s", t.severity, t.text)) end
-print_servo(0, 100)
-"""
+run_until(M, 200)
+H.params.HYB_OMEGA_D = -1.0
+run_until(M, 3000)
+for _, t in ipairs(H.texts) do print(string.format("text %%d %%s", t.severity, t.text)) end
+print_servo(0, 3000)
+""" % desired_message([0.2, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0])
     lines = run_lua(path, body)
     assert any(line.startswith("text 3 ") and "HYB_OMEGA_D" in line for line in lines)
-    assert not servo_lines(lines)
+    by_time = servo_lines(lines)
+    after = [t for t in by_time if t >= 200.0]
+    assert after == [200.0] and {pwm for pwm, _ in by_time[200.0].values()} == {1500}
+    assert any(pwm != 1500 for pwm, _ in by_time[100.0].values())
 
 
 def test_the_script_reports_its_rate(script):
