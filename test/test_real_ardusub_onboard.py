@@ -9,6 +9,7 @@ the rate and jitter the script reports are those of a real-time loop.
 Without a build these tests are skipped with one line saying so; with
 ``BROV2_REQUIRE_ARDUSUB=1`` (``.ci/run``) a missing build is a failure.
 """
+import dataclasses
 import math
 import os
 import time
@@ -101,12 +102,25 @@ def stream(f, seconds, desired=None):
     return rec
 
 
-def law_pwm(eta2d, eta2d_dot, u_linear, eta2, nu2):
-    """The Python core's Algorithm 2 motor PWMs for one tick."""
-    law = HybridController(VEHICLE.body, SETTINGS, VEHICLE.tau_max, VEHICLE.passive_dofs)
+def law_pwm(eta2d, eta2d_dot, u_linear, eta2, nu2, omega=SETTINGS.omega_d_rad_s):
+    """The Python core's Algorithm 2 motor PWMs for one tick at ``omega`` [rad/s]."""
+    law = HybridController(VEHICLE.body, dataclasses.replace(SETTINGS, omega_d_rad_s=omega), VEHICLE.tau_max,
+                           VEHICLE.passive_dofs)
     u, _ = normalize(law.compute(eta2d, u_linear, eta2, nu2, eta2d_dot=eta2d_dot).tau_body_frd, VEHICLE.tau_max)
     thr = VEHICLE.thrusters
     return VEHICLE.mixer("quantitative").clipped_motor_pwm(u, thr.pwm_min_us, thr.pwm_max_us)
+
+
+def law_differences(rec, desired, omega=SETTINGS.omega_d_rad_s):
+    """Per SERVO_OUTPUT_RAW, max |output - the Python law's PWM| [us] on the last ATTITUDE before it."""
+    att_t = np.array([t for t, _, _ in rec.attitude])
+    diffs = []
+    for t, pwm in rec.servo:
+        k = int(np.searchsorted(att_t, t)) - 1          # the last attitude at or before the outputs
+        if k >= 0:
+            _, eta2, nu2 = rec.attitude[k]
+            diffs.append(np.abs(np.array(pwm, dtype=float) - law_pwm(*(desired + (eta2, nu2, omega)))).max())
+    return np.array(diffs)
 
 
 def current_yaw(f):
@@ -132,15 +146,7 @@ def test_armed_the_motors_follow_the_law_at_the_scripts_rate(flight):
     desired = turn(current_yaw(flight))
     rec = stream(flight, 4.0, desired)
     assert rec.mode_codes() and rec.mode_codes()[-1] == 1.0, rec.texts
-    att_t = np.array([t for t, _, _ in rec.attitude])
-    diffs = []
-    for t, pwm in rec.servo:
-        k = int(np.searchsorted(att_t, t)) - 1          # the last attitude at or before the outputs
-        if k < 0:
-            continue
-        _, eta2, nu2 = rec.attitude[k]
-        diffs.append(np.abs(np.array(pwm, dtype=float) - law_pwm(*(desired + (eta2, nu2)))).max())
-    diffs = np.array(diffs)
+    diffs = law_differences(rec, desired)
     moving = [p for _, p in rec.servo if p != [1500] * 8]
     print("onboard SITL: %d servo samples, |script - Python law| per sample: median %.1f us, 90th pct %.1f us"
           % (len(diffs), np.median(diffs), np.percentile(diffs, 90)))
@@ -153,6 +159,21 @@ def test_armed_the_motors_follow_the_law_at_the_scripts_rate(flight):
     dt_min = [v for _, n, v in rec.named if n == "HYB_DTMIN"]
     print("onboard SITL: script rate %s Hz, loop period min %s ms, max %s ms" % (hz, dt_min, dt_max))
     assert hz and min(hz) >= 0.8 * ONBOARD.rate_hz
+
+
+def test_hyb_omega_d_set_from_the_topside_retunes_the_law(flight):
+    omega = 2.0 * SETTINGS.omega_d_rad_s
+    assert flight.set_param(ONBOARD.param_prefix + "OMEGA_D", omega) == pytest.approx(omega)
+    try:
+        desired = turn(current_yaw(flight))
+        rec = stream(flight, 2.0, desired)
+    finally:
+        flight.set_param(ONBOARD.param_prefix + "OMEGA_D", SETTINGS.omega_d_rad_s)
+    at_new, at_old = law_differences(rec, desired, omega), law_differences(rec, desired)
+    print("onboard SITL: HYB_OMEGA_D %g: median |script - law| %.1f us at %g rad/s, %.1f us at %g rad/s"
+          % (omega, np.median(at_new), omega, np.median(at_old), SETTINGS.omega_d_rad_s))
+    # at the higher gains the attitude sample's offset from the script's tick weighs more than at 3 rad/s
+    assert np.median(at_new) <= 10.0 and np.median(at_new) < 0.2 * np.median(at_old)
 
 
 def test_losing_the_desired_stream_holds_then_goes_neutral(flight):
