@@ -49,7 +49,8 @@ def test_the_gains_inputs_and_the_knob_come_from_controller_yaml():
     assert script_values(vehicle, dataclasses.replace(SETTINGS, feedforward_enabled=False), ONBOARD)["ff_lever"] == "false"
 
 
-@pytest.mark.parametrize("key", ["integral_enabled", "drag_feedforward_enabled", "depth_hold_enabled"])
+@pytest.mark.parametrize("key", ["integral_enabled", "drag_feedforward_enabled", "reference_feedforward_enabled",
+                                 "depth_hold_enabled", "delay_compensation_enabled"])
 def test_an_option_the_script_does_not_run_is_refused_by_name(key):
     with pytest.raises(ParameterError, match=r"controller\.%s: the on-board script runs the paper's PD law" % key):
         script_values(load_vehicle("bluerov2_heavy"), dataclasses.replace(SETTINGS, **{key: True}), ONBOARD)

@@ -14,9 +14,9 @@ project's single sources (docs/onboard.md):
   parameter names.
 
 Numbers are written with Python's shortest round-trip ``repr``, so Lua reads the same doubles.
-The script runs the paper's PD law with the buoyancy feed-forward; the optional integral
-action, drag feed-forward and depth hold are not on board and a controller that enables one is
-refused, as is an allocator that is not linear (no force matrix).
+The script runs the paper's PD law with the buoyancy feed-forward; the optional additions
+(:data:`NOT_ON_BOARD`) are not on board and a controller that enables one is refused, as is an
+allocator that is not linear (no force matrix).
 """
 import math
 import os
@@ -33,7 +33,8 @@ from brov2_hybrid.vehicle.thrust_table import ZERO_FORCE_TOLERANCE_N
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hybrid_onboard.lua.template")
 ONBOARD_FILE = "onboard.yaml"
 #: Controller options the script does not run (controller.yaml keys): refused when on.
-NOT_ON_BOARD = ("integral_enabled", "drag_feedforward_enabled", "depth_hold_enabled")
+NOT_ON_BOARD = ("integral_enabled", "drag_feedforward_enabled", "reference_feedforward_enabled", "depth_hold_enabled",
+                "delay_compensation_enabled")
 
 
 @dataclass(frozen=True)
