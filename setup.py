@@ -24,6 +24,7 @@ _PACKAGES = [
     'brov2_hybrid.identify',
     'brov2_hybrid.viz',
     'brov2_hybrid.bench',
+    'brov2_hybrid.onboard',
 ]
 
 setup_args = generate_distutils_setup(
@@ -32,6 +33,8 @@ setup_args = generate_distutils_setup(
         if os.path.isfile(os.path.join(_HERE, 'src', *name.split('.'), '__init__.py'))
     ],
     package_dir={'': 'src'},
+    # the on-board Lua script's template (brov2_hybrid.onboard.lua_script)
+    package_data={'brov2_hybrid.onboard': ['*.lua.template']},
 )
 
 setup(**setup_args)

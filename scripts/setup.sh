@@ -88,6 +88,7 @@ COMMON_PACKAGES=(
     python3-numpy python3-scipy python3-matplotlib python3-yaml python3-lxml
     python3-venv python3-pip cmake make g++
     xvfb imagemagick
+    lua5.3
 )
 
 missing_packages() {

@@ -88,8 +88,9 @@ def find_ardusub(explicit=None):
     raise Brov2Error("no ArduSub SITL build in %s; %s" % (cache, BUILD_HINT))
 
 
-def write_defaults(folder, settings, vehicle, binary):
-    """ArduSub's ``--defaults`` list: the frame's file, ours, and the run's own (path list)."""
+def write_defaults(folder, settings, vehicle, binary, extra_params=None):
+    """ArduSub's ``--defaults`` list: the frame's file, ours, and the run's own (path list), which
+    ends with ``extra_params`` ({name: value}, e.g. SCR_ENABLE for the on-board script)."""
     frame_file = os.path.join(os.path.dirname(binary), settings.defaults)
     if not os.path.isfile(frame_file):
         raise Brov2Error("ArduSub defaults %s not found beside %s (ardusub_sitl.defaults in params/simulator.yaml)"
@@ -106,6 +107,8 @@ def write_defaults(folder, settings, vehicle, binary):
         f.write("# written by brov2_hybrid.sim.ardusub_sitl for this run\n")
         f.write("SIM_RATE_HZ %d\n" % settings.sim_rate_hz)
         f.write("FRAME_CONFIG %d\n" % vehicle.frame.frame_config)
+        for name, value in sorted((extra_params or {}).items()):
+            f.write("%s %r\n" % (name, value))
     files.append(run_file)
     return files
 
@@ -168,10 +171,15 @@ class ArduSubSitl(object):
         ArduSub SITL binary (default :func:`find_ardusub`).
     params_file : str, optional
         Simulator YAML (default ``params/simulator.yaml``).
+    extra_params : dict, optional
+        More ArduSub parameters for this run ({name: value}; e.g. SCR_ENABLE 1 for the on-board script,
+        which ArduSub then loads from ``scripts/`` in :attr:`folder`, its working directory).
     """
 
-    def __init__(self, vehicle, sim_options, eta0, instance=0, speedup=1.0, binary=None, params_file=None):
+    def __init__(self, vehicle, sim_options, eta0, instance=0, speedup=1.0, binary=None, params_file=None,
+                 extra_params=None):
         self.vehicle = vehicle
+        self.extra_params = dict(extra_params or {})
         self.settings = load_sitl_settings(params_file)
         expected_rate = 1.0 / sim_options.dt_s
         if abs(self.settings.sim_rate_hz - expected_rate) > 1e-6 * expected_rate:
@@ -196,7 +204,7 @@ class ArduSubSitl(object):
 
     def command(self):
         """ArduSub's command line (list)."""
-        defaults = write_defaults(self.folder, self.settings, self.vehicle, self.binary)
+        defaults = write_defaults(self.folder, self.settings, self.vehicle, self.binary, self.extra_params)
         return [self.binary, "-S", "-w", "-I", str(self.instance), "--model", "JSON:127.0.0.1",
                 "--speedup", repr(self.speedup), "--home", self.home, "--defaults", ",".join(defaults)]
 
