@@ -33,6 +33,7 @@ def _spin():
 
 
 def one_run(index, tmp, keep=None):
+    """Run the rostest once in its own TMPDIR (under ``keep`` when given, else ``tmp``); (passed, report text)."""
     env = dict(os.environ, TMPDIR=os.path.join(keep or tmp, "run%d" % index))
     os.makedirs(env["TMPDIR"])
     proc = subprocess.run(["rostest", "brov2_hybrid", "identify.test"], env=env, stdout=subprocess.PIPE,
@@ -45,6 +46,7 @@ def one_run(index, tmp, keep=None):
 
 
 def main():
+    """Parse the arguments, fly the runs, print the per-run lines and the table; the exit code."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--busy", type=int, default=0, help="CPU-bound processes beside the runs")

@@ -67,7 +67,7 @@ class AxisFit:
     rejected: int = 0
 
 
-def _third_row(roll, pitch):
+def third_row(roll, pitch):
     """R31, R32, R33 (NED down in body axes) of ZYX Euler angles (arrays) [rad]."""
     return -np.sin(pitch), np.cos(pitch) * np.sin(roll), np.cos(pitch) * np.cos(roll)
 
@@ -128,7 +128,7 @@ def _trapezoid(t_s, values):
     return 0.5 * (values[1:] + values[:-1]) * np.diff(t_s)
 
 
-def _autocorrelation_factor(residuals):
+def autocorrelation_factor(residuals):
     """(1 + rho) / (1 - rho) for the lag-1 correlation rho of ``residuals`` (>= 1)."""
     r = residuals - np.mean(residuals)
     denom = float(np.dot(r, r))
@@ -138,7 +138,7 @@ def _autocorrelation_factor(residuals):
     return (1.0 + rho) / (1.0 - rho)
 
 
-def _estimates(names, values, jacobian, cov, dof, level):
+def estimates(names, values, jacobian, cov, dof, level):
     """Estimates of physical parameters ``values`` = g(theta) with d g / d theta = ``jacobian``."""
     cov_g = jacobian @ cov @ jacobian.T
     quantile = float(stats.t.ppf(0.5 + 0.5 * level, max(dof, 1)))
@@ -151,7 +151,7 @@ def _attitude_design(log, wrench, delay_s, axis, keep=None):
     ``keep`` (n,) bool: rows that may be used (an interval needs both its rows; default all)."""
     t = np.asarray(log["time_s"], dtype=float)
     nu = np.asarray(log[RATE_COLUMNS[axis]], dtype=float)
-    r31, r32, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]]), np.asarray(log[ATTITUDE_COLUMNS[1]]))
+    r31, r32, r33 = third_row(np.asarray(log[ATTITUDE_COLUMNS[0]]), np.asarray(log[ATTITUDE_COLUMNS[1]]))
     columns = [held_integral(t, wrench[:, 3 + axis], delay_s), -_trapezoid(t, nu), -_trapezoid(t, nu * np.abs(nu))]
     if axis == ROLL:
         levers = (("lever_y_nm", r33), ("lever_z_nm", -r32))
@@ -217,7 +217,7 @@ def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95, keep=None, outlier
         y, X, lever_names, used = _attitude_design(log, wrench, delay_s, axis, keep & ~rejected)
         theta, residual = _solve(y, X)
     n, p = X.shape
-    s2 = float(residual @ residual) / max(n - p, 1) * _autocorrelation_factor(residual)
+    s2 = float(residual @ residual) / max(n - p, 1) * autocorrelation_factor(residual)
     cov = s2 * np.linalg.inv(X.T @ X)
     a = theta[0]
     values = [1.0 / a] + [th / a for th in theta[1:]]
@@ -227,6 +227,6 @@ def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95, keep=None, outlier
         jac[k, 0] = -theta[k] / a ** 2
         jac[k, k] = 1.0 / a
     names = ["inertia_kg_m2", "linear_drag", "quadratic_drag"] + lever_names
-    return AxisFit(ANGULAR_DOF_NAMES[axis], _estimates(names, values, jac, cov, n - p, level),
+    return AxisFit(ANGULAR_DOF_NAMES[axis], estimates(names, values, jac, cov, n - p, level),
                    math.sqrt(float(residual @ residual) / n), n, t[1:][used], y, X @ theta,
                    int(np.count_nonzero(rejected & keep)))

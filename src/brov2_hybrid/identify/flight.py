@@ -104,6 +104,11 @@ class ExcitingController(object):
         return self.base.depth_hold
 
     @property
+    def predictor(self):
+        """The wrapped law's delay compensation (the loop asks whether it is on)."""
+        return self.base.predictor
+
+    @property
     def abandoned_groups(self):
         """Pulse groups the guard abandoned."""
         return self.exciter.abandoned_groups
@@ -112,9 +117,10 @@ class ExcitingController(object):
         """Feed the desired attitude to the wrapped law's rate estimator."""
         self.base.update_desired(t_s, eta2d)
 
-    def torque(self, eta2d, u_linear, eta2, nu2, eta2d_dot, t_s):
+    def torque(self, eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, attitude_age_s=0.0):
         """The wrapped law's tau (6,) [N, N m] through the exciter."""
-        return self.exciter.torque(t_s, self.base.torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s), eta2, eta2d)
+        return self.exciter.torque(t_s, self.base.torque(eta2d, u_linear, eta2, nu2, eta2d_dot, t_s, attitude_age_s),
+                                   eta2, eta2d)
 
 
 class ExcitationLoop(ClosedLoop):

@@ -29,7 +29,7 @@ import numpy as np
 from scipy import optimize
 
 from brov2_hybrid.errors import InputDataError
-from brov2_hybrid.identify.fit import AxisFit, _autocorrelation_factor, _estimates, _third_row, held_integral
+from brov2_hybrid.identify.fit import AxisFit, autocorrelation_factor, estimates, third_row, held_integral
 from brov2_hybrid.tick_log.logfile import ATTITUDE_COLUMNS
 
 #: The physical parameters of the heave fit, in the order of the parameter vector.
@@ -106,7 +106,7 @@ class _HeaveProblem(object):
         self.idx = np.nonzero(rows)[0]
         self.t, self.z = self.t_all[self.idx], z_all[self.idx]
         self.force_all = np.asarray(wrench[:, 2], dtype=float)
-        _, _, r33 = _third_row(np.asarray(log[ATTITUDE_COLUMNS[0]])[self.idx],
+        _, _, r33 = third_row(np.asarray(log[ATTITUDE_COLUMNS[0]])[self.idx],
                                np.asarray(log[ATTITUDE_COLUMNS[1]])[self.idx])
         self.r33 = np.where(np.isfinite(r33), r33, 1.0)        # no attitude logged: level
         missing = ~np.isfinite(self.z)
@@ -171,11 +171,11 @@ def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_
         params, found_delay, res, jac = _joint_fit(problem, scans[best].x * scale, scale, grid[best],
                                                               delay_max_s, substeps)
     n, p = len(res), len(params) + (1 if delay_max_s is not None else 0)
-    s2 = float(res @ res) / max(n - p, 1) * _autocorrelation_factor(res)
+    s2 = float(res @ res) / max(n - p, 1) * autocorrelation_factor(res)
     cov = s2 * np.linalg.pinv(jac.T @ jac)
-    est = _estimates(HEAVE_PARAMETERS, params[:4], np.eye(4, jac.shape[1]), cov, n - p, level)
+    est = estimates(HEAVE_PARAMETERS, params[:4], np.eye(4, jac.shape[1]), cov, n - p, level)
     if delay_max_s is not None:
-        est["delay_s"] = _estimates(["delay_s"], [found_delay], np.eye(1, jac.shape[1], jac.shape[1] - 1), cov,
+        est["delay_s"] = estimates(["delay_s"], [found_delay], np.eye(1, jac.shape[1], jac.shape[1] - 1), cov,
                                     n - p, level)["delay_s"]
     used = np.concatenate([np.arange(a, b) for a, b in problem.runs])
     return AxisFit("heave", est, math.sqrt(float(res @ res) / n), n, problem.t[used], problem.z[used],
