@@ -35,6 +35,8 @@ def add_parser(sub, parents):
     p.add_argument("--tune", action="store_true", help="tune both sides on the training set first and store the "
                    "settings in params/head_to_head/ (long: head_to_head.tune_trials per side and weighting)")
     p.add_argument("--tune-trials", type=int, default=None, help="--tune's budget per side and weighting")
+    p.add_argument("--store", metavar="DIR", default=None, help="the stored settings' folder: read, and written by "
+                   "--tune (default: params/head_to_head; give another to try a tuning without replacing them)")
     p.add_argument("--docs", action="store_true", help="also write docs/tables/head_to_head.json and its "
                    "generated block (docs/experiments.md); not with --dive or --trials")
     return p
@@ -46,16 +48,19 @@ def run(ctx, args):
     if any(getattr(args, n, None) is not None for n in ("telemetry_rate", "telemetry_delay", "command_delay", "omega_d")):
         raise Brov2Error("head-to-head: the hybrid's settings and latencies are the stored ones (params/head_to_head/"
                          "hybrid_tuned.yaml); no --omega-d, --telemetry-rate, --telemetry-delay or --command-delay")
-    if getattr(args, "docs", False) and (args.dive or args.trials is not None or args.tune_trials is not None):
-        raise Brov2Error("head-to-head --docs: the documents' verdict comes from the held-out dives and the "
-                         "settings' trials (no --dive, --trials or --tune-trials)")
+    if getattr(args, "docs", False) and (args.dive or args.trials is not None or args.tune_trials is not None
+                                         or args.store is not None):
+        raise Brov2Error("head-to-head --docs: the documents' verdict comes from the held-out dives, the "
+                         "settings' trials and the stored settings (no --dive, --trials, --tune-trials or --store)")
+    if args.store is not None and not os.path.isdir(args.store):
+        raise Brov2Error("--store %s: not a folder (copy params/head_to_head/ there first)" % args.store)
     if args.trials is not None and args.trials < 1:
         raise Brov2Error("--trials: expected an integer >= 1, got %d" % args.trials)
     tuned = None
     if args.tune:
         from brov2_hybrid.head_to_head.tune_run import tune_and_store
-        tuned = tune_and_store(ctx, args.tune_trials, progress)
-    summary = head_to_head_experiment(ctx, args.dive, args.trials, progress)
+        tuned = tune_and_store(ctx, args.tune_trials, progress, args.store)
+    summary = head_to_head_experiment(ctx, args.dive, args.trials, progress, store=args.store)
     progress(report.console_lines(summary))
     if tuned is not None:
         summary["tuning"] = tuned
@@ -77,8 +82,9 @@ def flight_jobs(ctx, dives, trials, s, cs, depth_rate_m_s, ardusub_settings, hyb
     return jobs
 
 
-def head_to_head_experiment(ctx, dive_paths=(), trials=None, progress=print, settings=None):
-    """Fly the scoring set with the stored settings; write the files; return the summary.
+def head_to_head_experiment(ctx, dive_paths=(), trials=None, progress=print, settings=None, store=None):
+    """Fly the scoring set with the stored settings (in ``store``, default params/head_to_head/); write
+    the files; return the summary.
 
     Raises Brov2Error before anything flies without an ArduSub build."""
     from brov2_hybrid.analysis.ardusub_experiment import load_compare_settings
@@ -90,8 +96,8 @@ def head_to_head_experiment(ctx, dive_paths=(), trials=None, progress=print, set
     cs = load_compare_settings(source)
     trials = s.trials if trials is None else int(trials)
     dives = inputs.dive_files(dive_paths) if dive_paths else inputs.held_out_dives(s)
-    ardusub_settings = stored.load_ardusub_settings()
-    status, placements = stored.load_hybrid_settings()
+    ardusub_settings = stored.load_ardusub_settings(store)
+    status, placements = stored.load_hybrid_settings(os.path.join(store, stored.HYBRID_FILE) if store else None)
     rate = load_controller_params().max_depth_rate_m_s
     jobs = flight_jobs(ctx, dives, trials, s, cs, rate, ardusub_settings, placements)
     progress("head-to-head: %d flights (%d dives x %d trials) on %s" % (len(jobs), len(dives), trials,

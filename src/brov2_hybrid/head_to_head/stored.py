@@ -107,15 +107,17 @@ def read_parm(path):
     return ArduSubSetting(label, status, tuple(params), path)
 
 
-def load_ardusub_settings(root=None):
-    """Every stored ArduSub setting (``ardusub_tuned*.parm``, sorted by file name); ParameterError if none."""
-    files = sorted(glob.glob(os.path.join(folder(root), ARDUSUB_PATTERN)))
+def load_ardusub_settings(directory=None):
+    """Every stored ArduSub setting in ``directory`` (default :func:`folder`): ``ardusub_tuned*.parm``,
+    sorted by file name; ParameterError if none."""
+    directory = directory or folder()
+    files = sorted(glob.glob(os.path.join(directory, ARDUSUB_PATTERN)))
     if not files:
-        raise ParameterError("%s: no %s file (ArduSub's stored settings)" % (folder(root), ARDUSUB_PATTERN))
+        raise ParameterError("%s: no %s file (ArduSub's stored settings)" % (directory, ARDUSUB_PATTERN))
     settings = [read_parm(f) for f in files]
     labels = [s.label for s in settings]
     if len(set(labels)) != len(labels):
-        raise ParameterError("%s: two ArduSub settings share a label: %s" % (folder(root), labels))
+        raise ParameterError("%s: two ArduSub settings share a label: %s" % (directory, labels))
     return settings
 
 
