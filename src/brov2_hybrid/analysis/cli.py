@@ -383,7 +383,8 @@ def reproduce(ctx, omegas=None, quick=False):
              ("omega_limit", lambda: omega_limit_experiment(ctx, (3.0, 6.0) if quick else None)),
              ("identify_coverage", lambda: identify_coverage_experiment(ctx, quick=quick)),
              ("ardusub", lambda: _ardusub_or_reason(ctx, quick, "ardusub")),
-             ("depth_hold_compare", lambda: _ardusub_or_reason(ctx, quick, "depth-hold-compare")))
+             ("depth_hold_compare", lambda: _ardusub_or_reason(ctx, quick, "depth-hold-compare")),
+             ("head_to_head", lambda: _ardusub_or_reason(ctx, quick, "head-to-head")))
     summaries = {}
     for name, fn in order:
         t0 = time.perf_counter()

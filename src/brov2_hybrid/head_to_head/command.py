@@ -45,6 +45,8 @@ def add_parser(sub, parents):
 def run(ctx, args):
     """Run the subcommand for ``args`` in ``ctx`` (analysis Context); returns the summary dict."""
     progress = (lambda text: None) if getattr(args, "quiet", False) else print
+    for name, default in (("dive", []), ("trials", None), ("tune", False), ("tune_trials", None), ("store", None)):
+        setattr(args, name, getattr(args, name, default))      # reproduce passes a bare namespace
     if any(getattr(args, n, None) is not None for n in ("telemetry_rate", "telemetry_delay", "command_delay", "omega_d")):
         raise Brov2Error("head-to-head: the hybrid's settings and latencies are the stored ones (params/head_to_head/"
                          "hybrid_tuned.yaml); no --omega-d, --telemetry-rate, --telemetry-delay or --command-delay")

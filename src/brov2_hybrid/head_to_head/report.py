@@ -84,3 +84,14 @@ def markdown_table(summary):
 def console_lines(summary):
     """The verdicts, for the terminal."""
     return "\n".join(["  " + v for v in verdicts(summary)])
+
+
+def report_section(summary):
+    """REPORT.md section "Head-to-head with tuned ArduSub": the same tables and verdicts as the docs' block."""
+    lines = ["## Head-to-head with tuned ArduSub", ""]
+    if "skipped" in summary:
+        return lines + ["Not run: %s." % summary["skipped"], ""]
+    return lines + ["Real ArduSub 4.5 SITL flying our vehicle model (`brov2-analyze head-to-head`, docs/experiments.md "
+                    "\"Head-to-head with tuned ArduSub\"): the stored settings of both sides on the held-out dives.",
+                    ""] + markdown_table(summary) + [""]
+
