@@ -103,6 +103,13 @@ def test_the_training_set_is_the_bundled_dive_and_a_step_per_axis(settings):
     assert train[0][1].duration_s == pytest.approx(settings.train_dive_s, abs=0.1)
 
 
+def test_the_attitude_only_input_keeps_the_attitudes_and_drops_the_translations(settings):
+    _, d = inputs.held_out_dives(settings)[1]
+    a = inputs.attitude_only(d)
+    np.testing.assert_array_equal(a.eta2d_rad, d.eta2d_rad)
+    assert np.any(d.u_linear != 0) and not np.any(a.u_linear)
+
+
 def test_the_depth_reference_integrates_the_heave_stick():
     t = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
     stick = np.array([0.0, 1.0, 1.0, -0.5, 0.0])     # + down, held until the next row

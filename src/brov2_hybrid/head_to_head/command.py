@@ -9,7 +9,9 @@ of every placement flies every scoring dive (``--dive`` files, else the held-out
 :func:`~.inputs.held_out_dives`) ``--trials`` times, each flight on a fresh real ArduSub SITL
 (:mod:`~.flights`). Writes ``fronts.csv`` (one row per scored flight: :data:`~.scoring.COLUMNS`),
 ``points.csv`` (medians and spread per point), ``refused.csv`` (the flights that did not count, with
-the reason) and the IAE-vs-effort figures per dive (true attitude and ArduSub's estimate).
+the reason) and the IAE-vs-effort figures per dive (true attitude and ArduSub's estimate). With
+``--attitude-only`` each dive also flies with its translations at 0: that flight's effort is the
+attitude-only effort.
 
 ``analysis.cli`` reaches this module by name (:func:`add_parser`, :func:`run`), so analysis/ does not
 import this room.
@@ -32,6 +34,8 @@ def add_parser(sub, parents):
     p.add_argument("--dive", action="append", default=[], metavar="FILE",
                    help="a dive CSV to score on (repeatable; default: the held-out synthetic dives)")
     p.add_argument("--trials", type=int, default=None, help="flights per point (default: head_to_head.trials)")
+    p.add_argument("--attitude-only", action="store_true", help="also fly each scoring dive with its surge, sway "
+                   "and heave commands at 0 (dive '<name> attitude-only'): its effort is the attitude-only effort")
     p.add_argument("--tune", action="store_true", help="tune both sides on the training set first and store the "
                    "settings in params/head_to_head/ (long: head_to_head.tune_trials per side and weighting)")
     p.add_argument("--tune-trials", type=int, default=None, help="--tune's budget per side and weighting")
@@ -45,7 +49,8 @@ def add_parser(sub, parents):
 def run(ctx, args):
     """Run the subcommand for ``args`` in ``ctx`` (analysis Context); returns the summary dict."""
     progress = (lambda text: None) if getattr(args, "quiet", False) else print
-    for name, default in (("dive", []), ("trials", None), ("tune", False), ("tune_trials", None), ("store", None)):
+    for name, default in (("dive", []), ("trials", None), ("tune", False), ("tune_trials", None), ("store", None),
+                          ("attitude_only", False)):
         setattr(args, name, getattr(args, name, default))      # reproduce passes a bare namespace
     if any(getattr(args, n, None) is not None for n in ("telemetry_rate", "telemetry_delay", "command_delay", "omega_d")):
         raise Brov2Error("head-to-head: the hybrid's settings and latencies are the stored ones (params/head_to_head/"
@@ -62,7 +67,8 @@ def run(ctx, args):
     if args.tune:
         from brov2_hybrid.head_to_head.tune_run import tune_and_store
         tuned = tune_and_store(ctx, args.tune_trials, progress, args.store)
-    summary = head_to_head_experiment(ctx, args.dive, args.trials, progress, store=args.store)
+    summary = head_to_head_experiment(ctx, args.dive, args.trials, progress, store=args.store,
+                                      attitude_only=args.attitude_only)
     progress(report.console_lines(summary))
     if tuned is not None:
         summary["tuning"] = tuned
@@ -84,7 +90,8 @@ def flight_jobs(ctx, dives, trials, s, cs, depth_rate_m_s, ardusub_settings, hyb
     return jobs
 
 
-def head_to_head_experiment(ctx, dive_paths=(), trials=None, progress=print, settings=None, store=None):
+def head_to_head_experiment(ctx, dive_paths=(), trials=None, progress=print, settings=None, store=None,
+                            attitude_only=False):
     """Fly the scoring set with the stored settings (in ``store``, default params/head_to_head/); write
     the files; return the summary.
 
@@ -98,6 +105,8 @@ def head_to_head_experiment(ctx, dive_paths=(), trials=None, progress=print, set
     cs = load_compare_settings(source)
     trials = s.trials if trials is None else int(trials)
     dives = inputs.dive_files(dive_paths) if dive_paths else inputs.held_out_dives(s)
+    if attitude_only:
+        dives += [("%s attitude-only" % name, inputs.attitude_only(dive)) for name, dive in dives]
     ardusub_settings = stored.load_ardusub_settings(store)
     status, placements = stored.load_hybrid_settings(os.path.join(store, stored.HYBRID_FILE) if store else None)
     rate = load_controller_params().max_depth_rate_m_s

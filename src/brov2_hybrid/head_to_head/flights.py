@@ -109,8 +109,8 @@ def run_flight_job(job):
     for attempt in range(1, job.max_attempts + 1):
         try:
             figures = fly_once(job, ctx)
-        except Brov2Error as exc:
-            refusals.append(str(exc))
+        except (Brov2Error, OSError) as exc:     # refused, or ArduSub / its link failed: not a flight
+            refusals.append("%s: %s" % (type(exc).__name__, exc))
             continue
         row = {"pilot": job.pilot, "placement": job.placement_name, "setting": job.setting, "dive": job.dive_name,
                "trial": job.trial, "attempts": attempt}

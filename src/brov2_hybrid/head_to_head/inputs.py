@@ -122,6 +122,11 @@ def first_seconds(dive, seconds):
                 source="%s, first %g s" % (dive.source, seconds))
 
 
+def attitude_only(dive):
+    """``dive`` with its surge, sway and heave commands at 0 (an attitude-only input)."""
+    return Dive(dive.t_s, dive.eta2d_rad, np.zeros_like(dive.u_linear), source="%s, attitude only" % dive.source)
+
+
 def training_inputs(settings, cs):
     """[(name, Dive), ...]: the bundled dive's first ``train_dive_s`` (``cs``: the ``ardusub`` section,
     whose dive_csv it is) and one step per axis of ``cs.step_deg`` (each flown with yaw from 0)."""
