@@ -110,6 +110,17 @@ def test_the_attitude_only_input_keeps_the_attitudes_and_drops_the_translations(
     assert np.any(d.u_linear != 0) and not np.any(a.u_linear)
 
 
+def test_every_flight_descends_and_settles_before_its_dive(settings):
+    _, d = inputs.held_out_dives(settings)[0]
+    plan, t_dive = inputs.with_descent(d, 30.0, 10.0)
+    assert t_dive == 40.0 and plan.duration_s == pytest.approx(40.0 + d.duration_s)
+    before = plan.t_s < t_dive
+    assert np.all(plan.u_linear[plan.t_s < 30.0, 2] == 1.0) and not np.any(plan.u_linear[before & (plan.t_s >= 30.0)])
+    assert not np.any(plan.eta2d_rad[before])
+    np.testing.assert_array_equal(plan.eta2d_rad[~before], d.eta2d_rad)
+    assert inputs.with_descent(d, 0.0, 0.0) == (d, 0.0)
+
+
 def test_the_depth_reference_integrates_the_heave_stick():
     t = np.array([0.0, 1.0, 2.0, 3.0, 4.0])
     stick = np.array([0.0, 1.0, 1.0, -0.5, 0.0])     # + down, held until the next row

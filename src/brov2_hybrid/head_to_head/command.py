@@ -21,7 +21,7 @@ import os
 from brov2_hybrid.analysis.context import write_csv
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.head_to_head import figures, inputs, report, scoring, stored
-from brov2_hybrid.head_to_head.flights import ARDUSUB, HYBRID, FlightJob, run_flight_job
+from brov2_hybrid.head_to_head.flights import ARDUSUB, HYBRID, FlightJob, fresh_sitl_settings, run_flight_job
 
 REFUSED_COLUMNS = ("pilot", "placement", "setting", "dive", "trial", "reason")
 
@@ -77,13 +77,12 @@ def run(ctx, args):
 
 def flight_jobs(ctx, dives, trials, s, cs, depth_rate_m_s, ardusub_settings, hybrid_placements):
     """Every flight: per trial, per dive, each ArduSub setting then each hybrid setting of each placement."""
-    from dataclasses import replace
-    cs = replace(cs, start_depth_m=s.start_depth_m)
+    cs = fresh_sitl_settings(cs, s)
     jobs = []
     for trial in range(1, trials + 1):
         for name, dive in dives:
-            common = dict(dive_name=name, dive=dive, trial=trial, loop=ctx.loop, cs=cs,
-                          depth_rate_m_s=depth_rate_m_s, max_attempts=s.max_attempts)
+            common = dict(dive_name=name, dive=dive, trial=trial, loop=ctx.loop, cs=cs, depth_rate_m_s=depth_rate_m_s,
+                          max_attempts=s.max_attempts, descent_s=s.descent_s, settle_s=s.settle_s)
             jobs += [FlightJob(ARDUSUB, None, a.label, a.params, **common) for a in ardusub_settings]
             for place, settings in hybrid_placements.values():
                 jobs += [FlightJob(HYBRID, place, h.label, h.options, **common) for h in settings]

@@ -16,20 +16,33 @@ armed in the pilot's mode throughout, whose motors did not follow, that rose abo
 ``ardusub.min_depth_m`` or whose reader fell behind; a refused flight is flown again on a fresh SITL
 up to ``max_attempts`` times, and every refusal is kept with its reason.
 """
+import math
 import types
 from dataclasses import dataclass, replace
+
+import numpy as np
 
 from brov2_hybrid.analysis.ardusub_experiment import new_flight
 from brov2_hybrid.analysis.ardusub_fly import run_on
 from brov2_hybrid.analysis.ardusub_pilots import ArduSubAttitudePilot, HybridPilot
 from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.head_to_head.inputs import with_descent
 from brov2_hybrid.head_to_head.scoring import flight_row
+from brov2_hybrid.tick_log.logfile import NUMERIC_COLUMNS
 from brov2_hybrid.head_to_head.stored import ARDUSUB_PLACEMENT
 from brov2_hybrid.vehicle.mixers import STOCK
 
 HYBRID, ARDUSUB = "hybrid", "ardusub"
 #: ArduSub's climb-rate parameters [cm/s], set to the hybrid depth hold's full-stick rate.
 CLIMB_RATE_PARAMS = ("PILOT_SPEED_UP", "PILOT_SPEED_DN")
+
+
+def fresh_sitl_settings(cs, s):
+    """The ``ardusub`` section ``cs`` for flights each on a fresh SITL booted at ``s.start_depth_m``: never
+    carried down before the run (no ``redive``): carried down, ArduSub's depth estimate lags the jump by
+    seconds, and a depth hold engaged on it (the hybrid's) would chase the lag. Each flight descends itself
+    (:func:`~.inputs.with_descent`)."""
+    return replace(cs, start_depth_m=s.start_depth_m, redive_m=math.inf)
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,8 @@ class FlightJob:
     cs: object
     depth_rate_m_s: float
     max_attempts: int = 1
+    descent_s: float = 0.0
+    settle_s: float = 0.0
 
     @property
     def placement_name(self):
@@ -84,8 +99,12 @@ def make_pilot(job, vehicle):
 
 
 def fly_once(job, ctx):
-    """One attempt of ``job`` on a fresh SITL: its figures (:func:`~.scoring.flight_row`).
-    Raises Brov2Error (FlightRefused among them) when the flight does not count."""
+    """One attempt of ``job`` on a fresh SITL: its figures (:func:`~.scoring.flight_row`) over the dive
+    (after the descent and settling of :func:`~.inputs.with_descent`, which are flown, not scored).
+    Raises Brov2Error (FlightRefused among them) when the flight does not count: not armed in the pilot's
+    mode throughout, motors that did not follow, the reader more than ``max_reader_lag_s`` behind, or
+    the vehicle above ``min_depth_m`` during the dive."""
+    plan, t_dive = with_descent(job.dive, job.descent_s, job.settle_s)
     flight = new_flight(ctx, job.cs, job.cs.start_depth_m)
     try:
         pilot = make_pilot(job, ctx.vehicle)
@@ -94,10 +113,21 @@ def fly_once(job, ctx):
                 flight.set_param(name, value)
         else:
             flight.message_interval("ATTITUDE", job.placement.telemetry_rate_hz)
-        log, truth = run_on(flight, pilot, job.dive, relative_yaw=False, cs=job.cs)
+        log, truth = run_on(flight, pilot, plan, relative_yaw=False)
     finally:
         flight.close()
-    return flight_row(log, truth, float(log["depth_m"][0]), job.depth_rate_m_s)
+    lag = float(np.max(log["reader_lag_s"]))
+    if lag > job.cs.max_reader_lag_s:
+        raise Brov2Error("the attitude reader fell %.3f s behind ArduSub (bound %.3f s, ardusub.max_reader_lag_s): "
+                         "the machine is too busy" % (lag, job.cs.max_reader_lag_s))
+    keep = np.asarray(log["time_s"]) >= t_dive - 1e-9
+    dive_log = {k: np.asarray(v)[keep] for k, v in log.items() if k in NUMERIC_COLUMNS}
+    dive_log["time_s"] = dive_log["time_s"] - t_dive
+    shallowest = float(np.min(dive_log["depth_m"]))
+    if shallowest < job.cs.min_depth_m:
+        raise Brov2Error("the vehicle rose to %.2f m during the dive (bound %.2f m, ardusub.min_depth_m): not "
+                         "submerged throughout" % (shallowest, job.cs.min_depth_m))
+    return flight_row(dive_log, truth[keep], float(dive_log["depth_m"][0]), job.depth_rate_m_s)
 
 
 def run_flight_job(job):

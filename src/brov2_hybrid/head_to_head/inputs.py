@@ -34,6 +34,8 @@ class HeadToHeadSettings:
     trials: int
     max_attempts: int
     start_depth_m: float
+    descent_s: float
+    settle_s: float
     held_out: tuple          # ((name, {recipe key: value}), ...)
     train_dive_s: float
     tune_trials: int
@@ -75,7 +77,8 @@ def load_settings(path=None):
         raise ParameterError("%s: expected a non-empty list of numbers >= 0" % s.key("effort_weights_deg"))
     return HeadToHeadSettings(
         trials=s.integer("trials", 1), max_attempts=s.integer("max_attempts", 1),
-        start_depth_m=s.positive("start_depth_m"), held_out=tuple(held), train_dive_s=s.positive("train_dive_s"),
+        start_depth_m=s.number("start_depth_m", 0.0), descent_s=s.number("descent_s", 0.0),
+        settle_s=s.number("settle_s", 0.0), held_out=tuple(held), train_dive_s=s.positive("train_dive_s"),
         tune_trials=s.integer("tune_trials", 1), tune_repeats=s.integer("tune_repeats", 1),
         effort_weights_deg=tuple(float(w) for w in s.vector("effort_weights_deg", len(weights), minimum=0.0)),
         tie_margin=s.number("tie_margin", 0.0), tie_repeats=s.integer("tie_repeats", 0),
@@ -120,6 +123,20 @@ def first_seconds(dive, seconds):
     keep = dive.t_s - dive.t_s[0] <= seconds + 1e-9
     return Dive(dive.t_s[keep], dive.eta2d_rad[keep], dive.u_linear[keep],
                 source="%s, first %g s" % (dive.source, seconds))
+
+
+def with_descent(dive, descent_s, settle_s, rate_hz=50.0):
+    """(plan, t_dive [s]): full heave stick (down) for ``descent_s``, level and still for ``settle_s``,
+    then ``dive`` from ``t_dive`` on (its yaw as it is: the plan starts at yaw 0, as a fresh SITL does)."""
+    pre = np.arange(0.0, descent_s + settle_s - 1e-9, 1.0 / rate_hz)
+    if pre.size == 0:
+        return dive, 0.0
+    t_dive = descent_s + settle_s
+    u = np.zeros((pre.size, 3))
+    u[pre < descent_s, 2] = 1.0
+    plan = Dive(np.concatenate([pre, t_dive + dive.t_s - dive.t_s[0]]), np.vstack([np.zeros((pre.size, 3)), dive.eta2d_rad]),
+                np.vstack([u, dive.u_linear]), source="descent %g s, settle %g s, then %s" % (descent_s, settle_s, dive.source))
+    return plan, t_dive
 
 
 def attitude_only(dive):

@@ -10,12 +10,11 @@ weighting are told to the next for free.
 """
 import glob
 import os
-from dataclasses import replace
 
 from brov2_hybrid.analysis.context import write_csv
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.head_to_head import inputs, stored, tune
-from brov2_hybrid.head_to_head.flights import ARDUSUB, HYBRID, FlightJob, run_flight_job
+from brov2_hybrid.head_to_head.flights import ARDUSUB, HYBRID, FlightJob, fresh_sitl_settings, run_flight_job
 from brov2_hybrid.params import Section, load_yaml
 
 SPACE_FILE = "search_space.yaml"
@@ -84,13 +83,14 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     store = store or stored.folder()
     source = getattr(ctx.settings, "source", None)
     s = settings or inputs.load_settings(source)
-    cs = replace(load_compare_settings(source), start_depth_m=s.start_depth_m)
+    cs = fresh_sitl_settings(load_compare_settings(source), s)
     budget = tune_trials or s.tune_trials
     rate = load_controller_params().max_depth_rate_m_s
     train = inputs.training_inputs(s, cs)
     knobs = load_knobs(os.path.join(store, SPACE_FILE) if os.path.exists(os.path.join(store, SPACE_FILE)) else None)
     batch = max(1, ctx.runner.jobs)
-    common = dict(trial=1, loop=ctx.loop, cs=cs, depth_rate_m_s=rate, max_attempts=s.max_attempts)
+    common = dict(trial=1, loop=ctx.loop, cs=cs, depth_rate_m_s=rate, max_attempts=s.max_attempts,
+                  descent_s=s.descent_s, settle_s=s.settle_s)
     sides = [(ARDUSUB, None, dict(stored.load_ardusub_settings(store)[0].params))]
     status, placements = stored.load_hybrid_settings(os.path.join(store, stored.HYBRID_FILE))
     sides += [(HYBRID, place, dict(settings_[0].options)) for place, settings_ in placements.values()]
