@@ -117,8 +117,12 @@ def test_the_search_space_covers_every_attitude_parameter_the_issue_names():
     assert {"ATC_INPUT_TC", "ATC_SLEW_YAW"} <= names
     hybrid = {k.name: k for k in knobs["hybrid"]}
     assert "omega_d_rad_s" in hybrid and hybrid["integral_enabled"].choices == (False, True)
-    assert tune_run._start({"ATC_INPUT_TC": 0.01, "ATC_RAT_YAW_D": 0.0, "OTHER": 1.0}, knobs["ardusub"]) == {
-        "ATC_INPUT_TC": 0.01, "ATC_RAT_YAW_D": 0.0}
+    assert tune_run._start({"ATC_INPUT_TC": 0.01, "ATC_RAT_YAW_D": 0.0, "ATC_SLEW_YAW": 1e6, "OTHER": 1.0},
+                           knobs["ardusub"]) == {"ATC_INPUT_TC": 0.01, "ATC_RAT_YAW_D": 0.0, "ATC_SLEW_YAW": 36000.0}
+    from brov2_hybrid.head_to_head import stored
+    start = dict(stored.load_ardusub_settings()[0].params)
+    assert set(start) == names                    # the stored setting is complete: a tuning starts from it
+    assert tune_run._start(start, knobs["ardusub"]) == start    # and inside the ranges
 
 
 def test_a_bad_search_space_names_the_knob(tmp_path):

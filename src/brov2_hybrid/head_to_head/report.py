@@ -41,8 +41,12 @@ def verdicts(summary):
                 ref["effort_s"])
             if mine is None:
                 low = min((p for p in pts if p["placement"] == placement), key=lambda p: p["effort_s"])
-                out.append("%s: no hybrid setting at no more effort (its least is %.0f s); ArduSub wins there."
-                           % (head, low["effort_s"]))
+                best = best_at_effort(pts, "hybrid", placement=placement)
+                ratio = best["iae_true_sum"] / ref["iae_true_sum"] if ref["iae_true_sum"] > 0 else float("inf")
+                out.append("%s: no hybrid setting at no more effort (its least is %.0f s), so ArduSub wins there; at "
+                           "any effort the hybrid's best, %s, reaches IAE %.0f deg s at %.0f s (hybrid / ArduSub IAE "
+                           "%.2f: %s)." % (head, low["effort_s"], best["setting"], best["iae_true_sum"], best["effort_s"],
+                                          ratio, "better, for more effort" if ratio < 1.0 else "worse and dearer"))
                 continue
             ratio = mine["iae_true_sum"] / ref["iae_true_sum"] if ref["iae_true_sum"] > 0 else float("inf")
             who = "the hybrid wins" if ratio < 1.0 else "ArduSub wins"
