@@ -242,3 +242,10 @@ def test_the_command_refuses_latency_options_and_docs_with_dives(tmp_path, capsy
     assert args.dive == ["a.csv", "b.csv"] and args.trials == 2
     with pytest.raises(Brov2Error):
         inputs.dive_files(["/nonexistent/dive.csv"])
+
+
+def test_the_report_section_says_when_it_was_not_run_and_repeats_the_verdict_otherwise():
+    assert report.report_section({"skipped": "no ArduSub build"})[2] == "Not run: no ArduSub build."
+    text = "\n".join(report.report_section(summary_of([_row("ardusub", "ardusub", "tuned", 100.0, 400.0),
+                                                       _row("hybrid", "tether", "w6", 150.0, 390.0)])))
+    assert text.startswith("## Head-to-head with tuned ArduSub") and "ArduSub wins" in text
