@@ -249,3 +249,54 @@ def test_the_report_section_says_when_it_was_not_run_and_repeats_the_verdict_oth
     text = "\n".join(report.report_section(summary_of([_row("ardusub", "ardusub", "tuned", 100.0, 400.0),
                                                        _row("hybrid", "tether", "w6", 150.0, 390.0)])))
     assert text.startswith("## Head-to-head with tuned ArduSub") and "ArduSub wins" in text
+
+
+class FakeFlight(object):
+    def __init__(self):
+        self.params, self.closed = {}, False
+
+    def set_param(self, name, value):
+        self.params[name] = value
+
+    def message_interval(self, name, rate):
+        self.params["interval " + name] = rate
+
+    def close(self):
+        self.closed = True
+
+
+def test_a_flight_is_scored_on_its_dive_alone_and_refused_when_it_surfaces(monkeypatch, settings):
+    from dataclasses import replace
+    from brov2_hybrid.analysis.ardusub_experiment import load_compare_settings
+    from brov2_hybrid.analysis.settings import load_analysis_settings
+    from brov2_hybrid.head_to_head import flights
+    made, depth = [], [15.0]
+
+    def fake_new_flight(ctx, cs, start_depth_m):
+        made.append(FakeFlight())
+        return made[-1]
+
+    def fake_run_on(flight, pilot, plan, relative_yaw, cs=None):
+        log, truth = fake_log(n=int(plan.duration_s * 50) + 1, duration=plan.duration_s)
+        descent = log["time_s"] < 40.0 - 1e-9
+        truth[descent] -= math.radians(10.0)          # 12 deg off while descending: not scored
+        log["depth_m"] = np.where(descent, 5.0, depth[0])
+        log["reader_lag_s"] = np.zeros(len(log["time_s"]))
+        return log, truth
+    monkeypatch.setattr(flights, "new_flight", fake_new_flight)
+    monkeypatch.setattr(flights, "run_on", fake_run_on)
+    monkeypatch.setattr(flights, "_context", lambda loop: argparse.Namespace(vehicle=None))
+    monkeypatch.setattr(flights, "make_pilot", lambda job, vehicle: None)
+    dive = inputs.first_seconds(inputs.held_out_dives(settings)[0][1], 10.0)
+    cs = flights.fresh_sitl_settings(load_compare_settings(), settings)
+    job = flights.FlightJob(ARDUSUB, None, "a", (("ATC_INPUT_TC", 0.01),), "d", dive, 2,
+                            load_analysis_settings().loop, cs, 0.5, 2, 30.0, 10.0)
+    out = flights.run_flight_job(job)
+    row = out["row"]
+    assert out["refusals"] == [] and row["attempts"] == 1 and row["trial"] == 2 and row["placement"] == "ardusub"
+    assert row["iae_true_roll"] == pytest.approx(20.0, rel=0.01)       # 2 deg over the 10 s dive only
+    assert made[0].params == {"ATC_INPUT_TC": 0.01, "PILOT_SPEED_UP": 50.0, "PILOT_SPEED_DN": 50.0}
+    assert made[0].closed
+    depth[0] = 0.5                                                       # surfaced during the dive
+    out = flights.run_flight_job(replace(job, max_attempts=2))
+    assert out["row"] is None and len(out["refusals"]) == 2 and "rose to 0.50 m" in out["refusals"][0]
