@@ -53,7 +53,7 @@ def test_parm_files_round_trip_and_bad_lines_name_file_and_line(tmp_path):
 
 def test_hybrid_yaml_round_trips_and_an_unknown_option_is_named(tmp_path):
     status, placements = stored.load_hybrid_settings()
-    h = stored.HybridSetting("w 7 + I", (("omega_d_rad_s", 7.0), ("integral_enabled", True)))
+    h = stored.HybridSetting("w 7, +I: fast", (("omega_d_rad_s", 7.0), ("integral_enabled", True)))
     placements["tether"] = (placements["tether"][0], [h])
     path = stored.write_hybrid(str(tmp_path / "h.yaml"), "tuned", placements)
     status2, back = stored.load_hybrid_settings(path)

@@ -11,6 +11,7 @@
 """
 import glob
 import inspect
+import json
 import math
 import os
 import re
@@ -194,7 +195,7 @@ def write_hybrid(path, status, placements):
                   "    telemetry_delay_s: %r" % place.telemetry_delay_s,
                   "    command_delay_s: %r" % place.command_delay_s, "    settings:"]
         for h in settings:
-            lines.append("      - {%s}" % ", ".join(["label: %s" % h.label] + ["%s: %s" % (k, _yaml_value(v))
+            lines.append("      - {%s}" % ", ".join(["label: %s" % json.dumps(h.label)] + ["%s: %s" % (k, _yaml_value(v))
                                                                        for k, v in h.options]))
     with open(path, "w", encoding="utf-8") as handle:
         handle.write("\n".join(lines) + "\n")
