@@ -25,6 +25,7 @@ _PACKAGES = [
     'brov2_hybrid.viz',
     'brov2_hybrid.bench',
     'brov2_hybrid.onboard',
+    'brov2_hybrid.head_to_head',
 ]
 
 setup_args = generate_distutils_setup(

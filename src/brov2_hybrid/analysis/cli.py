@@ -8,6 +8,7 @@
     brov2-analyze design --vehicle FILE        what a vehicle can do: gains, margins, thrust headroom per omega_d
     brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
     brov2-analyze depth-hold-compare [--docs]  the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub
+    brov2-analyze head-to-head [--dive FILE]   the hybrid vs tuned ArduSub, stored settings (head_to_head room)
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
@@ -46,8 +47,9 @@ from brov2_hybrid.analysis.step_experiments import compare_models_experiment, la
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
             "robustness", "allocators", "options", "omega-limit", "design", "ardusub", "depth-hold-compare",
-            "reproduce",
-            "summarize", "compare-log", "identify", "identify-coverage")
+            "head-to-head", "reproduce", "summarize", "compare-log", "identify", "identify-coverage")
+#: Commands of other rooms, by module name (analysis/ must not import them): ``add_parser(sub, parents)``, ``run(ctx, args)``.
+_ROOMS = {"head-to-head": "brov2_hybrid.head_to_head.command"}
 
 
 #: Commands run as ``module.function(ctx, omegas)`` (modules of brov2_hybrid.analysis).
@@ -139,6 +141,8 @@ def build_parser():
                             "error and effort on the bundled dive and a depth step (make ardusub first)")
     p.add_argument("--docs", action="store_true", help="also write docs/tables/depth_hold_compare.json and its "
                    "generated block (docs/depth-hold.md)")
+    for module in _ROOMS.values():
+        importlib.import_module(module).add_parser(sub, [common, loop])
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
     p.add_argument("--docs", action="store_true",
@@ -192,11 +196,6 @@ def quick_settings(settings):
         firmware=replace(settings.firmware, amplitudes=(0.02, 0.05, 0.3, 1.0), random_commands=40,
                          omega_d_rad_s=(3.0,)),
     )
-
-
-def _print_summary(name, summary, out_dir):
-    files = summary.get("files", [])
-    print("%s: wrote %s" % (name, ", ".join(os.path.join(out_dir, f) for f in files)))
 
 
 def main(argv=None):
@@ -264,7 +263,7 @@ def _run(args):
         summary = run_one(ctx, args, omegas)
     finally:
         runner.close()
-    _print_summary(args.command, summary, args.out)
+    print("%s: wrote %s" % (args.command, ", ".join(os.path.join(args.out, f) for f in summary.get("files", []))))
     if getattr(args, "docs", False):
         from brov2_hybrid.analysis.doc_tables import write_docs
         print("%s: wrote %s" % (args.command, ", ".join(write_docs({args.command.replace("-", "_"): summary}))))
@@ -303,6 +302,8 @@ def run_one(ctx, args, omegas):
     if c == "robustness":
         from brov2_hybrid.analysis.robustness import robustness_experiment
         return robustness_experiment(ctx, omegas, args.samples)
+    if c in _ROOMS:
+        return importlib.import_module(_ROOMS[c]).run(ctx, args)
     if c in _EXPERIMENTS:
         module, function = _EXPERIMENTS[c]
         return getattr(importlib.import_module("brov2_hybrid.analysis." + module), function)(ctx, omegas)
@@ -382,7 +383,8 @@ def reproduce(ctx, omegas=None, quick=False):
              ("omega_limit", lambda: omega_limit_experiment(ctx, (3.0, 6.0) if quick else None)),
              ("identify_coverage", lambda: identify_coverage_experiment(ctx, quick=quick)),
              ("ardusub", lambda: _ardusub_or_reason(ctx, quick, "ardusub")),
-             ("depth_hold_compare", lambda: _ardusub_or_reason(ctx, quick, "depth-hold-compare")))
+             ("depth_hold_compare", lambda: _ardusub_or_reason(ctx, quick, "depth-hold-compare")),
+             ("head_to_head", lambda: _ardusub_or_reason(ctx, quick, "head-to-head")))
     summaries = {}
     for name, fn in order:
         t0 = time.perf_counter()

@@ -53,9 +53,10 @@ def write_report(ctx, summaries, wall_s):
     for name, module in (("integral", "integral"), ("robustness", "robustness"), ("allocators", "allocators"),
                          ("options", "options"), ("omega_limit", "omega_limit"),
                          ("identify_coverage", "identify_coverage"), ("ardusub", "ardusub_report"),
-                         ("depth_hold_compare", "depth_hold_report")):
-        if name in s:   # these sections live in their own modules
-            lines += importlib.import_module("brov2_hybrid.analysis." + module).report_section(s[name])
+                         ("depth_hold_compare", "depth_hold_report"), ("head_to_head", "brov2_hybrid.head_to_head.report")):
+        if name in s:   # these sections live in their own modules (another room's by its full name)
+            full = module if "." in module else "brov2_hybrid.analysis." + module
+            lines += importlib.import_module(full).report_section(s[name])
     lines += ["## Run times", "", "| experiment | wall [s] | simulated [s] |", "|---|---|---|"]
     for name, v in s.items():
         lines.append("| %s | %.1f | %s |" % (name, v.get("elapsed_s", 0.0), fmt(v.get("sim_s"), "%.0f")))
