@@ -93,7 +93,7 @@ def test_configure_switches_it_live_and_refuses_unknown_settings(heavy):
     assert c.predictor.enabled and c.predictor.command_delay_s == 0.04 and len(changes) == 2
     with pytest.raises(Brov2Error, match="delay_compensation_command_delay_s"):
         c.configure(delay_compensation_command_delay_s=-0.1)
-    with pytest.raises(Brov2Error, match="unknown setting"):
+    with pytest.raises(TypeError):
         c.configure(delay_compensation_on=True)
 
 

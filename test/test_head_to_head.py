@@ -206,7 +206,7 @@ def test_the_hybrid_flies_with_its_depth_hold_and_its_placements_delays(vehicle)
     from brov2_hybrid.analysis.settings import load_analysis_settings
     from brov2_hybrid.head_to_head.flights import FlightJob
     _, placements = stored.load_hybrid_settings()
-    place, (h,) = placements["realistic"]
+    place, (h, *_) = placements["realistic"]           # the first stored setting: the plain law at omega_d 5
     job = FlightJob(HYBRID, place, h.label, h.options + (("integral_enabled", True),), "d", None, 1,
                     load_analysis_settings().loop, None, 0.5)
     pilot = make_pilot(job, vehicle)

@@ -64,12 +64,13 @@ class HybridPilot(object):
             from brov2_hybrid.sim.delay import DelayLine
             self._telemetry, self._commands = DelayLine(self._delays_s[0]), DelayLine(self._delays_s[1])
         self._last_t = t_s
-        self._telemetry.push(t_s, (eta2, nu2))
+        self._telemetry.push(t_s, (eta2, nu2, t_s))
         seen = self._telemetry.get(t_s)
         if seen is None:
             tau = np.zeros(6)
-        else:
-            tau = self.controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t_s).tau_body_frd
+        else:       # the attitude's age at this tick: what the delay compensation predicts over
+            tau = self.controller.compute(eta2d, u_lin, seen[0], seen[1], t_s=t_s,
+                                          attitude_age_s=t_s - seen[2]).tau_body_frd
         u = normalize(tau, self.tau_max)[0]
         self._commands.push(t_s, self.output.channels(u))
         rc = self._commands.get(t_s)

@@ -60,10 +60,6 @@ from brov2_hybrid.control.rate_estimate import DesiredRateEstimator, ReferenceFi
 from brov2_hybrid.params import CONTROLLER_RULES
 
 
-#: Settings of the delay compensation that :meth:`HybridController.configure` also takes.
-DELAY_KEYWORDS = ("delay_compensation_enabled", "delay_compensation_command_delay_s")
-
-
 def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_moment):
     """Eq. 18/24: body torque (K, M, N) [N m] from the attitude and rate errors.
 
@@ -179,7 +175,8 @@ class HybridController(object):
                   feedforward_enabled=None, linear_scale=None, rate_window=None,
                   integral_enabled=None, integral_ratio=None, drag_feedforward_enabled=None,
                   integral_band_rad=None, depth_hold_enabled=None, reference_feedforward_enabled=None,
-                  reference_filter_omega_rad_s=None, **more):
+                  reference_filter_omega_rad_s=None, delay_compensation_enabled=None,
+                  delay_compensation_command_delay_s=None):
         """Change settings (None keeps a value); validated before anything changes.
 
         Each value is checked with its rule in :data:`brov2_hybrid.params.CONTROLLER_RULES`
@@ -196,11 +193,9 @@ class HybridController(object):
                  "integral_ratio": integral_ratio, "drag_feedforward_enabled": drag_feedforward_enabled,
                  "integral_band_rad": integral_band_rad, "depth_hold_enabled": depth_hold_enabled,
                  "reference_feedforward_enabled": reference_feedforward_enabled,
-                 "reference_filter_omega_rad_s": reference_filter_omega_rad_s}
-        unknown = sorted(set(more) - set(DELAY_KEYWORDS))
-        if unknown:
-            raise Brov2Error("configure: unknown setting(s) %s" % ", ".join(unknown))
-        given.update(more)
+                 "reference_filter_omega_rad_s": reference_filter_omega_rad_s,
+                 "delay_compensation_enabled": delay_compensation_enabled,
+                 "delay_compensation_command_delay_s": delay_compensation_command_delay_s}
         new = {key: CONTROLLER_RULES[key](value, key) for key, value in given.items() if value is not None}
         omega = new.get("omega_d_rad_s", self.gains.omega_d_rad_s)
         kap = new.get("kappa", self.gains.kappa)
