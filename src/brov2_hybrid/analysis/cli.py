@@ -8,6 +8,7 @@
     brov2-analyze design --vehicle FILE        what a vehicle can do: gains, margins, thrust headroom per omega_d
     brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
     brov2-analyze depth-hold-compare [--docs]  the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub
+    brov2-analyze tether --case free-float     seed 003's free-floating tethered vehicle, with convergence runs
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
@@ -29,7 +30,7 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.sim.config import MODELS
 from brov2_hybrid.vehicle.vehicle_file import add_vehicle_argument
-from brov2_hybrid.analysis import report
+from brov2_hybrid.analysis import report, tether_experiment
 from brov2_hybrid.analysis.bode_experiment import bode_experiment
 from brov2_hybrid.analysis.console_summary import console_lines
 from brov2_hybrid.analysis.context import AXES, LINEAR, Context
@@ -44,8 +45,7 @@ from brov2_hybrid.analysis.step_experiments import compare_models_experiment, la
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
             "robustness", "allocators", "options", "omega-limit", "design", "ardusub", "depth-hold-compare",
-            "reproduce",
-            "summarize", "compare-log", "identify")
+            "tether", "reproduce", "summarize", "compare-log", "identify")
 
 
 def _floats(text):
@@ -127,6 +127,7 @@ def build_parser():
                             "error and effort on the bundled dive and a depth step (make ardusub first)")
     p.add_argument("--docs", action="store_true", help="also write docs/tables/depth_hold_compare.json and its "
                    "generated block (docs/depth-hold.md)")
+    tether_experiment.add_parser(sub, common)
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
     p.add_argument("--docs", action="store_true",
@@ -205,8 +206,8 @@ def _run(args):
     if args.out is None:
         args.out = os.path.join("out", args.command.replace("-", "_"))
     settings = load_analysis_settings(args.params)
-    if args.command == "identify":
-        return _identify(args, settings)
+    if args.command in ("identify", "tether"):
+        return _identify(args, settings) if args.command == "identify" else tether_experiment.run_command(args)
     if args.command == "summarize":
         m = summarize_log(args.log_csv, args.out)
         print("summary of %s (%.1f s, %d ticks):" % (args.log_csv, m["duration_s"], m["ticks"]))

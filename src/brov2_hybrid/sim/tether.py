@@ -18,19 +18,20 @@ buoyant (the seed's assumption), so no weight acts on it.
 Integration (:func:`step`): the axial stiffness is E A / l0 = 2.8e6 N/m / l0 for Table
 A1's cable; a node of 0.1 kg on it rings at several thousand rad/s, so an explicit step
 at the simulator's 1/400 s is unstable (the seed ran an implicit solver for the same
-reason). One step is linearly implicit (backward) Euler: the axial forces and the
-internal damping are linearised about the step's start and taken at its end,
+reason). Each step is backward Euler on the interior nodes,
 
-    (M - h C - h^2 K) dv = h (f + h K v + K_b dp_b + C_b dv_b),   v' = v + dv,  p' = p + h v',
+    M (v' - v) = h f(p + h v', v'),    p' = p + h v',
 
-with K = df/dp, C = df/dv of the axial forces (block tridiagonal, 3 x 3 blocks, solved by
-block elimination), K_b dp_b + C_b dv_b the pull of the end nodes' given motion over the
-step, and the drag explicit (not stiff). The end nodes are given: the base at
-the step's end and the attachment point at the vehicle's new position, so the vehicle
-(stepped first, with the tension of the step before) sees the cable's quasi-static
-stiffness E A / length, not one segment's. Backward Euler is L-stable (the stiff axial
-modes are damped, not resolved) and first order; docs/simulator.md "Tether" shows it
-converges as the step halves and the nodes double.
+solved by Newton's method: the axial forces' Jacobians K = df/dp and C = df/dv are block
+tridiagonal (3 x 3 blocks, solved by block elimination), the drag is taken at the iterate
+too, the mass at the step's start. The end nodes are given at the step's end: the base, and
+the attachment point at the vehicle's new position (the vehicle is stepped first, with the
+pull of the step before). A cable hanging at almost no tension switches segments between
+slack and taut every step; one linearised step (no iterations) then gives the vehicle the
+force of a stretch it never saw and, with 40 segments, diverged; the iterations evaluate
+every force at the step's end. Backward Euler is L-stable (the stiff axial modes are damped,
+not resolved) and first order; docs/simulator.md "Tether" shows it converges as the step
+halves and the nodes double.
 
 Conventions: NED [m], [m/s], [N]; arrays (n + 1, 3) node by node.
 """
@@ -67,77 +68,94 @@ def add_drag(out, j, vx, vy, vz, e, length, half_rho_d, c_perp, c_par):
     out[j, 2] += k * (c_perp * n_mag * nz + c_par * a_mag * az)
 
 
-def step(p, v, h, base_p, base_v, end_p, end_v, c):
-    """Advance the interior nodes by one linearly implicit Euler step of ``h`` [s]; returns (p', v').
-
-    ``p``, ``v`` (n + 1, 3): node positions [m] and velocities [m/s] now; ``base_p``,
-    ``base_v``, ``end_p``, ``end_v`` (3,): the base and the attachment point at the step's
-    end; ``c``: :meth:`~brov2_hybrid.sim.tether_model.TetherSettings.constants` (k_axial, l0,
-    C_t, mu l0, rho A l0 C_a, 1/2 rho d, C_perp, C_par, current north, east, down).
-    Plain loops on floats (no BLAS or LAPACK), so that numba gives the Python numbers.
-    """
+def node_loads(p, v, c, forces, stiff, damp):
+    """The forces on every node (n + 1, 3) [N] at state (p, v), and per segment the stiffness
+    G = dT/dr and damping D = dT/d(rate) (n, 3, 3) of the axial force T on its first node, into
+    the given arrays (zeroed here). ``c`` as in :func:`step`."""
     k_axial, l0, damping, seg_mass, seg_added, half_rho_d, c_perp, c_par, cn, ce, cd = c
     n = p.shape[0] - 1
-    forces = np.zeros((n + 1, 3))
-    mass = np.zeros((n + 1, 3, 3))
-    # Per segment: G = dT/dr (stiffness) and D = dT/d(rate) (damping) of the axial force T on its first node.
-    stiff = np.zeros((n, 3, 3))
-    damp = np.zeros((n, 3, 3))
+    forces[:] = 0.0
+    stiff[:] = 0.0
+    damp[:] = 0.0
     for j in range(n):
         axial, e, length = segment_axial(p, v, j, k_axial, l0, damping)
-        for a in range(3):
-            for b in range(3):
-                ee = e[a] * e[b]
-                m_ab = 0.5 * (seg_mass + seg_added) * (1.0 if a == b else 0.0) - 0.5 * seg_added * ee
-                mass[j, a, b] += m_ab
-                mass[j + 1, a, b] += m_ab
-                if axial > 0.0:
+        if axial > 0.0:
+            for a in range(3):
+                forces[j, a] += axial * e[a]
+                forces[j + 1, a] -= axial * e[a]
+                for b in range(3):
+                    ee = e[a] * e[b]
                     stiff[j, a, b] = k_axial * ((1.0 - l0 / length) * (1.0 if a == b else 0.0) + (l0 / length) * ee)
                     damp[j, a, b] = damping * ee
-        for a in range(3):
-            forces[j, a] += axial * e[a]
-            forces[j + 1, a] -= axial * e[a]
         half = 0.5 * length
         add_drag(forces, j, cn - v[j, 0], ce - v[j, 1], cd - v[j, 2], e, half, half_rho_d, c_perp, c_par)
         add_drag(forces, j + 1, cn - v[j + 1, 0], ce - v[j + 1, 1], cd - v[j + 1, 2], e, half, half_rho_d,
                  c_perp, c_par)
+
+
+def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
+    """Advance the interior nodes by one backward Euler step of ``h`` [s]; returns (p', v', Newton iterations).
+
+    ``p``, ``v`` (n + 1, 3): node positions [m] and velocities [m/s] now; ``base_p``,
+    ``base_v``, ``end_p``, ``end_v`` (3,): the base and the attachment point at the step's
+    end; ``c``: :meth:`~brov2_hybrid.sim.tether_model.TetherSettings.constants` (k_axial, l0,
+    C_t, mu l0, rho A l0 C_a, 1/2 rho d, C_perp, C_par, current north, east, down). Newton's
+    method on M (v' - v) = h f(p + h v', v') (the mass at the step's start), at most
+    ``iterations``, until the velocity correction is below ``tolerance_m_s``.
+    Plain loops on floats (no BLAS or LAPACK), so that numba gives the Python numbers.
+    """
+    k_axial, l0, damping, seg_mass, seg_added = c[0], c[1], c[2], c[3], c[4]
+    n = p.shape[0] - 1
+    mass = np.zeros((n + 1, 3, 3))
+    for j in range(n):
+        _, e, _ = segment_axial(p, v, j, k_axial, l0, damping)
+        for a in range(3):
+            for b in range(3):
+                m_ab = 0.5 * (seg_mass + seg_added) * (1.0 if a == b else 0.0) - 0.5 * seg_added * e[a] * e[b]
+                mass[j, a, b] += m_ab
+                mass[j + 1, a, b] += m_ab
     p_new = p.copy()
     v_new = v.copy()
     for a in range(3):
         p_new[0, a], v_new[0, a], p_new[n, a], v_new[n, a] = base_p[a], base_v[a], end_p[a], end_v[a]
+    for j in range(1, n):
+        for a in range(3):
+            p_new[j, a] = p[j, a] + h * v[j, a]
     if n < 2:
-        return p_new, v_new
-    # Block tridiagonal system on the interior nodes 1..n-1 (row r = node r + 1):
-    # (M - h C - h^2 K) dv = h (f + h K v + K_b dp_b + C_b dv_b), K_jj = -(G_j-1 + G_j), K_j,j+1 = G_j
-    # (C likewise with D); the end nodes' given motion over the step (dp_b, dv_b) pulls the rows next to them.
+        return p_new, v_new, 0
+    forces = np.zeros((n + 1, 3))
+    stiff = np.zeros((n, 3, 3))
+    damp = np.zeros((n, 3, 3))
+    # Block tridiagonal Newton system on the interior nodes 1..n-1 (row r = node r + 1):
+    # (M - h C - h^2 K) dv = -(M (v' - v) - h f), K_jj = -(G_j-1 + G_j), K_j,j+1 = G_j (C likewise with D).
     m = n - 1
     diag = np.zeros((m, 3, 3))
     upper = np.zeros((m, 3, 3))
     rhs = np.zeros((m, 3))
-    for r in range(m):
-        j = r + 1
-        for a in range(3):
-            k_v = 0.0
-            for b in range(3):
-                g_sum = stiff[j - 1, a, b] + stiff[j, a, b]
-                diag[r, a, b] = mass[j, a, b] + h * (damp[j - 1, a, b] + damp[j, a, b]) + h * h * g_sum
-                k_v -= g_sum * v[j, b]
-                if r > 0:
-                    k_v += stiff[j - 1, a, b] * v[j - 1, b]
-                else:
-                    k_v += (stiff[0, a, b] * (base_p[b] - p[0, b]) + damp[0, a, b] * (base_v[b] - v[0, b])) / h
-                if r + 1 < m:
-                    k_v += stiff[j, a, b] * v[j + 1, b]
-                    upper[r, a, b] = -(h * damp[j, a, b] + h * h * stiff[j, a, b])
-                else:
-                    k_v += (stiff[n - 1, a, b] * (end_p[b] - p[n, b]) + damp[n - 1, a, b] * (end_v[b] - v[n, b])) / h
-            rhs[r, a] = h * (forces[j, a] + h * k_v)
-    dv = solve_block_tridiagonal(diag, upper, rhs)
-    for r in range(m):
-        for a in range(3):
-            v_new[r + 1, a] = v[r + 1, a] + dv[r, a]
-            p_new[r + 1, a] = p[r + 1, a] + h * v_new[r + 1, a]
-    return p_new, v_new
+    done = 0
+    for it in range(iterations):
+        done = it + 1
+        node_loads(p_new, v_new, c, forces, stiff, damp)
+        for r in range(m):
+            j = r + 1
+            for a in range(3):
+                inertia = 0.0
+                for b in range(3):
+                    diag[r, a, b] = (mass[j, a, b] + h * (damp[j - 1, a, b] + damp[j, a, b])
+                                     + h * h * (stiff[j - 1, a, b] + stiff[j, a, b]))
+                    upper[r, a, b] = -(h * damp[j, a, b] + h * h * stiff[j, a, b]) if r + 1 < m else 0.0
+                    inertia += mass[j, a, b] * (v_new[j, b] - v[j, b])
+                rhs[r, a] = h * forces[j, a] - inertia
+        dv = solve_block_tridiagonal(diag, upper, rhs)
+        largest = 0.0
+        for r in range(m):
+            for a in range(3):
+                v_new[r + 1, a] += dv[r, a]
+                p_new[r + 1, a] = p[r + 1, a] + h * v_new[r + 1, a]
+                largest = max(largest, abs(dv[r, a]))
+        if largest < tolerance_m_s:
+            break
+    return p_new, v_new, done
 
 
 def inverse3(a):
@@ -207,7 +225,7 @@ def base_force(p, v, k_axial, l0, damping):
     return axial * e
 
 
-KERNELS = (segment_axial, add_drag, step, inverse3, solve_block_tridiagonal, end_force)
+KERNELS = (segment_axial, add_drag, node_loads, step, inverse3, solve_block_tridiagonal, end_force)
 
 
 def _probe(kernels):
@@ -220,8 +238,8 @@ def _probe(kernels):
     v = rng.normal(0.0, 0.2, (n + 1, 3))
     c = (1.9e6, 1.0, 100.0, 0.043, 0.044, 3.75, 1.2, 0.01, 0.3, 0.3, 0.0)
     end, end_v = np.array([6.1, 0.0, 0.1]), np.array([0.1, 0.0, 0.0])
-    out = kernels["step"](p, v, 0.0025, np.zeros(3), np.zeros(3), end, end_v, c)
-    ref = step(p, v, 0.0025, np.zeros(3), np.zeros(3), end, end_v, c)
+    out = kernels["step"](p, v, 0.0025, np.zeros(3), np.zeros(3), end, end_v, c, 4, 1e-9)
+    ref = step(p, v, 0.0025, np.zeros(3), np.zeros(3), end, end_v, c, 4, 1e-9)
     return all(np.array_equal(a, b) for a, b in zip(out, ref))
 
 

@@ -18,7 +18,8 @@ from brov2_hybrid.sim import tether as tether_math
 #: The keys of the ``tether`` section.
 TETHER_KEYS = ("enabled", "length_m", "segments", "mass_per_length_kg_m", "diameter_m", "normal_drag_coefficient",
                "tangential_drag_coefficient", "internal_damping_n_s_m", "young_modulus_n_m2",
-               "added_mass_coefficient", "water_density_kg_m3", "base_ned_m", "base_velocity_ned_m_s")
+               "added_mass_coefficient", "water_density_kg_m3", "base_ned_m", "base_velocity_ned_m_s",
+               "newton_iterations", "newton_tolerance_m_s")
 
 
 @dataclass(frozen=True)
@@ -38,6 +39,8 @@ class TetherSettings:
     water_density_kg_m3: float
     base_ned_m: np.ndarray
     base_velocity_ned_m_s: np.ndarray
+    newton_iterations: int
+    newton_tolerance_m_s: float
 
     @property
     def segment_length_m(self):
@@ -73,9 +76,13 @@ class TetherSettings:
 
 def check_settings(s, where):
     """Raise ParameterError naming ``where`` if ``s`` (:class:`TetherSettings`) holds a bad value."""
-    if s.segments < 2 or int(s.segments) != s.segments:
-        raise ParameterError("%s.segments: expected an integer >= 2, got %r" % (where, s.segments))
-    for name in ("length_m", "mass_per_length_kg_m", "diameter_m", "young_modulus_n_m2", "water_density_kg_m3"):
+    for name in ("segments", "newton_iterations"):
+        value = getattr(s, name)
+        if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < (2 if name == "segments" else 1):
+            raise ParameterError("%s.%s: expected an integer >= %d, got %r"
+                                 % (where, name, 2 if name == "segments" else 1, value))
+    for name in ("length_m", "mass_per_length_kg_m", "diameter_m", "young_modulus_n_m2", "water_density_kg_m3",
+                 "newton_tolerance_m_s"):
         value = getattr(s, name)
         if not (math.isfinite(value) and value > 0):
             raise ParameterError("%s.%s: expected a value > 0, got %r" % (where, name, value))
@@ -101,7 +108,8 @@ def load_tether_settings(path, data):
         young_modulus_n_m2=t.positive("young_modulus_n_m2"),
         added_mass_coefficient=t.number("added_mass_coefficient", 0.0),
         water_density_kg_m3=t.positive("water_density_kg_m3"),
-        base_ned_m=t.vector("base_ned_m", 3), base_velocity_ned_m_s=t.vector("base_velocity_ned_m_s", 3))
+        base_ned_m=t.vector("base_ned_m", 3), base_velocity_ned_m_s=t.vector("base_velocity_ned_m_s", 3),
+        newton_iterations=t.integer("newton_iterations", 1), newton_tolerance_m_s=t.positive("newton_tolerance_m_s"))
     check_settings(settings, "%s:tether" % path)
     return settings
 
@@ -136,6 +144,8 @@ class Tether(object):
         self.p = np.zeros((n + 1, 3))
         self.v = np.zeros((n + 1, 3))
         self.t_s = 0.0
+        #: Steps taken and Newton iterations they took (their ratio: the solver's cost per step).
+        self.steps, self.iterations = 0, 0
 
     def attachment_state(self, state):
         """(position, velocity) NED of the attachment point for a plant state
@@ -165,7 +175,11 @@ class Tether(object):
         self.t_s += h
         base, base_v = self.settings.base_at(self.t_s)
         end, end_v = self.attachment_state(state)
-        self.p, self.v = self._kernels["step"](self.p, self.v, float(h), base, base_v, end, end_v, self._c)
+        s = self.settings
+        self.p, self.v, used = self._kernels["step"](self.p, self.v, float(h), base, base_v, end, end_v, self._c,
+                                                     int(s.newton_iterations), float(s.newton_tolerance_m_s))
+        self.steps += 1
+        self.iterations += int(used)
 
     def force_ned(self):
         """Force [N] (3,) the tether exerts on the vehicle, NED."""
