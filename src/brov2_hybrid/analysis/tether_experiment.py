@@ -107,7 +107,8 @@ def summarize(case, run, finer_step=None, more_nodes=None):
     steady = path[:, 0] >= path[-1, 0] - case.steady_window_s
     final = path[-1, 1:4]
     steady_force = force[steady, 1:4].mean(axis=0)
-    change = np.max(np.linalg.norm(force[steady, 1:4] - steady_force, axis=1)) / np.linalg.norm(steady_force)
+    spread, magnitude = np.max(np.linalg.norm(force[steady, 1:4] - steady_force, axis=1)), np.linalg.norm(steady_force)
+    change = spread / magnitude if magnitude > 0.0 else 0.0
     nearest = np.linalg.norm(path[:, 1:4] - case.seed_snapshot_ned_m, axis=1)
     k = int(np.argmin(nearest))
     checks = {
