@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from brov2_hybrid import paths
+from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.params import Section, load_yaml
 from brov2_hybrid.analysis.report_format import jsonable
 from brov2_hybrid.sim.config import load_sim_options
@@ -136,6 +137,7 @@ def summarize(case, run, finer_step=None, more_nodes=None):
         "case": "free-float", "vehicle": case.vehicle, "length_m": case.length_m,
         "current_ned_m_s": case.current_ned_m_s, "release_depth_m": case.release_depth_m,
         "segments": run["segments"], "dt_s": run["dt_s"], "duration_s": float(path[-1, 0]), "wall_s": run["wall_s"],
+        "steady_window_s": case.steady_window_s,
         "final_position_ned_m": final, "distance_from_base_m": float(np.linalg.norm(final)),
         "steady_force_ned_n": steady_force, "steady_force_n": float(np.linalg.norm(steady_force)),
         "seed_fig8_position_ned_m": case.seed_snapshot_ned_m,
@@ -181,12 +183,52 @@ def console_lines(result):
     return lines
 
 
+def markdown_table(summary):
+    """The free-float case beside what seed 003 reports, with the verdict (the generated block
+    ``tether_free_float`` of docs/simulator.md, written by ``brov2-analyze tether --docs``)."""
+    c, f, force = summary["checks"], summary["final_position_ned_m"], summary["steady_force_ned_n"]
+    ok = {True: "agrees", False: "**differs**"}
+    fig8 = c["passes_fig8_position"]
+    lines = ["AAU's vehicle (`%s`) released %g m below the base on a %g m tether (%d segments, step %g s) in a "
+             "current of [%s] m/s, motors at neutral, %g s:" % (
+                 summary["vehicle"], summary["release_depth_m"], summary["length_m"], summary["segments"],
+                 summary["dt_s"], ", ".join("%g" % a for a in summary["current_ned_m_s"]), summary["duration_s"]),
+             "",
+             "| | seed 003 (Sec. 6, Figs. 8-10) | this simulator | tolerance | verdict |",
+             "| --- | --- | --- | --- | --- |",
+             "| vehicle on its way up | Fig. 8 draws it at N %.2f, E %.2f, D %.2f m | the path passes %.2f m from "
+             "there, at %.0f s | %g m | %s |" % (tuple(summary["seed_fig8_position_ned_m"]) + (
+                 fig8["value_m"], fig8["at_s"], fig8["tolerance_m"], ok[fig8["ok"]])),
+             "| steady position | \"approximately at the surface\" after 100 s | N %.2f, E %.2f, D %.2f m (%.2f m "
+             "from the base) | depth <= %g m | %s |" % (f[0], f[1], f[2], summary["distance_from_base_m"],
+                                                        c["at_the_surface"]["tolerance_m"],
+                                                        ok[c["at_the_surface"]["ok"]]),
+             "| direction of drift | \"further East compared to North\" | east / north = %.3f | >= %g | %s |" % (
+                 c["further_east_than_north"]["east_over_north"], c["further_east_than_north"]["min"],
+                 ok[c["further_east_than_north"]["ok"]]),
+             "| tether force | \"after 150 s, the force in x, y, z is constant\" (Fig. 9, no values given) | "
+             "[%.1f, %.1f, %.1f] N (%.1f N) over the last %g s; it varies by %.1f %% | %.0f %% | %s |" % (
+                 force[0], force[1], force[2], summary["steady_force_n"], summary["steady_window_s"], 100 * c["force_constant"]["change"],
+                 100 * c["force_constant"]["max"], ok[c["force_constant"]["ok"]])]
+    for name, label in (("half_step", "half the step"), ("double_nodes", "twice the nodes")):
+        conv = summary["convergence"].get(name)
+        if conv:
+            lines.append("| convergence: %s | (the seed ran ode15s) | %d segments, step %g s: paths %.3f m apart at "
+                         "most, final positions %.4f m | %g m | %s |" % (
+                             label, conv["segments"], conv["dt_s"], conv["largest_path_gap_m"],
+                             conv["final_position_gap_m"], conv["tolerance_m"], ok[conv["ok"]]))
+    lines += ["", "Verdict: **%s**." % summary["verdict"]]
+    return lines
+
+
 def add_parser(sub, common):
     """The ``tether`` subcommand of ``brov2-analyze``."""
     p = sub.add_parser("tether", parents=[common], help="seed 003's tether cases: --case free-float (Sec. 6, "
                        "Figs. 8-10) with its convergence runs")
     p.add_argument("--case", choices=CASES, default=CASES[0], help="the case (default %(default)s)")
     p.add_argument("--no-convergence", action="store_true", help="skip the half-step and double-node runs")
+    p.add_argument("--docs", action="store_true", help="also write docs/tables/tether_free_float.json and its "
+                   "generated block (docs/simulator.md)")
     return p
 
 
@@ -195,6 +237,13 @@ def run_command(args):
     result = run_free_float(args.out, load_case(args.params), convergence=not args.no_convergence)
     for line in console_lines(result):
         print(line)
-    print("wrote %s" % ", ".join(result["files"]))
+    files = result["files"]
+    if args.docs:
+        if args.no_convergence or args.params:
+            raise Brov2Error("--docs: the table comes from the default settings with the convergence runs")
+        from brov2_hybrid.analysis import doc_tables
+        table = {k: v for k, v in result.items() if k not in ("path_ned_m", "force_ned_n")}
+        files = files + doc_tables.write_docs({"tether_free_float": table})
+    print("wrote %s" % ", ".join(files))
     return 0
 
