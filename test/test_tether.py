@@ -158,3 +158,21 @@ def test_bad_tether_settings_name_the_file_and_the_key(tmp_path):
     data["tether"]["stiffness"] = 3
     with pytest.raises(ParameterError, match=r"x\.yaml:tether: unknown key\(s\) \['stiffness'\]"):
         load_tether_settings("x.yaml", data)
+
+
+def test_the_summary_line_averages_the_pull_as_table_9_does():
+    """The simulators' closing line: mean |F| per NED axis over the steps and the largest."""
+    vehicle = load_vehicle("aau_bluerov2_heavy")
+    base = load_sim_options()
+    options = dataclasses.replace(base, current_ned_m_s=np.array([0.5, 0.0, 0.0]),
+                                  tether=base.tether.with_changes(enabled=True, length_m=15.0))
+    plant = Plant(vehicle, options)
+    plant.reset(eta=np.array([0.0, 0.0, 15.0, 0.0, 0.0, 0.0]))
+    pulls = []
+    for _ in range(200):
+        plant.step(1)
+        pulls.append(np.abs(plant.tether.force_ned()))
+    tether = plant.tether
+    np.testing.assert_allclose(tether.pull_sum_n / tether.steps, np.mean(pulls, axis=0), rtol=1e-12)
+    np.testing.assert_allclose(tether.pull_max_n, np.max(pulls, axis=0), rtol=1e-12)
+    assert tether.summary_line().startswith("tether (15 m, 10 segments): 200 steps, pull on the vehicle")

@@ -146,6 +146,8 @@ class Tether(object):
         self.t_s = 0.0
         #: Steps taken and Newton iterations they took (their ratio: the solver's cost per step).
         self.steps, self.iterations = 0, 0
+        #: Per NED axis, the sum and the largest of |pull| [N] over the steps (:meth:`summary_line`).
+        self.pull_sum_n, self.pull_max_n = np.zeros(3), np.zeros(3)
 
     def attachment_state(self, state):
         """(position, velocity) NED of the attachment point for a plant state
@@ -180,6 +182,20 @@ class Tether(object):
                                                      int(s.newton_iterations), float(s.newton_tolerance_m_s))
         self.steps += 1
         self.iterations += int(used)
+        pull = np.abs(self.force_ned())
+        self.pull_sum_n += pull
+        np.maximum(self.pull_max_n, pull, out=self.pull_max_n)
+
+    def summary_line(self):
+        """One line for the simulators' logs: the pull per NED axis as seed 003's Table 9 counts it
+        (the average of |F|) and its largest, and the solver's cost."""
+        if not self.steps:
+            return "tether: no steps"
+        mean = self.pull_sum_n / self.steps
+        return ("tether (%g m, %d segments): %d steps, pull on the vehicle |F| north / east / down: mean %.1f / %.1f / "
+                "%.1f N, largest %.1f / %.1f / %.1f N; %.2f Newton iterations a step"
+                % (self.settings.length_m, self.settings.segments, self.steps, mean[0], mean[1], mean[2],
+                   self.pull_max_n[0], self.pull_max_n[1], self.pull_max_n[2], self.iterations / self.steps))
 
     def force_ned(self):
         """Force [N] (3,) the tether exerts on the vehicle, NED."""
