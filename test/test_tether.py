@@ -176,3 +176,15 @@ def test_the_summary_line_averages_the_pull_as_table_9_does():
     np.testing.assert_allclose(tether.pull_sum_n / tether.steps, np.mean(pulls, axis=0), rtol=1e-12)
     np.testing.assert_allclose(tether.pull_max_n, np.max(pulls, axis=0), rtol=1e-12)
     assert tether.summary_line().startswith("tether (15 m, 10 segments): 200 steps, pull on the vehicle")
+
+
+def test_the_simulators_command_line_turns_the_tether_on():
+    """brov2_sitl / ardusub_sitl --tether (the launch file's tether:=true): the plant gets the tether."""
+    import argparse
+    from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args
+    parser = add_physics_arguments(argparse.ArgumentParser())
+    for argv, enabled in (([], False), (["--tether", "--current-ned-m-s", "0.2", "0.1", "0"], True)):
+        vehicle, options, eta = physics_from_args(parser.parse_args(argv))
+        assert options.tether.enabled is enabled
+        assert (Plant(vehicle, options).tether is not None) is enabled
+    np.testing.assert_array_equal(options.current_ned_m_s, [0.2, 0.1, 0.0])
