@@ -3,7 +3,7 @@
 The tether is n segments (elastic cylinders of unstretched length l0 = length / n) between
 n + 1 nodes p_0..p_n in NED [m]: p_0 follows the base, p_n is the attachment point on the
 vehicle; the n - 1 interior nodes move. Each interior node carries half of each
-neighbouring segment's mass mu l0 and added mass rho (pi d^2 / 4) l0 (I - e e^T) (a
+neighbouring segment's mass mu l0 and added mass C_a rho (pi d^2 / 4) l0 (I - e e^T) (a
 cylinder's added mass acts across its axis only), as Eq. 27 sums them. Forces on an
 interior node (Eq. 26): the axial force of its two segments,
 
@@ -13,7 +13,9 @@ clipped at zero (a slack segment, or one the damping would push, carries no comp
 Eq. 36's tension with Eq. 29's internal damping), and the drag of the water flowing past
 it at v_c - v (Eqs. 30-34: normal C_perp and tangential C_par components over the node's
 half of each neighbouring segment, 1/2 rho d C v|v| l). The tether is neutrally
-buoyant (the seed's assumption), so no weight acts on it.
+buoyant (the seed's assumption), so no weight acts on it. The vehicle feels the last
+segment's axial force (:func:`end_force`: "the force acting on the ROV is the end node of the
+axial tension"); the drag on the half segments at the two given end nodes acts on no one.
 
 Integration (:func:`step`): the axial stiffness is E A / l0 = 2.8e6 N/m / l0 for Table
 A1's cable; a node of 0.1 kg on it rings at several thousand rad/s, so an explicit step
@@ -24,7 +26,7 @@ reason). Each step is backward Euler on the interior nodes,
 
 solved by Newton's method: the axial forces' Jacobians K = df/dp and C = df/dv are block
 tridiagonal (3 x 3 blocks, solved by block elimination), the drag is taken at the iterate
-too, the mass at the step's start. The end nodes are given at the step's end: the base, and
+too (its Jacobian left out: it is not stiff), the mass at the step's start. The end nodes are given at the step's end: the base, and
 the attachment point at the vehicle's new position (the vehicle is stepped first, with the
 pull of the step before). A cable hanging at almost no tension switches segments between
 slack and taut every step; one linearised step (no iterations) then gives the vehicle the
