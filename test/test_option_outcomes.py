@@ -278,3 +278,27 @@ def test_a_live_retune_changes_how_the_next_step_settles(loop_settings):
     assert second_settling(at_2) > 2.0 * second_settling(retuned)
     omega = retuned.log["omega_d_rad_s"]
     assert set(omega[retuned.t_s < 10.4]) == {2.0} and set(omega[retuned.t_s > 10.6]) == {5.0}
+
+
+# --- the tether (simulator.yaml section tether; launch tether:=true) -------------------------
+
+def test_the_tether_pulls_a_steady_yaw_error_that_integral_action_removes(loop_settings):
+    """Hold level for 60 s in a 0.5 m/s current from the side, on a 15 m tether from a base up-current:
+    the cable's pull at the Heavy's rear attachment point is a steady yaw moment. Without the tether the
+    vehicle holds 0 (the current alone turns nothing); on it PD holds several degrees off (k_p's
+    steady error); PD+I brings it back. Fails when the tether is switched off (no error for PD)."""
+    dive = step_dive(0.0, 1.0, 60.0, loop_settings.desired_rate_hz)
+    base = load_sim_options()
+    late_yaw_deg = {}
+    for enabled, integral in ((False, False), (True, False), (True, True)):
+        options = replace(base, current_ned_m_s=np.array([0.0, 0.5, 0.0]), tether=base.tether.with_changes(
+            enabled=enabled, length_m=15.0, base_ned_m=np.array([0.0, -14.0, 0.0])))
+        loop = ClosedLoop(loop_settings, sim_options=options)
+        result = loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": integral})
+        late = result.log["time_s"] > 40.0
+        late_yaw_deg[enabled, integral] = math.degrees(float(np.mean(result.log["yaw_rad"][late])))
+        if enabled:
+            assert np.linalg.norm(loop.plant.tether.force_ned()) > 5.0    # the cable holds the vehicle
+    assert abs(late_yaw_deg[False, False]) < 0.1
+    assert late_yaw_deg[True, False] > 5.0
+    assert abs(late_yaw_deg[True, True]) < 0.5

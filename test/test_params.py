@@ -82,7 +82,7 @@ def test_missing_file_and_bad_yaml(tmp_path):
     bad.write_text("body: [1, 2\n")
     with pytest.raises(ParameterError, match="not valid YAML"):
         load_vehicle(str(bad))
-    with pytest.raises(ParameterError, match="vehicle 'nautilus': no file .*vehicles: bluerov2, bluerov2_heavy"):
+    with pytest.raises(ParameterError, match="vehicle 'nautilus': no file .*vehicles: aau_bluerov2_heavy, bluerov2, bluerov2_heavy"):
         load_vehicle("nautilus")
 
 

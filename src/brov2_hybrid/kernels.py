@@ -2,13 +2,14 @@
 
 ``python -m brov2_hybrid.kernels`` (run by ``make setup``) builds the objects whose kernels
 :mod:`brov2_hybrid.jit` compiles: the control law, the thrust table, the mixers, the plant's
-input, attitude and stepper, the stock-compensated output stage's search and the in-process
+input, attitude and stepper, the tether's step, the stock-compensated output stage's search and the in-process
 loop's whole run. A cold cache costs about a minute once per source version and machine;
 afterwards each process loads the kernels in well under a second, so no node and no test
 waits for numba.
 Prints which families run compiled; without numba, that the Python kernels run.
 """
 import time
+from dataclasses import replace
 
 import numpy as np
 
@@ -65,10 +66,13 @@ def warm(name_or_path="bluerov2_heavy"):
             stage.command(command)
             stage.channels(command)
             stage.rc_and_motor_pwm(command)
-    plant = Plant(vehicle, load_sim_options())
-    plant.set_motor_pwm(vehicle.mixer().motor_pwm(u))
-    plant.step(2)
-    plant.measured_attitude()
+    options = load_sim_options()
+    for tether in ((options.tether,) if options.tether is None else (options.tether, options.tether.with_changes(
+            enabled=True))):     # the plant alone, then on its tether (the tether's step and pull)
+        plant = Plant(vehicle, replace(options, tether=tether))
+        plant.set_motor_pwm(vehicle.mixer().motor_pwm(u))
+        plant.step(2)
+        plant.measured_attitude()
     loop_kernel.compiled_fly(closed_loop.probe_fly)   # compiles the in-process loop's run on its probe runs
     return jit.compiled_families()
 

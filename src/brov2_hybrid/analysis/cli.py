@@ -9,6 +9,7 @@
     brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
     brov2-analyze depth-hold-compare [--docs]  the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub
     brov2-analyze head-to-head [--dive FILE]   the hybrid vs tuned ArduSub, stored settings (head_to_head room)
+    brov2-analyze tether --case free-float     seed 003's free-floating tethered vehicle, with convergence runs
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
@@ -32,7 +33,7 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.sim.config import MODELS
 from brov2_hybrid.vehicle.vehicle_file import add_vehicle_argument
-from brov2_hybrid.analysis import report
+from brov2_hybrid.analysis import report, tether_experiment
 from brov2_hybrid.analysis.bode_experiment import bode_experiment
 from brov2_hybrid.analysis.console_summary import console_lines
 from brov2_hybrid.analysis.context import AXES, LINEAR, Context
@@ -47,7 +48,7 @@ from brov2_hybrid.analysis.step_experiments import compare_models_experiment, la
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
             "robustness", "allocators", "options", "omega-limit", "design", "ardusub", "depth-hold-compare",
-            "head-to-head", "reproduce", "summarize", "compare-log", "identify", "identify-coverage")
+            "head-to-head", "tether", "reproduce", "summarize", "compare-log", "identify", "identify-coverage")
 #: Commands of other rooms, by module name (analysis/ must not import them): ``add_parser(sub, parents)``, ``run(ctx, args)``.
 _ROOMS = {"head-to-head": "brov2_hybrid.head_to_head.command"}
 
@@ -143,6 +144,7 @@ def build_parser():
                    "generated block (docs/depth-hold.md)")
     for module in _ROOMS.values():
         importlib.import_module(module).add_parser(sub, [common, loop])
+    tether_experiment.add_parser(sub, common)
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
     p.add_argument("--docs", action="store_true",
@@ -216,8 +218,8 @@ def _run(args):
     if args.out is None:
         args.out = os.path.join("out", args.command.replace("-", "_"))
     settings = load_analysis_settings(args.params)
-    if args.command == "identify":
-        return _identify(args, settings)
+    if args.command in ("identify", "tether"):
+        return _identify(args, settings) if args.command == "identify" else tether_experiment.run_command(args)
     if args.command == "summarize":
         m = summarize_log(args.log_csv, args.out)
         print("summary of %s (%.1f s, %d ticks):" % (args.log_csv, m["duration_s"], m["ticks"]))
@@ -300,8 +302,7 @@ def run_one(ctx, args, omegas):
     if c == "firmware":
         return firmware_experiment(ctx, omegas)
     if c == "robustness":
-        from brov2_hybrid.analysis.robustness import robustness_experiment
-        return robustness_experiment(ctx, omegas, args.samples)
+        return importlib.import_module("brov2_hybrid.analysis.robustness").robustness_experiment(ctx, omegas, args.samples)
     if c in _ROOMS:
         return importlib.import_module(_ROOMS[c]).run(ctx, args)
     if c in _EXPERIMENTS:

@@ -9,6 +9,8 @@
   1000 samples in <= 10 minutes on 2 cores.
 * :func:`run_reproduce` - wall time of the whole ``brov2-analyze reproduce`` on this
   machine's cores. Goal: < 10 minutes on 2 cores.
+* :func:`run_tether` - the bundled dive in-process on the tether (simulator.yaml section
+  tether) against without it, in the same current. Goal: at most 2x slower.
 
 ``python -m brov2_hybrid.bench.loop [--no-reproduce]``.
 """
@@ -27,6 +29,7 @@ from brov2_hybrid.dive.shapes import step_dive
 from brov2_hybrid.analysis.settings import load_analysis_settings
 
 RTF_GOAL = 500.0
+TETHER_SLOWDOWN_GOAL = 2.0
 REPRODUCE_GOAL_S = 600.0
 ROBUSTNESS_GOAL_S = 600.0
 #: Samples per omega_d and law of the timed robustness sweep (projected to 1000).
@@ -74,10 +77,29 @@ def run(reproduce=True):
         fast, ref = against_reference(ClosedLoop(replace(settings.loop, mixer=mixer)), dive)
         print("  %-12s firmware: %4.0fx real time (baseline %4.0fx): %.2fx faster, goal %s"
               % (mixer, fast, ref, fast / ref, "met" if fast >= RTF_GOAL else "NOT met"))
+    run_tether(settings, dive)
     run_robustness()
     if reproduce:
         with tempfile.TemporaryDirectory(prefix="brov2_reproduce_") as out_dir:
             run_reproduce(out_dir)
+
+
+def run_tether(settings, dive):
+    """Print the bundled dive's in-process wall time with the tether and without it, both in the
+    current of the tether's free-floating case (``params/analysis.yaml`` tether_free_float)."""
+    from brov2_hybrid.analysis.tether_experiment import load_case
+    from brov2_hybrid.sim.config import load_sim_options
+    options = replace(load_sim_options(), current_ned_m_s=load_case().current_ned_m_s)
+    walls = {}
+    for enabled in (False, True):
+        loop = ClosedLoop(settings.loop, sim_options=replace(options, tether=options.tether.with_changes(enabled=enabled)))
+        walls[enabled] = real_time_factor(loop, dive, repeats=1 if enabled else 3)[2]
+    ratio = walls[True] / walls[False]
+    print("in-process closed loop, bundled dive (%.0f s) on a %g m tether (%d segments) in a %.2f m/s current: %.2f s "
+          "wall, %.2f s without it: %.1fx slower (goal <= %.0fx: %s; the loop steps a tethered plant in Python)"
+          % (dive.duration_s, options.tether.length_m, options.tether.segments,
+             math.hypot(*options.current_ned_m_s), walls[True], walls[False], ratio, TETHER_SLOWDOWN_GOAL,
+             "met" if ratio <= TETHER_SLOWDOWN_GOAL else "NOT met"))
 
 
 def run_robustness(samples=ROBUSTNESS_BENCH_SAMPLES):

@@ -253,6 +253,8 @@ class ArduSubSitl(object):
     def close(self, timeout_s=2.0):
         """Stop ArduSub and release the port and the scratch folder."""
         LOG.info("stopped at t = %.3f s after %d physics frames", self.plant.t_s, self.physics.frames)
+        if self.plant.tether is not None:
+            LOG.info(self.plant.tether.summary_line())
         self.server.stop()
         if self.process is not None and self.process.poll() is None:
             self.process.terminate()

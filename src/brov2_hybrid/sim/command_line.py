@@ -20,7 +20,7 @@ LOG_LEVELS = ("DEBUG", "INFO", "WARNING", "ERROR")
 
 
 def add_physics_arguments(parser):
-    """--vehicle, --params, --model, --thruster-lag, --current-ned-m-s, --noise, start pose, --duration-s."""
+    """--vehicle, --params, --model, --thruster-lag, --current-ned-m-s, --noise, --tether, start pose, --duration-s."""
     add_vehicle_argument(parser)
     parser.add_argument("--params", metavar="YAML", help="simulator parameter file (default params/simulator.yaml)")
     parser.add_argument("--model", choices=MODELS, help="vehicle model (default: physics.model in the params file)")
@@ -28,6 +28,8 @@ def add_physics_arguments(parser):
     parser.add_argument("--current-ned-m-s", type=float, nargs=3, metavar=("N", "E", "D"),
                         help="constant ocean current [m/s]")
     parser.add_argument("--noise", action="store_true", help="enable sensor noise (noise section)")
+    parser.add_argument("--tether", action="store_true",
+                        help="a tether from the base to the vehicle (simulator.yaml section tether; docs/simulator.md)")
     parser.add_argument("--initial-attitude-deg", type=float, nargs=3, metavar=("ROLL", "PITCH", "YAW"))
     parser.add_argument("--initial-depth-m", type=float, metavar="DEPTH")
     parser.add_argument("--duration-s", type=float, help="stop after this many simulated seconds")
@@ -47,6 +49,10 @@ def physics_from_args(args):
         changes["current_ned_m_s"] = np.array(args.current_ned_m_s)
     if args.noise:
         changes["noise_enabled"] = True
+    if args.tether:
+        if options.tether is None:
+            raise Brov2Error("--tether: the simulator parameter file has no tether section")
+        changes["tether"] = options.tether.with_changes(enabled=True)
     options = dataclasses.replace(options, **changes).validated()
     start = sim_config.load_initial_state(args.params)
     depth = start.depth_m if args.initial_depth_m is None else args.initial_depth_m

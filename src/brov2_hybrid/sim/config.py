@@ -1,6 +1,6 @@
 """The simulator's settings, all read here from ``params/simulator.yaml``.
 
-Sections ``physics`` and ``noise`` (:class:`SimOptions`), ``stock_model``
+Sections ``physics``, ``noise`` and ``tether`` (:class:`SimOptions`), ``stock_model``
 (:class:`StockModelParams`), ``initial_state``, ``firmware`` (simulated ArduSub
 parameters) and ``mavlink`` (endpoint and telemetry). The vehicle itself comes from its
 vehicle file (:mod:`brov2_hybrid.vehicle.vehicle_file`). Units are in the key names; times in seconds
@@ -17,6 +17,7 @@ from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid.validate import as_vector
 from brov2_hybrid.vehicle.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.params import Section, load_yaml
+from brov2_hybrid.sim.tether_model import TetherSettings, load_tether_settings
 
 DEFAULT_SIMULATOR_FILE = "simulator.yaml"
 #: Vehicle models: the paper's updated SITL model and the stock ArduSub SITL one.
@@ -74,6 +75,8 @@ class SimOptions:
         Seed of the noise generator.
     stock : StockModelParams or None
         Stock-model parameters; None reads ``params/simulator.yaml`` when needed.
+    tether : TetherSettings or None
+        The tether (:mod:`brov2_hybrid.sim.tether_model`); it acts when its ``enabled`` is true.
     """
 
     model: str = "updated"
@@ -90,6 +93,7 @@ class SimOptions:
     depth_noise_std_m: float = 0.0
     seed: int = 0
     stock: Optional[StockModelParams] = None
+    tether: Optional[TetherSettings] = None
 
     def validated(self):
         """Return a checked copy (arrays converted); raise ParameterError on bad values."""
@@ -109,6 +113,8 @@ class SimOptions:
         if not isinstance(self.surface_buoyancy, bool):
             raise ParameterError("SimOptions.surface_buoyancy: expected true or false, got %r"
                                  % (self.surface_buoyancy,))
+        if self.tether is not None and not isinstance(self.tether, TetherSettings):
+            raise ParameterError("SimOptions.tether: expected TetherSettings or None, got %r" % (self.tether,))
         if isinstance(self.seed, bool) or not isinstance(self.seed, int):
             raise ParameterError("SimOptions.seed: expected an integer, got %r" % (self.seed,))
         try:
@@ -170,6 +176,8 @@ def load_sim_options(path=None):
                 kwargs[name] = value
     if "stock_model" in data:
         kwargs["stock"] = load_stock_model_params(path)
+    if "tether" in data:
+        kwargs["tether"] = load_tether_settings(path, data)
     return SimOptions(**kwargs).validated()
 
 

@@ -25,6 +25,7 @@ from brov2_hybrid.sim.config import load_sim_options, third_order_coefficients
 from brov2_hybrid.sim.dynamics import (N_CONSTANTS, UPDATED_KIND, accelerations, body_acceleration, model_constants,
                                        model_params, stock_thrust_n)
 from brov2_hybrid.sim.thruster_lag import LAG_SETTLED, ModalLag
+from brov2_hybrid.sim.tether_model import Tether, integrate_tethered
 
 #: Below this |omega| [rad/s] the quaternion update uses its small-angle limit.
 SMALL_RATE_RAD_S = 1e-12
@@ -75,6 +76,9 @@ class Plant(object):
         #: Step with :func:`integrate` compiled by numba where available (same numbers); False:
         #: the Python function (the baseline the benchmarks compare with).
         self.compiled = True
+        tether = self.options.tether     # self.tether: a Tether when SimOptions.tether is enabled, else None
+        self.tether = Tether(tether, self.options.current_ned_m_s, vehicle.body.tether_attachment_m) \
+            if tether is not None and tether.enabled else None
         _compiled_integrate()      # compile (once per process) before the first step, not during it
         self.reset()
 
@@ -99,6 +103,8 @@ class Plant(object):
         self._tau_ss = [0.0] * 6
         self._lag_terms = []
         self._lag_active = False
+        if self.tether is not None:   # laid straight from the base to the vehicle
+            self.tether.reset(self._x, self._t0_s)
 
     @property
     def t_s(self):
@@ -198,7 +204,8 @@ class Plant(object):
         itself, or None where it cannot (the stock SITL model, a thruster lag, the Python stepper
         asked for): (state (13,) array, stepper constants, PWM limits (2,), thrust table
         (pwm, force, slopes), thruster matrix, noise settings (on, attitude, rate, depth std))."""
-        if self.kind != "updated" or self._lag is not None or not self.compiled or _compiled_integrate() is None:
+        if self.kind != "updated" or self._lag is not None or not self.compiled or _compiled_integrate() is None \
+                or self.tether is not None:
             return None
         table, o = self.vehicle.table, self.options
         return (np.array(self._x), self._constants, self._pwm_limits, (table.pwm_us, table.force_n, table.slope_n_per_us),
@@ -236,7 +243,11 @@ class Plant(object):
         if n == 0:
             return
         terms = self._lag_terms if self._lag_active else None
-        if terms is None and self.compiled and _compiled_integrate() is not None:
+        if self.tether is not None:   # step by step with its pull (tether_model.integrate_tethered)
+            run = _compiled_integrate() if terms is None and self.compiled else None
+            self._x = integrate_tethered(self.tether, run or integrate, self._x, n, self.dt_s, self._tau_ss,
+                                         self._constants, terms)
+        elif terms is None and self.compiled and _compiled_integrate() is not None:
             self._x = _compiled_integrate()(tuple(self._x), n, self.dt_s, tuple(self._tau_ss), self._constants, None)
         else:
             self._x = integrate(self._x, n, self.dt_s, self._tau_ss, self._constants, terms)

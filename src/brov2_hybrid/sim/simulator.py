@@ -287,6 +287,8 @@ class Simulator(object):
     def close(self):
         """Close the sockets; logs the time reached and the traffic counters."""
         LOG.info("stopped at t = %.3f s; counters %s", self.t_s, self.counters())
+        if self.plant.tether is not None:
+            LOG.info(self.plant.tether.summary_line())
         if self.lockstep is not None:
             c = self.lockstep.counters
             (LOG.warning if c["timeouts"] else LOG.info)(

@@ -52,6 +52,8 @@ class BodyParams:
         Diagonal M_A, B_L, B_NL in 6-DOF order.
     height_m : float
         Height of the vehicle [m] (the simulator's surface buoyancy law).
+    tether_attachment_m : ndarray (3,)
+        Where the tether pulls on the vehicle, from the body origin, FRD [m] (the simulator's tether).
     """
 
     mass_kg: float
@@ -66,6 +68,7 @@ class BodyParams:
     water_density_kg_m3: float
     gravity_m_s2: float
     height_m: float
+    tether_attachment_m: np.ndarray
 
     @property
     def rigid_body_mass(self):
@@ -201,6 +204,7 @@ def load_body_params(path, data):
         water_density_kg_m3=b.positive("water_density_kg_m3"),
         gravity_m_s2=b.positive("gravity_m_s2"),
         height_m=b.positive("height_m"),
+        tether_attachment_m=b.vector("tether_attachment_m", 3),
     )
 
 

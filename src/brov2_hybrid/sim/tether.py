@@ -1,0 +1,252 @@
+"""A lumped-mass tether (seed 003, Sec. 6, Eqs. 24-36; Table A1): node forces and one implicit step.
+
+The tether is n segments (elastic cylinders of unstretched length l0 = length / n) between
+n + 1 nodes p_0..p_n in NED [m]: p_0 follows the base, p_n is the attachment point on the
+vehicle; the n - 1 interior nodes move. Each interior node carries half of each
+neighbouring segment's mass mu l0 and added mass C_a rho (pi d^2 / 4) l0 (I - e e^T) (a
+cylinder's added mass acts across its axis only), as Eq. 27 sums them. Forces on an
+interior node (Eq. 26): the axial force of its two segments,
+
+    N = E A / l0 (|r| - l0) + C_t (d|r|/dt)   along e = r / |r|, r = p_{j+1} - p_j,
+
+clipped at zero (a slack segment, or one the damping would push, carries no compression:
+Eq. 36's tension with Eq. 29's internal damping), and the drag of the water flowing past
+it at v_c - v (Eqs. 30-34: normal C_perp and tangential C_par components over the node's
+half of each neighbouring segment, 1/2 rho d C v|v| l). The tether is neutrally
+buoyant (the seed's assumption), so no weight acts on it. The vehicle feels the last
+segment's axial force (:func:`end_force`: "the force acting on the ROV is the end node of the
+axial tension"); the drag on the half segments at the two given end nodes acts on no one.
+
+Integration (:func:`step`): the axial stiffness is E A / l0 = 2.8e6 N/m / l0 for Table
+A1's cable; a node of 0.1 kg on it rings at several thousand rad/s, so an explicit step
+at the simulator's 1/400 s is unstable (the seed ran an implicit solver for the same
+reason). Each step is backward Euler on the interior nodes,
+
+    M (v' - v) = h f(p + h v', v'),    p' = p + h v',
+
+solved by Newton's method: the axial forces' Jacobians K = df/dp and C = df/dv are block
+tridiagonal (3 x 3 blocks, solved by block elimination), the drag is taken at the iterate
+too (its Jacobian left out: it is not stiff), the mass at the step's start. The end nodes are given at the step's end: the base, and
+the attachment point at the vehicle's new position (the vehicle is stepped first, with the
+pull of the step before). A cable hanging at almost no tension switches segments between
+slack and taut every step; one linearised step (no iterations) then gives the vehicle the
+force of a stretch it never saw and, with 40 segments, diverged; the iterations evaluate
+every force at the step's end. Backward Euler is L-stable (the stiff axial modes are damped,
+not resolved) and first order; docs/simulator.md "Tether" shows it converges as the step
+halves and the nodes double.
+
+Conventions: NED [m], [m/s], [N]; arrays (n + 1, 3) node by node.
+"""
+import math
+
+import numpy as np
+
+
+def segment_axial(p, v, i, k_axial, l0, damping):
+    """Axial force [N] (>= 0), unit vector e (3,) and length [m] of segment i (node i to i + 1)."""
+    rx, ry, rz = p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2]
+    length = math.sqrt(rx * rx + ry * ry + rz * rz)
+    e = np.zeros(3)
+    if length <= 0.0:
+        return 0.0, e, 0.0
+    e[0], e[1], e[2] = rx / length, ry / length, rz / length
+    if length <= l0:
+        return 0.0, e, length
+    rate = ((v[i + 1, 0] - v[i, 0]) * e[0] + (v[i + 1, 1] - v[i, 1]) * e[1] + (v[i + 1, 2] - v[i, 2]) * e[2])
+    force = k_axial * (length - l0) + damping * rate
+    return max(force, 0.0), e, length
+
+
+def add_drag(out, j, vx, vy, vz, e, length, half_rho_d, c_perp, c_par):
+    """Add to out[j] the drag [N] on ``length`` [m] of cable along ``e`` in water flowing past it at (vx, vy, vz) (Eqs. 31-34)."""
+    dot = vx * e[0] + vy * e[1] + vz * e[2]
+    ax, ay, az = dot * e[0], dot * e[1], dot * e[2]
+    nx, ny, nz = vx - ax, vy - ay, vz - az
+    n_mag = math.sqrt(nx * nx + ny * ny + nz * nz)
+    a_mag = math.sqrt(ax * ax + ay * ay + az * az)
+    k = half_rho_d * length
+    out[j, 0] += k * (c_perp * n_mag * nx + c_par * a_mag * ax)
+    out[j, 1] += k * (c_perp * n_mag * ny + c_par * a_mag * ay)
+    out[j, 2] += k * (c_perp * n_mag * nz + c_par * a_mag * az)
+
+
+def node_loads(p, v, c, forces, stiff, damp):
+    """The forces on every node (n + 1, 3) [N] at state (p, v), and per segment the stiffness
+    G = dT/dr and damping D = dT/d(rate) (n, 3, 3) of the axial force T on its first node, into
+    the given arrays (zeroed here). ``c`` as in :func:`step`."""
+    k_axial, l0, damping, seg_mass, seg_added, half_rho_d, c_perp, c_par, cn, ce, cd = c
+    n = p.shape[0] - 1
+    forces[:] = 0.0
+    stiff[:] = 0.0
+    damp[:] = 0.0
+    for j in range(n):
+        axial, e, length = segment_axial(p, v, j, k_axial, l0, damping)
+        if axial > 0.0:
+            for a in range(3):
+                forces[j, a] += axial * e[a]
+                forces[j + 1, a] -= axial * e[a]
+                for b in range(3):
+                    ee = e[a] * e[b]
+                    stiff[j, a, b] = k_axial * ((1.0 - l0 / length) * (1.0 if a == b else 0.0) + (l0 / length) * ee)
+                    damp[j, a, b] = damping * ee
+        half = 0.5 * length
+        add_drag(forces, j, cn - v[j, 0], ce - v[j, 1], cd - v[j, 2], e, half, half_rho_d, c_perp, c_par)
+        add_drag(forces, j + 1, cn - v[j + 1, 0], ce - v[j + 1, 1], cd - v[j + 1, 2], e, half, half_rho_d,
+                 c_perp, c_par)
+
+
+def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
+    """Advance the interior nodes by one backward Euler step of ``h`` [s]; returns (p', v', Newton iterations).
+
+    ``p``, ``v`` (n + 1, 3): node positions [m] and velocities [m/s] now; ``base_p``,
+    ``base_v``, ``end_p``, ``end_v`` (3,): the base and the attachment point at the step's
+    end; ``c``: :meth:`~brov2_hybrid.sim.tether_model.TetherSettings.constants` (k_axial, l0,
+    C_t, mu l0, rho A l0 C_a, 1/2 rho d, C_perp, C_par, current north, east, down). Newton's
+    method on M (v' - v) = h f(p + h v', v') (the mass at the step's start), at most
+    ``iterations``, until the velocity correction is below ``tolerance_m_s``.
+    Plain loops on floats (no BLAS or LAPACK), so that numba gives the Python numbers.
+    """
+    k_axial, l0, damping, seg_mass, seg_added = c[0], c[1], c[2], c[3], c[4]
+    n = p.shape[0] - 1
+    mass = np.zeros((n + 1, 3, 3))
+    for j in range(n):
+        _, e, _ = segment_axial(p, v, j, k_axial, l0, damping)
+        for a in range(3):
+            for b in range(3):
+                m_ab = 0.5 * (seg_mass + seg_added) * (1.0 if a == b else 0.0) - 0.5 * seg_added * e[a] * e[b]
+                mass[j, a, b] += m_ab
+                mass[j + 1, a, b] += m_ab
+    p_new = p.copy()
+    v_new = v.copy()
+    for a in range(3):
+        p_new[0, a], v_new[0, a], p_new[n, a], v_new[n, a] = base_p[a], base_v[a], end_p[a], end_v[a]
+    for j in range(1, n):
+        for a in range(3):
+            p_new[j, a] = p[j, a] + h * v[j, a]
+    if n < 2:
+        return p_new, v_new, 0
+    forces = np.zeros((n + 1, 3))
+    stiff = np.zeros((n, 3, 3))
+    damp = np.zeros((n, 3, 3))
+    # Block tridiagonal Newton system on the interior nodes 1..n-1 (row r = node r + 1):
+    # (M - h C - h^2 K) dv = -(M (v' - v) - h f), K_jj = -(G_j-1 + G_j), K_j,j+1 = G_j (C likewise with D).
+    m = n - 1
+    diag = np.zeros((m, 3, 3))
+    upper = np.zeros((m, 3, 3))
+    rhs = np.zeros((m, 3))
+    done = 0
+    for it in range(iterations):
+        done = it + 1
+        node_loads(p_new, v_new, c, forces, stiff, damp)
+        for r in range(m):
+            j = r + 1
+            for a in range(3):
+                inertia = 0.0
+                for b in range(3):
+                    diag[r, a, b] = (mass[j, a, b] + h * (damp[j - 1, a, b] + damp[j, a, b])
+                                     + h * h * (stiff[j - 1, a, b] + stiff[j, a, b]))
+                    upper[r, a, b] = -(h * damp[j, a, b] + h * h * stiff[j, a, b]) if r + 1 < m else 0.0
+                    inertia += mass[j, a, b] * (v_new[j, b] - v[j, b])
+                rhs[r, a] = h * forces[j, a] - inertia
+        dv = solve_block_tridiagonal(diag, upper, rhs)
+        largest = 0.0
+        for r in range(m):
+            for a in range(3):
+                v_new[r + 1, a] += dv[r, a]
+                p_new[r + 1, a] = p[r + 1, a] + h * v_new[r + 1, a]
+                largest = max(largest, abs(dv[r, a]))
+        if largest < tolerance_m_s:
+            break
+    return p_new, v_new, done
+
+
+def inverse3(a):
+    """Inverse of a 3 x 3 matrix by its cofactors (the blocks here are symmetric positive definite)."""
+    c00 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
+    c01 = a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]
+    c02 = a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]
+    det = a[0, 0] * c00 + a[0, 1] * c01 + a[0, 2] * c02
+    out = np.empty((3, 3))
+    out[0, 0], out[1, 0], out[2, 0] = c00 / det, c01 / det, c02 / det
+    out[0, 1] = (a[0, 2] * a[2, 1] - a[0, 1] * a[2, 2]) / det
+    out[0, 2] = (a[0, 1] * a[1, 2] - a[0, 2] * a[1, 1]) / det
+    out[1, 1] = (a[0, 0] * a[2, 2] - a[0, 2] * a[2, 0]) / det
+    out[1, 2] = (a[0, 2] * a[1, 0] - a[0, 0] * a[1, 2]) / det
+    out[2, 1] = (a[0, 1] * a[2, 0] - a[0, 0] * a[2, 1]) / det
+    out[2, 2] = (a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]) / det
+    return out
+
+
+def solve_block_tridiagonal(diag, upper, rhs):
+    """Solve the symmetric block tridiagonal system (3 x 3 blocks; lower = upper^T) by block elimination.
+
+    diag (m, 3, 3) the diagonal blocks, upper (m, 3, 3) block (r, r + 1) in row r (the last unused),
+    rhs (m, 3); returns x (m, 3).
+    """
+    m = diag.shape[0]
+    d = diag.copy()
+    b = rhs.copy()
+    for r in range(1, m):
+        inv = inverse3(d[r - 1])
+        # factor = upper[r-1]^T inv; d[r] -= factor upper[r-1]; b[r] -= factor b[r-1]
+        factor = np.zeros((3, 3))
+        for i in range(3):
+            for j in range(3):
+                for k in range(3):
+                    factor[i, j] += upper[r - 1, k, i] * inv[k, j]
+        for i in range(3):
+            for j in range(3):
+                for k in range(3):
+                    d[r, i, j] -= factor[i, k] * upper[r - 1, k, j]
+                b[r, i] -= factor[i, j] * b[r - 1, j]
+    x = np.zeros((m, 3))
+    for r in range(m - 1, -1, -1):
+        inv = inverse3(d[r])
+        for i in range(3):
+            acc = b[r, i]
+            if r + 1 < m:
+                for k in range(3):
+                    acc -= upper[r, i, k] * x[r + 1, k]
+            x[r, i] = acc
+        y0, y1, y2 = x[r, 0], x[r, 1], x[r, 2]
+        for i in range(3):
+            x[r, i] = inv[i, 0] * y0 + inv[i, 1] * y1 + inv[i, 2] * y2
+    return x
+
+
+def end_force(p, v, k_axial, l0, damping):
+    """Force [N] (3,) NED the tether exerts on the attachment point (node n): its last segment's pull."""
+    n = p.shape[0] - 1
+    axial, e, _ = segment_axial(p, v, n - 1, k_axial, l0, damping)
+    return -axial * e
+
+
+def base_force(p, v, k_axial, l0, damping):
+    """Force [N] (3,) NED the tether exerts on the base (node 0)."""
+    axial, e, _ = segment_axial(p, v, 0, k_axial, l0, damping)
+    return axial * e
+
+
+KERNELS = (segment_axial, add_drag, node_loads, step, inverse3, solve_block_tridiagonal, end_force)
+
+
+def _probe(kernels):
+    """True when the compiled step gives the Python step's numbers on a swinging, stretched cable."""
+    rng = np.random.default_rng(3)
+    n = 6
+    p = np.zeros((n + 1, 3))
+    p[:, 0] = np.linspace(0.0, 6.05, n + 1)
+    p[1:n] += rng.normal(0.0, 0.01, (n - 1, 3))
+    v = rng.normal(0.0, 0.2, (n + 1, 3))
+    c = (1.9e6, 1.0, 100.0, 0.043, 0.044, 3.75, 1.2, 0.01, 0.3, 0.3, 0.0)
+    end, end_v = np.array([6.1, 0.0, 0.1]), np.array([0.1, 0.0, 0.0])
+    out = kernels["step"](p, v, 0.0025, np.zeros(3), np.zeros(3), end, end_v, c, 4, 1e-9)
+    ref = step(p, v, 0.0025, np.zeros(3), np.zeros(3), end, end_v, c, 4, 1e-9)
+    return all(np.array_equal(a, b) for a, b in zip(out, ref))
+
+
+def kernels():
+    """{name: kernel} of the tether, compiled where numba is (:mod:`brov2_hybrid.jit`), else the Python functions."""
+    from brov2_hybrid.jit import compile_family
+    compiled = compile_family("tether", KERNELS, _probe)
+    return compiled if compiled else {f.__name__: f for f in KERNELS}
