@@ -267,7 +267,7 @@ def test_gcs_heartbeat_loss_disarms_after_2_5_s(flight):
     assert int(flight.get_param("FS_GCS_ENABLE")) != 0
     flight.override([1500] * 6 + [0, 0])
     silent_from = flight.recv(("ATTITUDE",), 5.0).time_boot_ms / 1000.0
-    flight.send_heartbeat = lambda force=False: None  # the ground station goes quiet
+    flight.go_silent()                 # the ground station goes quiet (and the physics stops waiting for it)
     disarmed_at = None
     while disarmed_at is None:
         msg = flight.recv(("ATTITUDE", "HEARTBEAT"), 5.0)
@@ -277,7 +277,10 @@ def test_gcs_heartbeat_loss_disarms_after_2_5_s(flight):
         elif not flight.armed:
             disarmed_at = flight.recv(("ATTITUDE",), 5.0).time_boot_ms / 1000.0
     assert 2.4 <= disarmed_at - silent_from <= 3.6
-    assert any("heartbeat" in text.lower() for text in flight.statustext), flight.statustext[-5:]
+    if disarmed_at > 30.0:
+        # Sub::failsafe_gcs_check warns at most every 30 s from boot (last_gcs_warn_ms starts at 0), so
+        # on a vehicle up for less than 30 s the disarm comes without the text
+        assert any("heartbeat" in text.lower() for text in flight.statustext), flight.statustext[-5:]
 
 
 def test_yaw_step_through_the_ros_pipeline_on_real_ardusub(tmp_path):

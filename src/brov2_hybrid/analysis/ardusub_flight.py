@@ -71,6 +71,7 @@ class SitlFlight(object):
         self._servo = None
         self._hb_wall = 0.0
         self._hb_vehicle_s = None
+        self._silent = False
         self.heartbeat = None
         #: Newest depth reading (ArduSub boot time [s], depth [m, positive down]) from
         #: GLOBAL_POSITION_INT (depth = -relative_alt, as the bridge and MAVROS give it), or None.
@@ -113,6 +114,13 @@ class SitlFlight(object):
             if time.monotonic() > end:
                 raise Brov2Error("ArduSub SITL on %s sent no HEARTBEAT within %.0f s" % (url, timeout_s))
 
+    def go_silent(self):
+        """The ground station stops sending HEARTBEAT for good (a lost tether, a closed QGC), and the
+        physics stops waiting for it (:attr:`JsonPhysics.gcs_heartbeat_at` unset): ArduSub's clock runs
+        on and its GCS failsafe sees the silence, as on a vehicle."""
+        self._silent = True
+        self.sitl.physics.gcs_heartbeat_at = None
+
     def send_heartbeat(self, force=False):
         """GCS HEARTBEAT once :data:`HEARTBEAT_PERIOD_S` has passed in wall time or in the physics' (vehicle)
         time since the last one (ArduSub disarms 2.5 s of vehicle time after the last one; the physics
@@ -122,7 +130,7 @@ class SitlFlight(object):
         due = (force or now - self._hb_wall >= HEARTBEAT_PERIOD_S or self._hb_vehicle_s is None
                or vehicle_s - self._hb_vehicle_s >= HEARTBEAT_PERIOD_S)
         link = getattr(self, "link", None)
-        if due and link is not None:
+        if due and link is not None and not self._silent:
             link.mav.heartbeat_send(6, 8, 0, 0, 0)  # MAV_TYPE_GCS, MAV_AUTOPILOT_INVALID
             self._hb_wall, self._hb_vehicle_s = now, vehicle_s
 
