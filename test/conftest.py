@@ -23,3 +23,17 @@ def vehicle():
 @pytest.fixture(scope="session")
 def controller_params():
     return load_controller_params()
+
+
+@pytest.fixture(scope="session")
+def ardusub_binary():
+    """The ArduSub SITL build's path (scripts/build_ardusub.sh); without one the test is skipped, or
+    fails when ``BROV2_REQUIRE_ARDUSUB=1`` (CI: a real-ArduSub test must not pass by skipping)."""
+    from brov2_hybrid.errors import Brov2Error
+    from brov2_hybrid.sim.ardusub_sitl import find_ardusub
+    try:
+        return find_ardusub()
+    except Brov2Error as exc:
+        if os.environ.get("BROV2_REQUIRE_ARDUSUB") == "1":
+            pytest.fail("BROV2_REQUIRE_ARDUSUB=1 but %s" % exc)
+        pytest.skip("real ArduSub tests: %s" % exc)

@@ -11,7 +11,6 @@ import os
 import shutil
 
 import numpy as np
-import pytest
 
 from brov2_hybrid.analysis import cli
 from brov2_hybrid.dive.dive_csv import write_dive_csv
@@ -19,17 +18,6 @@ from brov2_hybrid.head_to_head import stored
 
 COLUMNS = ["pilot", "placement", "setting", "dive", "trial", "effort_s", "iae_true_roll", "iae_true_pitch",
            "iae_true_yaw", "iae_est_roll", "iae_est_pitch", "iae_est_yaw"]
-
-
-def _binary():
-    from brov2_hybrid.errors import Brov2Error
-    from brov2_hybrid.sim.ardusub_sitl import find_ardusub
-    try:
-        return find_ardusub()
-    except Brov2Error as exc:
-        if os.environ.get("BROV2_REQUIRE_ARDUSUB") == "1":
-            pytest.fail("BROV2_REQUIRE_ARDUSUB=1 but %s" % exc)
-        pytest.skip("real ArduSub tests: %s" % exc)
 
 
 def short_dive(path, seconds=6.0, rate_hz=20.0):
@@ -42,8 +30,7 @@ def short_dive(path, seconds=6.0, rate_hz=20.0):
     return str(path)
 
 
-def test_one_cheap_point_per_side_flies_and_fills_fronts_csv(tmp_path):
-    _binary()
+def test_one_cheap_point_per_side_flies_and_fills_fronts_csv(tmp_path, ardusub_binary):
     store = tmp_path / "store"
     store.mkdir()
     shutil.copy(os.path.join(stored.folder(), "ardusub_tuned.parm"), str(store))

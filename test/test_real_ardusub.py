@@ -14,28 +14,16 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.link import mavlink_signing
-from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.mixers import STOCK, motor_pwm_from_rc
 from brov2_hybrid.sim.config import load_firmware_config, load_initial_state, load_sim_options
 from brov2_hybrid.sim.joystick import joystick_gain, manual_control_channels
 
 
 
-def _binary():
-    from brov2_hybrid.sim.ardusub_sitl import find_ardusub
-    try:
-        return find_ardusub()
-    except Brov2Error as exc:
-        if os.environ.get("BROV2_REQUIRE_ARDUSUB") == "1":
-            pytest.fail("BROV2_REQUIRE_ARDUSUB=1 but %s" % exc)
-        pytest.skip("real ArduSub tests: %s" % exc)
-
-
-def armed_flight(vehicle):
-    """Real ArduSub on our physics for ``vehicle`` (a free SITL instance), armed in MANUAL."""
+def armed_flight(vehicle, binary):
+    """Real ArduSub (the build at ``binary``) on our physics for ``vehicle`` (a free SITL instance), armed in MANUAL."""
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
     from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
-    binary = _binary()
     start = load_initial_state()
     f = SitlFlight(ArduSubSitl(vehicle, load_sim_options(), start.eta(),
                                instance=free_instance(), speedup=50.0, binary=binary))
@@ -49,8 +37,8 @@ def armed_flight(vehicle):
 
 
 @pytest.fixture(scope="module")
-def sitl(vehicle):
-    f = armed_flight(vehicle)
+def sitl(vehicle, ardusub_binary):
+    f = armed_flight(vehicle, ardusub_binary)
     try:
         yield f
     finally:
@@ -147,12 +135,12 @@ def test_manual_mixing_equals_our_algorithm_1_exactly(flight, vehicle):
     assert not mismatches, "ArduSub vs our Algorithm 1 (rc, ArduSub, ours): %s" % mismatches[:5]
 
 
-def test_six_thruster_vectored_frame_mixing_equals_ours():
+def test_six_thruster_vectored_frame_mixing_equals_ours(ardusub_binary):
     """FRAME_CONFIG 1 (the 6-thruster BlueROV2): ArduSub sums per motor and limits motors 1-4's
     forward command while heaving (output_armed_stabilizing_vectored); ours must agree exactly."""
     from brov2_hybrid.vehicle.vehicle_file import load_vehicle
     vehicle = load_vehicle("bluerov2")
-    f = armed_flight(vehicle)
+    f = armed_flight(vehicle, ardusub_binary)
     try:
         assert int(f.get_param("FRAME_CONFIG")) == 1
         mismatches = mixing_mismatches(f, vehicle, 6)
@@ -283,12 +271,11 @@ def test_gcs_heartbeat_loss_disarms_after_2_5_s(flight):
         assert any("heartbeat" in text.lower() for text in flight.statustext), flight.statustext[-5:]
 
 
-def test_yaw_step_through_the_ros_pipeline_on_real_ardusub(tmp_path):
+def test_yaw_step_through_the_ros_pipeline_on_real_ardusub(tmp_path, ardusub_binary):
     """rostest test/ardusub/yaw_step_ardusub.test: firmware told as stock, settles, agrees with in-process."""
     import subprocess
     import sys
     from brov2_hybrid.sim.ardusub_sitl import free_instance
-    _binary()
     repo = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
     env = dict(os.environ, ROS_HOME=str(tmp_path), ROS_LOG_DIR=str(tmp_path / "log"))
     test_file = os.path.join(repo, "test", "ardusub", "yaw_step_ardusub.test")
