@@ -253,3 +253,37 @@ def test_stock_search_neutral_and_thread_safe_scratch(vehicle, stages):
     first = stage.u_to_send(a)
     stage.u_to_send(b)
     np.testing.assert_array_equal(stage.u_to_send(a), first)
+
+
+def _late_override_votes(vehicle, rc_map, grace_s, seed=3):
+    """Votes when each override reaches the detector 0.1 s after the output sample it produced
+    (a busy machine: the override topic lags the vehicle's telemetry). The vehicle runs the
+    quantitative firmware; the commands: the probe on a small, moving yaw command."""
+    det = FirmwareDetector(vehicle, rc_map, tolerance_us=3.0, votes_needed=3, window_s=1.0, grace_s=grace_s)
+    rng = np.random.default_rng(seed)
+    mixer = vehicle.mixer("quantitative")
+    events = []                                      # (arrival time, kind, payload)
+    for k in range(150):
+        t = 0.02 * k
+        u = probe_command(np.r_[0.0, 0.0, 0.0, 0.0, 0.0, rng.uniform(-0.12, 0.12)], [0, 0, 0, 0, 0, 0.05], k)
+        channels = _channels(rc_map, u)
+        motors = mixer.pwm(rc_map.u_from_pwm(rc_map.channel_array_from_u(u)))
+        events.append((t + 0.10, 0, channels))        # the override, seen late
+        events.append((t + 0.02, 1, list(motors)))     # its motor outputs, seen first
+    for at, kind, payload in sorted(events, key=lambda e: (e[0], e[1])):
+        if kind == 0:
+            det.on_override(at, payload)
+        else:
+            det.on_outputs(at, payload)
+    return det
+
+
+def test_a_late_override_cannot_tell_the_wrong_firmware(vehicle, rc_map):
+    """The dive rostest once flew the quantitative simulator with the stock output stage: on a
+    busy machine three samples, judged before their override arrived, fitted the linear mixer's
+    output of an older one. Judged after the grace, the true override is a candidate."""
+    judged_at_once = _late_override_votes(vehicle, rc_map, grace_s=0.0)
+    assert judged_at_once.votes["stock"] > 0          # the failure this guards against happens here
+    with_grace = _late_override_votes(vehicle, rc_map, grace_s=0.3)
+    assert with_grace.firmware == "quantitative"
+    assert with_grace.votes["stock"] == 0, with_grace.vote_record

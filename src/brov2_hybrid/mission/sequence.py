@@ -256,6 +256,7 @@ class Mission(object):
             mismatch = self.detector.mismatch_message(s.firmware)
             votes = dict(self.detector.votes)
             dist = dict(self.detector.last_distances)
+            record = list(self.detector.vote_record)
         if found is None:
             if s.firmware == "auto" and self._armed_since is not None and now_s - self._armed_since > s.firmware_timeout_s:
                 io.log(FATAL, "parameter 'firmware' is auto but the vehicle's motor outputs (%s) matched neither "
@@ -272,6 +273,8 @@ class Mission(object):
             return EXIT_FIRMWARE
         self._firmware_told = True
         io.publish_firmware(found)
+        io.log(INFO, "firmware %s: the samples that voted (time s, firmware, motor PWMs, override, "
+                     "largest differences us): %s" % (found, record))
         if s.firmware == "auto":
             io.log(INFO, "the vehicle runs %s firmware (motor outputs, votes %s); dive starts" % (found, votes))
             io.publish_engaged(True)

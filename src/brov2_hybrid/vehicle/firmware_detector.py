@@ -56,9 +56,21 @@ class FirmwareDetector(object):
 
     Feed it every override sent (:meth:`on_override`) and every motor-output sample
     (:meth:`on_outputs`). A sample votes for a firmware when one of the overrides sent
-    in the last ``window_s`` is explained by that firmware alone (:func:`classify_outputs`).
-    ``firmware`` is set once a firmware has ``votes_needed`` votes and at least four times
-    the other's.
+    in the last ``window_s`` before it (or seen up to ``grace_s`` after it) is explained by
+    that firmware alone (:func:`classify_outputs`). ``firmware`` is set once a firmware has
+    ``votes_needed`` votes and at least four times the other's.
+
+    Why the grace: the overrides and the motor outputs reach this detector by different
+    paths (in the mission: the override topic and the vehicle's telemetry). On a busy machine
+    an output sample may arrive before the override that produced it. Judged at once, against
+    only the older overrides, that sample may then fit the wrong firmware's prediction for one
+    of them: the thrust-table output of a small command can equal the linear mixer's output of
+    a larger one (seen: a yaw override of 1539 us explained "stock" outputs of +-39 us that
+    the quantitative firmware made from a newer, smaller command), and three such samples
+    told the wrong firmware. Each sample is therefore judged ``grace_s`` after it arrived, with
+    the overrides seen meanwhile among its candidates: the override that produced it is then
+    there, its own firmware explains it, and a coincidence makes the sample ambiguous (no
+    vote) rather than wrong.
 
     Parameters
     ----------
@@ -68,49 +80,78 @@ class FirmwareDetector(object):
     votes_needed : int
     window_s : float
         Overrides this recent [s] may have produced an output sample (transport delay).
+    grace_s : float
+        How long after a sample arrived [s] it is judged (0: at once).
     """
 
-    def __init__(self, vehicle, rc_map, tolerance_us, votes_needed, window_s):
+    #: How many voting samples :attr:`vote_record` keeps.
+    VOTE_RECORD = 8
+
+    def __init__(self, vehicle, rc_map, tolerance_us, votes_needed, window_s, grace_s=0.0):
         self.vehicle = vehicle
         self.rc_map = rc_map
         self.tolerance_us = float(tolerance_us)
         self.votes_needed = int(votes_needed)
         self.window_s = float(window_s)
+        self.grace_s = float(grace_s)
         self.votes = {fw: 0 for fw in FIRMWARES}
         self.firmware = None
         self.last_distances = {}
-        self._sent = collections.deque()   # (time s, channel tuple)
+        #: The samples that voted, newest last (at most :data:`VOTE_RECORD`): (time [s], firmware,
+        #: motor PWMs, the override that explained them, {firmware: largest difference [us]}).
+        self.vote_record = collections.deque(maxlen=self.VOTE_RECORD)
+        self._sent = collections.deque()      # (time s, channel tuple)
+        self._pending = collections.deque()   # (time s, motor PWMs) not judged yet
 
     def on_override(self, now_s, channels):
-        """An override sent: channel PWMs indexed from channel 1 (0 / 65535 = release / no change)."""
+        """An override sent: channel PWMs indexed from channel 1 (0 / 65535 = release / no change).
+        Judges the samples whose grace has run out; returns the firmware once decided."""
         channels = tuple(int(c) for c in channels)
         if not self._sent or self._sent[-1][1] != channels:
             self._sent.append((float(now_s), channels))
-        while len(self._sent) > 1 and now_s - self._sent[1][0] > self.window_s:
+        self._judge_due(now_s)
+        keep_s = self.window_s + self.grace_s
+        while len(self._sent) > 1 and now_s - self._sent[1][0] > keep_s:
             self._sent.popleft()
+        return self.firmware
 
     def on_outputs(self, now_s, motor_pwm):
         """A motor-output sample [us] (at least one per thruster). Returns the firmware once decided."""
         n = self.vehicle.n_thrusters
         if self.firmware is not None or len(motor_pwm) < n:
             return self.firmware
-        if all(float(c) == self.vehicle.table.neutral_us for c in motor_pwm[:n]):
-            return None      # disarmed, released or a neutral command: says nothing
-        explained = set()
+        if not all(float(c) == self.vehicle.table.neutral_us for c in motor_pwm[:n]):
+            # all neutral (disarmed, released or a neutral command) says nothing
+            self._pending.append((float(now_s), tuple(float(c) for c in motor_pwm[:n])))
+        self._judge_due(now_s)
+        return self.firmware
+
+    def _judge_due(self, now_s):
+        while self._pending and self.firmware is None and now_s - self._pending[0][0] >= self.grace_s:
+            self._judge(*self._pending.popleft())
+        if self.firmware is not None:
+            self._pending.clear()
+
+    def _judge(self, sample_s, motor_pwm):
+        explained = {}
         for sent_s, channels in self._sent:
-            if now_s - sent_s > self.window_s and (sent_s, channels) != self._sent[-1]:
+            if sent_s > sample_s + self.grace_s:
+                break
+            if sample_s - sent_s > self.window_s and (sent_s, channels) != self._sent[-1]:
                 continue
             fw, dist = classify_outputs(channels, motor_pwm, self.vehicle, self.rc_map, self.tolerance_us)
             self.last_distances = dist
             if fw is not None:
-                explained.add(fw)
-        if len(explained) == 1:
-            fw = explained.pop()
-            self.votes[fw] += 1
-            other = [f for f in FIRMWARES if f != fw][0]
-            if self.votes[fw] >= self.votes_needed and self.votes[fw] >= 4 * self.votes[other]:
-                self.firmware = fw
-        return self.firmware
+                explained[fw] = (channels, dist)
+        if len(explained) != 1:
+            return
+        fw, (channels, dist) = explained.popitem()
+        self.vote_record.append((sample_s, fw, tuple(int(c) for c in motor_pwm), channels,
+                                 {k: round(v, 1) for k, v in dist.items()}))
+        self.votes[fw] += 1
+        other = [f for f in FIRMWARES if f != fw][0]
+        if self.votes[fw] >= self.votes_needed and self.votes[fw] >= 4 * self.votes[other]:
+            self.firmware = fw
 
     def mismatch_message(self, configured, parameter="firmware"):
         """The error for a configured firmware the vehicle does not run (None when it agrees)."""
