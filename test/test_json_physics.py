@@ -300,3 +300,19 @@ def test_ardusub_lockstep_paces_the_physics_by_the_controller(tmp_path):
         assert sitl.physics.pace_timeout_s == config.timeout_s
     finally:
         sitl.close()
+
+
+def test_a_resent_frame_is_not_stepped_and_not_answered_twice(vehicle):
+    """SIM_JSON resends its servos after 1 s without a reply (JSON::recv_fdm). A resend that queued
+    behind the frame being answered must neither step the physics (ArduSub's clock would fall behind
+    ours) nor get a second reply (taken as the next frame's, ArduSub would run a frame behind)."""
+    physics = new_physics(vehicle)
+    for k in range(3):
+        assert physics.on_frame(jp.ServoFrame(400, k, NEUTRAL)) is not None
+    t = physics.plant.t_s
+    assert physics.on_frame(jp.ServoFrame(400, 2, NEUTRAL)) is None      # the resend, just after the reply
+    assert physics.plant.t_s == t and physics.resent_frames == 1
+    physics._replied_at -= 2.0 * physics.RESEND_PERIOD_S                  # much later: the reply was lost
+    again = physics.on_frame(jp.ServoFrame(400, 2, NEUTRAL))
+    assert again is not None and physics.plant.t_s == t                  # answered, still not stepped
+    assert physics.on_frame(jp.ServoFrame(400, 3, NEUTRAL)) is not None and physics.plant.t_s > t

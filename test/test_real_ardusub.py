@@ -9,6 +9,7 @@ Without a build these tests are skipped with one line saying so; with
 ``BROV2_REQUIRE_ARDUSUB=1`` (``.ci/run``) a missing build is a failure.
 """
 import os
+import time
 
 import numpy as np
 import pytest
@@ -287,3 +288,42 @@ def test_yaw_step_through_the_ros_pipeline_on_real_ardusub(tmp_path, ardusub_bin
     sys.stdout.write("\n".join(summary) + "\n")
     assert done.returncode == 0, done.stdout[-4000:]
     assert "* RESULT: SUCCESS" in done.stdout
+
+
+class _NeutralPilot(object):
+    """Holds every channel at neutral, taking 3 ms of wall time to answer each ATTITUDE (the hybrid's
+    law in Python on a busy machine; lockstep ArduSub at speedup 50 runs 0.15 s meanwhile)."""
+
+    mode = "MANUAL"
+    omega_d_rad_s = float("nan")
+    depth_setpoint_m = float("nan")
+
+    def on_desired(self, t_s, eta2d):
+        pass
+
+    def on_depth(self, t_s, depth_m):
+        pass
+
+    def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
+        time.sleep(0.003)
+        flight.override([1500] * 6 + [0, 0])
+        return np.zeros(6), np.zeros(6), {ch: 1500 for ch in range(1, 7)}
+
+
+def test_a_pilot_in_this_process_has_no_more_loop_delay_than_its_placement(flight):
+    """fly() paces lockstep ArduSub by the newest ATTITUDE the pilot has answered: the vehicle's clock
+    is at most pace_margin_s past an ATTITUDE's stamp when the pilot reads it, so its command arrives
+    no later than that (with the old pace, 0.1 s past the newest attitude read, the hybrid flew the
+    head-to-head with up to 0.1 s more delay than its placement)."""
+    from brov2_hybrid.analysis.ardusub_fly import fly, load_pace_margin_s
+    from brov2_hybrid.dive.dive_csv import Dive
+    flight.message_interval("ATTITUDE", 50.0)
+    t = np.arange(0.0, 10.0, 0.02)
+    dive = Dive(t_s=t, eta2d_rad=np.zeros((t.size, 3)), u_linear=np.zeros((t.size, 3)), source="still")
+    log, _ = fly(flight, _NeutralPilot(), dive)
+    lag = np.asarray(log["reader_lag_s"])
+    margin = load_pace_margin_s()
+    print("reader lag [s, vehicle time]: median %.4f, 95th pct %.4f, max %.4f (margin %.3f)"
+          % (np.median(lag), np.percentile(lag, 95), lag.max(), margin))
+    assert len(lag) > 400
+    assert np.median(lag) <= margin + 0.0025      # a physics step of 400 Hz over the margin

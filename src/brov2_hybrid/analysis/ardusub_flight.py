@@ -72,6 +72,8 @@ class SitlFlight(object):
         self._hb_wall = 0.0
         self._hb_vehicle_s = None
         self._silent = False
+        #: The rate [Hz] last asked for, per message name (:meth:`message_interval`).
+        self.stream_rates_hz = {}
         self.heartbeat = None
         #: Newest depth reading (ArduSub boot time [s], depth [m, positive down]) from
         #: GLOBAL_POSITION_INT (depth = -relative_alt, as the bridge and MAVROS give it), or None.
@@ -187,6 +189,7 @@ class SitlFlight(object):
         self.link.mav.command_long_send(self.link.target_system, self.link.target_component,
                                         mavutil.mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, 0,
                                         msg_id, 1e6 / rate_hz, 0, 0, 0, 0, 0)
+        self.stream_rates_hz[name] = float(rate_hz)
 
     # ------------------------------------------------------------------ vehicle
     def set_param(self, name, value, timeout_s=5.0):

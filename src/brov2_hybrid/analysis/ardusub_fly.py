@@ -43,25 +43,33 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     (:func:`refusal` judges whether the run flew).
     ``reader_lag_s`` per tick: how far the physics (lockstep with ArduSub) was ahead of
     the ATTITUDE message being read [s, vehicle time] -- a reader that falls behind flies on a
-    stale attitude, so while it flies the physics is paced by what it has read
-    (:attr:`~brov2_hybrid.sim.json_physics.JsonPhysics.pace`): on a busy machine the vehicle's
-    clock waits for the reader, and the lag stays within ``max_lead_s``.
+    stale attitude, and a command sent while the vehicle's clock has run on arrives late, so while
+    it flies the physics is paced by what the pilot has answered
+    (:attr:`~brov2_hybrid.sim.json_physics.JsonPhysics.pace`): the clock runs at most one ATTITUDE
+    period (:attr:`SitlFlight.stream_rates_hz`) plus ``pace_margin_s`` (params/analysis.yaml,
+    section ardusub) past the newest attitude ticked on, so the pilot's loop has the delays of its
+    placement and not the machine's: on a busy machine the vehicle's clock waits for the pilot.
     """
     duration = dive.duration_s if duration_s is None else float(duration_s)
     offset = np.array([0.0, 0.0, yaw_offset_rad])
     physics = flight.sitl.physics
-    consumed = [None]                    # vehicle time of the newest ATTITUDE read: paces the physics
+    consumed = [None]                    # vehicle time of the newest ATTITUDE answered: paces the physics
+    lead_before = physics.max_lead_s
+    rate_hz = getattr(flight, "stream_rates_hz", {}).get("ATTITUDE")
+    if rate_hz:
+        physics.max_lead_s = 1.0 / rate_hz + load_pace_margin_s()
     physics.pace = lambda: consumed[0]
     try:
         return _fly_paced(flight, pilot, dive, duration, offset, physics, consumed)
     finally:
         physics.pace = None
+        physics.max_lead_s = lead_before
 
 
 def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
     """:func:`fly`'s loop while the physics is paced by ``consumed`` (see JsonPhysics.pace)."""
     rows, truth, lags, readings, depth_now, armed, modes = [], [], [], [], [], [], []
-    t0 = None
+    t0 = last_read = None
     next_row = 0
     eta2d, u_lin = dive.eta2d_rad[0] + offset, dive.u_linear[0]
     dive_t = dive.t_s - dive.t_s[0]
@@ -75,9 +83,9 @@ def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
             continue
         stall_end = time.monotonic() + 30.0
         t_boot = msg.time_boot_ms / 1000.0
-        if consumed[0] is not None and t_boot <= consumed[0]:
+        if last_read is not None and t_boot <= last_read:
             continue                     # a repeated (or late) ATTITUDE: no new state, no tick
-        consumed[0] = t_boot
+        last_read = t_boot
         if t0 is None:
             t0 = t_boot
         t = t_boot - t0
@@ -96,6 +104,7 @@ def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
             last_depth = reading
             readings.append((reading[0] - t0, reading[1], truth_at(history, reading[0])[1]))
         tau, u, rc = pilot.tick(flight, t, eta2d, u_lin, eta2, nu2)
+        consumed[0] = t_boot             # answered: the vehicle's clock may run on
         armed.append(flight.armed)
         modes.append(flight.mode)
         row = np.zeros(len(NUMERIC_COLUMNS))
@@ -147,6 +156,12 @@ def load_refusal_settings(path=None):
     s = Section(load_yaml(path), path, "ardusub")
     return RefusalSettings(s.number("motor_deadband_us", 0.0), s.number("command_active", 0.0, 1.0),
                            s.number("max_idle_share", 0.0, 1.0))
+
+
+def load_pace_margin_s(path=None):
+    """``ardusub.pace_margin_s`` [s] of ``path`` (default params/analysis.yaml): see :func:`fly`."""
+    path = path or paths.params_path("analysis.yaml")
+    return Section(load_yaml(path), path, "ardusub").positive("pace_margin_s")
 
 
 def refusal(log, pilot_mode, settings):

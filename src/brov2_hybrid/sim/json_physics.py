@@ -140,6 +140,10 @@ class JsonPhysics(object):
         self.frames = 0
         self.restarts = 0
         self._last_count = None
+        #: Frames SIM_JSON sent again (same frame_count): never stepped; answered only when the
+        #: first reply looks lost (see :meth:`on_frame`).
+        self.resent_frames = 0
+        self._replied_at = 0.0
         self._target_s = plant.t_s
         self._pwm = None
         #: Optional pacing by a reader of ArduSub's telemetry in this process: a callable giving
@@ -169,6 +173,9 @@ class JsonPhysics(object):
         self.gcs_waits_timed_out = 0
         self._gcs_released_at = None
         self._depth_request = None
+
+    #: SIM_JSON resends an unanswered servo frame after this long [s, wall] (JSON::recv_fdm: 1 s).
+    RESEND_PERIOD_S = 1.0
 
     def request_depth(self, depth_m):
         """Carry the vehicle to ``depth_m`` [m, down] at the next frame, as a diver brings a buoyant
@@ -219,6 +226,17 @@ class JsonPhysics(object):
             plant.reset(eta=eta, nu=nu, t_s=plant.t_s)
             self._pwm = None                     # reset() set the motors neutral: apply this frame's
             self._depth_request = None
+        if frame.frame_count == self._last_count:
+            # The same frame again: SIM_JSON resends its servos after 1 s (wall) without a reply
+            # (JSON::recv_fdm), e.g. while this physics waited for a reader or a ground station,
+            # and the resend queues behind the frame being answered. That frame has its reply:
+            # a second one would be taken as the next frame's, and ArduSub would run one frame
+            # behind the physics from then on, a frame more per resend. Only a resend that comes
+            # later than SIM_JSON's resend period after the reply means the reply was lost.
+            self.resent_frames += 1
+            if time.monotonic() - self._replied_at < self.RESEND_PERIOD_S:
+                return None
+            return self.reply()
         if self._last_count is not None and frame.frame_count < self._last_count:
             # SITL restarted (reboot): its clock starts again, ours goes on (SIM_JSON
             # tolerates a physics time that keeps increasing).
@@ -236,6 +254,7 @@ class JsonPhysics(object):
             plant.step(n)
         self.history.append((plant.t_s, plant.quaternion_ned_frd(), float(plant.eta[2])))
         self.frames += 1
+        self._replied_at = time.monotonic()
         return self.reply()
 
     def reply(self):
@@ -298,7 +317,9 @@ class JsonPhysicsServer(object):
             if self.bad_packets <= 3:
                 LOG.warning("%s (from %s:%d; ignored)", exc, peer[0], peer[1])
             return True
-        self.sock.sendto(self.physics.on_frame(frame), peer)
+        reply = self.physics.on_frame(frame)
+        if reply is not None:                # None: a resent frame already answered
+            self.sock.sendto(reply, peer)
         return True
 
     def run(self, duration_s=None):
