@@ -323,7 +323,7 @@ def test_a_pilot_in_this_process_has_no_more_loop_delay_than_its_placement(fligh
     log, _ = fly(flight, _NeutralPilot(), dive)
     lag = np.asarray(log["reader_lag_s"])
     margin = load_pace_margin_s()
-    print("reader lag [s, vehicle time]: median %.4f, 95th pct %.4f, max %.4f (margin %.3f)"
-          % (np.median(lag), np.percentile(lag, 95), lag.max(), margin))
+    print("reader lag [s, vehicle time]: median %.4f, 95th pct %.4f, max %.4f (margin %.3f); pace time-outs %d"
+          % (np.median(lag), np.percentile(lag, 95), lag.max(), margin, flight.sitl.physics.pace_timeouts))
     assert len(lag) > 400
     assert np.median(lag) <= margin + 0.0025      # a physics step of 400 Hz over the margin

@@ -53,12 +53,16 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     duration = dive.duration_s if duration_s is None else float(duration_s)
     offset = np.array([0.0, 0.0, yaw_offset_rad])
     physics = flight.sitl.physics
-    consumed = [None]                    # vehicle time of the newest ATTITUDE answered: paces the physics
+    # Vehicle time of the newest ATTITUDE answered: paces the physics, from now on (the first rows are
+    # not flown on attitudes that queued up while nobody read: see _fly_paced). The physics is held
+    # first (lockstep ArduSub at speedup 50 runs 0.1 s in a few ms of wall time), then told from when.
+    consumed = [-math.inf]
     lead_before = physics.max_lead_s
     rate_hz = getattr(flight, "stream_rates_hz", {}).get("ATTITUDE")
     if rate_hz:
         physics.max_lead_s = 1.0 / rate_hz + load_pace_margin_s()
     physics.pace = lambda: consumed[0]
+    consumed[0] = physics.plant.t_s
     try:
         return _fly_paced(flight, pilot, dive, duration, offset, physics, consumed)
     finally:
@@ -75,6 +79,9 @@ def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
     dive_t = dive.t_s - dive.t_s[0]
     stall_end = time.monotonic() + 30.0
     last_depth = None
+    # An ATTITUDE older than this queued up before the flight, while nobody read: read, not flown.
+    # (Not drained beforehand: the newest of them may be the one the held physics waits for.)
+    stale_before = consumed[0] - physics.max_lead_s
     while True:
         msg = flight.recv(("ATTITUDE",), 2.0)
         if msg is None:
@@ -83,7 +90,7 @@ def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
             continue
         stall_end = time.monotonic() + 30.0
         t_boot = msg.time_boot_ms / 1000.0
-        if last_read is not None and t_boot <= last_read:
+        if last_read is not None and t_boot <= last_read or t_boot < stale_before:
             continue                     # a repeated (or late) ATTITUDE: no new state, no tick
         last_read = t_boot
         if t0 is None:
@@ -104,7 +111,7 @@ def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
             last_depth = reading
             readings.append((reading[0] - t0, reading[1], truth_at(history, reading[0])[1]))
         tau, u, rc = pilot.tick(flight, t, eta2d, u_lin, eta2, nu2)
-        consumed[0] = t_boot             # answered: the vehicle's clock may run on
+        consumed[0] = max(consumed[0], t_boot)   # answered: the vehicle's clock may run on
         armed.append(flight.armed)
         modes.append(flight.mode)
         row = np.zeros(len(NUMERIC_COLUMNS))
