@@ -151,3 +151,19 @@ class Uplink(object):
 
 #: Where the law runs: topside (control_law + thruster_allocation, RC override) or onboard (the Lua script).
 PLACEMENTS = ("topside", "onboard")
+#: The script's STATUSTEXTs start so (hybrid_onboard.lua.template, ``say``); a mode change is
+#: "brov2_hybrid: MODE" or "brov2_hybrid: MODE: why" (its ``enter``).
+TEXT_PREFIX = "brov2_hybrid: "
+#: The script's modes (the template's M.MODES) and the one that flies the desired state.
+SCRIPT_MODES = ("RELEASED", "ACTIVE", "HOLD", "LOST_NEUTRAL", "NAN_NEUTRAL", "FAULT_NEUTRAL")
+ACTIVE_MODE = "ACTIVE"
+ACTIVE_TEXT = TEXT_PREFIX + ACTIVE_MODE
+
+
+def script_mode(text):
+    """The script's mode a STATUSTEXT announces (one of :data:`SCRIPT_MODES`), or None for any other text."""
+    text = str(text).strip()
+    if not text.startswith(TEXT_PREFIX):
+        return None
+    word = text[len(TEXT_PREFIX):].split(":", 1)[0].strip()
+    return word if word in SCRIPT_MODES else None
