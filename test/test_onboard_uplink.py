@@ -12,7 +12,7 @@ from brov2_hybrid.link.bridge_settings import BridgeSettings
 from brov2_hybrid.node_logic.node_params import ParamReader, load_node_params
 from brov2_hybrid.onboard.desired_link import ARRAY_NAME, DATA_LENGTH
 from brov2_hybrid.onboard.lua_script import load_onboard_settings
-from brov2_hybrid.onboard.uplink import MAV_PARAM_TYPE_REAL32, Uplink, omega_param_name
+from brov2_hybrid.onboard.uplink import MAV_PARAM_TYPE_REAL32, ScriptReports, Uplink, omega_param_name
 from brov2_hybrid.params import load_controller_params
 
 ONBOARD = load_onboard_settings()
@@ -158,3 +158,17 @@ def test_a_bad_omega_d_is_never_set():
 def test_a_bad_rate_setting_is_refused(bad):
     with pytest.raises(ValueError, match="max_rate_hz"):
         Uplink(FakeLink().send, ONBOARD, RATE_WINDOW, bad, 1.0, 1e-4)
+
+
+def test_the_scripts_reports_are_summarized():
+    reports = ScriptReports()
+    assert reports.summary() is None
+    for hz, dt_max, dt_min in ((90.0, 20.0, 7.0), (80.0, 70.0, 9.0), (88.0, 15.0, 8.0)):
+        reports.add(b"HYB_HZ\x00\x00\x00\x00", hz)
+        reports.add("HYB_DTMAX", dt_max)
+        reports.add("HYB_DTMIN", dt_min)
+        reports.add("HYB_MODE", 1.0)
+    assert reports.count() == 3
+    assert reports.summary() == ("rate 88 Hz median (80 .. 90) over 3 reports, loop period 7 .. 70 ms "
+                                 "(median of the longest per report 20 ms)")
+    assert reports.summary(since=2).startswith("rate 88 Hz median (88 .. 88) over 1 reports")

@@ -77,3 +77,4 @@ class BridgeSettings(object):
         self.uplink_max_rate_hz = p.positive("uplink_max_rate_hz")
         self.uplink_param_retry_s = p.positive("uplink_param_retry_s")
         self.uplink_param_tolerance = p.positive("uplink_param_tolerance")
+        self.script_report_log_s = p.positive("script_report_log_s")

@@ -149,6 +149,39 @@ class Uplink(object):
         return True
 
 
+class ScriptReports(object):
+    """The script's own reports (NAMED_VALUE_FLOAT every ``report_period_s``): its loop rate ``HYB_HZ``
+    [Hz] and its longest and shortest loop period ``HYB_DTMAX``, ``HYB_DTMIN`` [ms], gathered for
+    :meth:`summary` (what the bridge logs)."""
+
+    NAMES = ("HYB_HZ", "HYB_DTMAX", "HYB_DTMIN")
+
+    def __init__(self):
+        self.values = {name: [] for name in self.NAMES}
+
+    def add(self, name, value):
+        """A NAMED_VALUE_FLOAT (name as sent, NUL padding allowed); others are ignored."""
+        name = name.decode("ascii", "replace") if isinstance(name, bytes) else str(name)
+        name = name.rstrip("\x00").strip()
+        if name in self.values and value is not None and math.isfinite(value):
+            self.values[name].append(float(value))
+
+    def summary(self, since=0):
+        """One line on the reports from index ``since`` on, or None when there are none."""
+        hz, dt_max, dt_min = (self.values[n][since:] for n in self.NAMES)
+        if not hz:
+            return None
+        text = "rate %.0f Hz median (%.0f .. %.0f) over %d reports" % (np.median(hz), min(hz), max(hz), len(hz))
+        if dt_max and dt_min:
+            text += ", loop period %.0f .. %.0f ms (median of the longest per report %.0f ms)" % (
+                min(dt_min), max(dt_max), np.median(dt_max))
+        return text
+
+    def count(self):
+        """Reports of the rate received so far."""
+        return len(self.values["HYB_HZ"])
+
+
 #: Where the law runs: topside (control_law + thruster_allocation, RC override) or onboard (the Lua script).
 PLACEMENTS = ("topside", "onboard")
 #: The script's STATUSTEXTs start so (hybrid_onboard.lua.template, ``say``); a mode change is
