@@ -26,8 +26,9 @@ from brov2_hybrid.tick_log.logfile import PWM_COLUMNS, read_log
 
 REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OMEGA_D = 5.0                    # not controller.yaml's: the PARAM_SET must reach the script
-#: The summed IAE must stay below this fraction of a vehicle that never moved. (Measured: about 0.2.)
-IAE_FRACTION = 0.5
+#: The summed IAE must stay below this fraction of a vehicle that never moved (measured: 0.09, 22.8 of
+#: 258 deg s, on a busy 2-core machine).
+IAE_FRACTION = 0.35
 
 
 def _binary():
