@@ -300,3 +300,42 @@ def test_ardusub_lockstep_paces_the_physics_by_the_controller(tmp_path):
         assert sitl.physics.pace_timeout_s == config.timeout_s
     finally:
         sitl.close()
+
+
+class FakeWall(object):
+    """time.monotonic and time.sleep of json_physics on a clock the test moves."""
+
+    def __init__(self):
+        self.now, self.sleeps = 100.0, []
+
+    def monotonic(self):
+        return self.now
+
+    def sleep(self, seconds):
+        self.sleeps.append(seconds)
+        self.now += seconds
+
+
+@pytest.mark.parametrize("slack_s, bursts", [(0.02, False), (1e9, True)])
+def test_wall_pacing_holds_each_frame_to_its_wall_time_and_never_catches_up(vehicle, monkeypatch, slack_s, bursts):
+    """JsonPhysics.wall_speedup (the on-board script's SITL, docs/onboard.md): a frame is answered no
+    earlier than its wall time; after a stall of the machine the physics goes on from the present
+    instead of running the lost time in a burst (with an endless slack it does burst: the check)."""
+    wall = FakeWall()
+    monkeypatch.setattr(jp.time, "monotonic", wall.monotonic)
+    monkeypatch.setattr(jp.time, "sleep", wall.sleep)
+    physics = new_physics(vehicle)
+    physics.wall_speedup, physics.wall_slack_s = 1.0, slack_s
+    for k in range(40):                                  # 0.1 s at 400 Hz: paced to the wall clock
+        physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+    assert wall.now - 100.0 == pytest.approx(physics.plant.t_s - 1.0 / 400.0, abs=1e-9)
+    assert all(s == pytest.approx(1.0 / 400.0) for s in wall.sleeps[1:])
+    wall.now += 0.5                                      # the machine stalls for half a second
+    wall.sleeps.clear()
+    for k in range(40, 80):
+        physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+    if bursts:
+        assert wall.sleeps == [] and physics.wall_resyncs == 0       # 0.1 s of physics in no wall time
+    else:
+        assert physics.wall_resyncs == 1
+        assert len(wall.sleeps) == 39 and sum(wall.sleeps) == pytest.approx(39 / 400.0)

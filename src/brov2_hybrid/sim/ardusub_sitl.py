@@ -55,6 +55,8 @@ class SitlSettings:
     sim_rate_hz: int
     defaults: str
     extra_defaults: str
+    onboard_nice: int = 0
+    onboard_wall_slack_s: float = 0.0
 
 
 def load_sitl_settings(path=None):
@@ -68,7 +70,9 @@ def load_sitl_settings(path=None):
     defaults = s.raw("defaults")
     if not isinstance(defaults, str) or not defaults:
         raise ParameterError("%s: expected a parameter file name, got %r" % (s.key("defaults"), defaults))
-    return SitlSettings(sim_rate_hz=rate, defaults=defaults, extra_defaults=extra or "")
+    return SitlSettings(sim_rate_hz=rate, defaults=defaults, extra_defaults=extra or "",
+                        onboard_nice=s.integer("onboard_nice", -20, 19),
+                        onboard_wall_slack_s=s.number("onboard_wall_slack_s", 0.0))
 
 
 def find_ardusub(explicit=None):
@@ -144,6 +148,20 @@ def free_instance(low=20, high=MAX_INSTANCE + 1, rng=None):
     raise Brov2Error("no free SITL instance in %d..%d" % (low, high - 1))
 
 
+def _child_setup(nice):
+    """In the child before exec: :func:`_die_with_parent`, then add ``nice`` to its niceness (every
+    thread ArduSub starts inherits it; a refusal, without the privilege, leaves it unchanged: the
+    parent reads the niceness back and says so)."""
+    def setup():
+        _die_with_parent()
+        if nice:
+            try:
+                os.nice(nice)
+            except OSError:
+                pass
+    return setup
+
+
 def _die_with_parent():
     """In the child before exec: SIGKILL when this process dies, however it dies (Linux
     prctl PR_SET_PDEATHSIG), so no ArduSub is left holding the SITL ports. SIGKILL: an
@@ -206,6 +224,9 @@ class ArduSubSitl(object):
         self.mavlink_port = mavlink_port(self.instance)
         self.folder = tempfile.mkdtemp(prefix="brov2_ardusub_%d_" % self.instance)
         self.script = None
+        if onboard is not None and self.settings.onboard_wall_slack_s > 0:
+            self.physics.wall_speedup = self.speedup       # no catch-up bursts: JsonPhysics.wall_speedup
+            self.physics.wall_slack_s = self.settings.onboard_wall_slack_s
         if onboard is not None:
             try:
                 self.script = install_script(self.folder, vehicle, controller_settings or load_controller_params(),
@@ -230,9 +251,22 @@ class ArduSubSitl(object):
         if self.script is not None:
             LOG.info("the on-board script %s is installed (%s)", self.script,
                      ", ".join("%s %g" % kv for kv in sorted(self.extra_params.items())))
+        nice = self.settings.onboard_nice if self.script is not None else 0
         self.process = subprocess.Popen(cmd, cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, universal_newlines=True, bufsize=1,
-                                        preexec_fn=_die_with_parent)
+                                        preexec_fn=_child_setup(nice))
+        if nice:
+            try:
+                got = os.getpriority(os.PRIO_PROCESS, self.process.pid) - os.nice(0)
+            except OSError:
+                got = None
+            if got == nice:
+                LOG.info("ArduSub runs at niceness %+d relative to us (ardusub_sitl.onboard_nice: the script's "
+                         "thread keeps its loop period on a busy machine, as on a board that runs it in real time)",
+                         nice)
+            else:
+                LOG.warning("ardusub_sitl.onboard_nice %+d not applied (no privilege?): on a busy machine the "
+                            "script's loop may stall (docs/onboard.md)", nice)
         self._pump = threading.Thread(target=self._pump_output, name="ardusub-output", daemon=True)
         self._pump.start()
 
@@ -269,7 +303,9 @@ class ArduSubSitl(object):
 
     def close(self, timeout_s=2.0):
         """Stop ArduSub and release the port and the scratch folder."""
-        LOG.info("stopped at t = %.3f s after %d physics frames", self.plant.t_s, self.physics.frames)
+        LOG.info("stopped at t = %.3f s after %d physics frames%s", self.plant.t_s, self.physics.frames,
+                 "" if not self.physics.wall_speedup else ", %d times behind the wall clock by more than %g s "
+                 "(went on from there, no catch-up)" % (self.physics.wall_resyncs, self.physics.wall_slack_s))
         if self.plant.tether is not None:
             LOG.info(self.plant.tether.summary_line())
         self.server.stop()
