@@ -25,7 +25,7 @@ from brov2_hybrid.analysis.log_summary import measure_log
 from brov2_hybrid.analysis.metrics import depth_error
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
-from brov2_hybrid.onboard.uplink import PLACEMENTS
+from brov2_hybrid.placement import PLACEMENTS
 
 #: What the summary says of each placement.
 PLACEMENT_TEXT = {"topside": "the law ran topside (control_law -> RC override)",

@@ -10,7 +10,7 @@ and checks what the types alone cannot: the override re-send rate is at least
 from brov2_hybrid.link import mavlink_signing
 from brov2_hybrid.link.stream_requests import stream_requests
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.onboard.uplink import PLACEMENTS
+from brov2_hybrid.placement import PLACEMENTS
 
 #: Lowest RC override re-send rate accepted (as thruster_allocation's ~override_rate_hz:
 #: a steady override stream keeps ArduSub's pilot-input failsafe from firing).

@@ -8,7 +8,7 @@ tests on a simulated clock. Times are wall seconds.
 """
 from dataclasses import dataclass
 
-from brov2_hybrid.onboard.uplink import PLACEMENTS
+from brov2_hybrid.placement import PLACEMENTS
 
 #: Log levels of :meth:`MissionIO.log` (also used by :mod:`~brov2_hybrid.mission.peer_watch`).
 INFO, WARN, ERROR, FATAL = "info", "warn", "error", "fatal"

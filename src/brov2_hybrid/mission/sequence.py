@@ -21,12 +21,9 @@ tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy sh
    ``telemetry_timeout_s`` armed and connected stop it as "no telemetry" (the vehicle
    sends no streams: nothing was requested), not as an ignored override;
 With ``placement`` onboard (the law runs in the vehicle's Lua script, docs/onboard.md) there is no RC
-override to check or firmware to tell: step 1 reads the script's parameter ``script_param``
-(HYB_OMEGA_D) instead of RC_OVERRIDE_TIME, retrying for ``onboard_script_timeout_s`` (the script
-loads a few seconds after the autopilot boots), and stops (EXIT_FIRMWARE) when it never appears;
-step 2 engages at once; step 3 needs the script's STATUSTEXT "brov2_hybrid: ACTIVE" within
-``onboard_active_timeout_s`` of engaging (else EXIT_OVERRIDE_IGNORED: the vehicle does not fly
-the desired state sent).
+override to check or firmware to tell (:mod:`~brov2_hybrid.mission.onboard_checks`): step 1 reads the
+script's parameter instead of RC_OVERRIDE_TIME (none: EXIT_FIRMWARE), step 2 engages at once, step 3
+needs the script's "brov2_hybrid: ACTIVE" (else EXIT_OVERRIDE_IGNORED).
 4. when the dive is done: hold ``end_hold_s``, release the override, wait
    ``release_wait_s``, disarm (``disarm_at_end``), disengage, and end
    (``exit_at_end``) or wait for the next dive.
@@ -50,7 +47,8 @@ from brov2_hybrid.link.override import VERIFY_FAILED, VERIFY_OK
 from brov2_hybrid.mission.exit_codes import (EXIT_FIRMWARE, EXIT_NO_TELEMETRY, EXIT_NO_VEHICLE, EXIT_OK,
                                                 EXIT_OVERRIDE_IGNORED, EXIT_SHUTDOWN)
 from brov2_hybrid.mission.interfaces import ERROR, FATAL, INFO, WARN, FcuState
-from brov2_hybrid.onboard.uplink import ACTIVE_MODE, ACTIVE_TEXT, script_mode
+from brov2_hybrid.mission.onboard_checks import OnboardChecks
+from brov2_hybrid.onboard.uplink import ACTIVE_TEXT
 
 POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
 NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
@@ -64,7 +62,7 @@ REASON_WAIT_S = 0.3             # after a last failed request, wait this long fo
                                 # (its STATUSTEXT and the reply travel different ways) [wall s]
 
 
-class Mission(object):
+class Mission(OnboardChecks):
     """The sequence of the module docstring.
 
     Parameters
@@ -91,9 +89,6 @@ class Mission(object):
         self._heard = set()             # telemetry heard at least once (ATTITUDE, OUTPUTS)
         self._watch_since = None        # armed and connected since [wall s] (None: not both)
         self._start_code = None         # why start() failed, when not EXIT_NO_VEHICLE
-        self._engaged_s = None          # when the dive was engaged [wall s]
-        self._script_active = False     # onboard: the script has been ACTIVE since engaging
-        self._script_mode = None        # onboard: the mode of the script's last "brov2_hybrid: MODE" text
 
     # ------------------------------------------------------------------ inputs
     def on_state(self, connected, armed, mode):
@@ -128,10 +123,7 @@ class Mission(object):
         """A STATUSTEXT from the vehicle (MAV_SEVERITY, text), e.g. "PreArm: Battery 1 unhealthy"."""
         with self._lock:
             self._texts.append((self.io.now_s(), int(severity), str(text).strip()))
-            mode = script_mode(text)
-            if mode is not None:
-                self._script_mode = mode
-                self._script_active = self._script_active or (mode == ACTIVE_MODE and self._engaged_s is not None)
+            self.on_script_text(text)
             del self._texts[:-50]
 
     def vehicle_reasons(self, since_s):
@@ -232,53 +224,6 @@ class Mission(object):
                    % (s.mode, s.firmware))
             self._engage()
         return True
-
-    @property
-    def onboard(self):
-        """True when the law runs on board (``placement`` onboard)."""
-        return self.settings.placement == "onboard"
-
-    def _engage(self):
-        with self._lock:
-            self._engaged_s = self.io.now_s()
-            self._script_active = self._script_mode == ACTIVE_MODE    # it may have taken the vehicle at arming
-        self.io.publish_engaged(True)
-
-    def check_script(self):
-        """placement onboard: read the script's parameter until it answers (True) or
-        ``onboard_script_timeout_s`` has passed (False, said; the run ends with EXIT_FIRMWARE)."""
-        s, io = self.settings, self.io
-        deadline = io.now_s() + s.onboard_script_timeout_s
-        while True:
-            value = io.get_param(s.script_param)
-            if value is not None:
-                io.log(INFO, "placement onboard: the vehicle's script runs (%s = %g)" % (s.script_param, value))
-                return True
-            if io.now_s() >= deadline or io.is_shutdown():
-                break
-            io.sleep(s.arm_retry_wait_s)
-        if self._stopped("waiting for the on-board script's parameter %s" % s.script_param):
-            return False
-        self._start_code = EXIT_FIRMWARE
-        io.log(FATAL, "placement onboard: the vehicle has no parameter %s after %.0f s: the on-board script is not "
-                      "running (SCR_ENABLE 1, the script in the autopilot's scripts folder, a reboot; "
-                      "docs/onboard.md). Nothing was armed." % (s.script_param, s.onboard_script_timeout_s))
-        return False
-
-    def check_script_active(self, now_s):
-        """placement onboard: EXIT_OVERRIDE_IGNORED (said) when the script has not said ACTIVE within
-        ``onboard_active_timeout_s`` of engaging, else None."""
-        with self._lock:
-            engaged, active = self._engaged_s, self._script_active
-        if not self.onboard or engaged is None or active or now_s - engaged <= self.settings.onboard_active_timeout_s:
-            return None
-        said = [text for _, _, text in self._texts if text.startswith("brov2_hybrid:")][-MAX_REASONS:]
-        self.io.log(FATAL, "placement onboard: the on-board script did not take the vehicle (no '%s' within %.0f s "
-                           "of the dive's start; its last words: %s): is the desired state reaching it (DEBUG_FLOAT_ARRAY "
-                           "through mavlink_bridge, placement onboard), is the vehicle in one of its modes, "
-                           "HYB_ENABLE 1? (docs/onboard.md)"
-                    % (ACTIVE_TEXT, self.settings.onboard_active_timeout_s, " | ".join(said) or "none"))
-        return EXIT_OVERRIDE_IGNORED
 
     def arm(self):
         """Arming requests ``arm_retry_wait_s`` apart until armed (True) or ``arm_timeout_s``

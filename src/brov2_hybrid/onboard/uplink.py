@@ -182,8 +182,6 @@ class ScriptReports(object):
         return len(self.values["HYB_HZ"])
 
 
-#: Where the law runs: topside (control_law + thruster_allocation, RC override) or onboard (the Lua script).
-PLACEMENTS = ("topside", "onboard")
 #: The script's STATUSTEXTs start so (hybrid_onboard.lua.template, ``say``); a mode change is
 #: "brov2_hybrid: MODE" or "brov2_hybrid: MODE: why" (its ``enter``).
 TEXT_PREFIX = "brov2_hybrid: "
