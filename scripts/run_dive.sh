@@ -39,8 +39,8 @@ done
 # from ROS"). Refused here with the reason before anything starts (the launch file refuses it too):
 # brov2_sitl (sim:=true, the default) cannot run Lua, and MAVROS has no uplink to the script. Without
 # lockstep (the script sends no thruster commands to pace the physics by) ArduSub runs on the wall
-# clock, so the run is flown at real time, speed-up 1 (BROV2_SPEEDUP below 1 is kept: slower than real
-# time gives the script's thread more wall time per loop turn on a busy machine).
+# clock, so the run is flown at real time, speed-up 1, where the script's loop was measured
+# (BROV2_SPEEDUP below 1 is kept).
 PLACEMENT=topside SIM=true
 for arg in "$@"; do
     case "$arg" in
@@ -62,8 +62,9 @@ if [ "$PLACEMENT" = onboard ]; then
         fi
     done
     if awk "BEGIN { exit !($SPEEDUP > 1) }"; then
-        echo "make run: placement:=onboard: speed-up 1x instead of ${SPEEDUP}x (no lockstep on board: ArduSub runs" \
-             "on the wall clock, and the script's loop keeps up only at real time or slower; docs/onboard.md)"
+        echo "make run: placement:=onboard: speed-up 1x instead of ${SPEEDUP}x (no lockstep on board: the physics" \
+             "cannot wait for the script, which sends no thruster commands, so ArduSub runs on the wall clock; the" \
+             "script's loop is measured at real time only; docs/onboard.md)"
         SPEEDUP=1
     fi
 elif [ "$PLACEMENT" != topside ]; then

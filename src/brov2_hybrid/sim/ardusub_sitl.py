@@ -19,6 +19,7 @@ Entry points: ``python -m brov2_hybrid.sim.ardusub_sitl`` and the ``ardusub_sitl
 node of ``launch/hybrid_autopilot.launch sim:=ardusub``.
 """
 import argparse
+import dataclasses
 import logging
 import os
 import shutil
@@ -56,7 +57,7 @@ class SitlSettings:
     defaults: str
     extra_defaults: str
     onboard_nice: int = 0
-    onboard_wall_slack_s: float = 0.0
+    onboard_sim_rate_hz: int = 0
 
 
 def load_sitl_settings(path=None):
@@ -72,7 +73,7 @@ def load_sitl_settings(path=None):
         raise ParameterError("%s: expected a parameter file name, got %r" % (s.key("defaults"), defaults))
     return SitlSettings(sim_rate_hz=rate, defaults=defaults, extra_defaults=extra or "",
                         onboard_nice=s.integer("onboard_nice", -20, 19),
-                        onboard_wall_slack_s=s.number("onboard_wall_slack_s", 0.0))
+                        onboard_sim_rate_hz=s.integer("onboard_sim_rate_hz", 1))
 
 
 def find_ardusub(explicit=None):
@@ -205,6 +206,12 @@ class ArduSubSitl(object):
         self.extra_params = dict(onboard.ardusub_params if onboard is not None else {})
         self.extra_params.update(extra_params or {})
         self.settings = load_sitl_settings(params_file)
+        if onboard is not None and self.settings.onboard_sim_rate_hz:
+            # the on-board script: physics and SITL frames at onboard_sim_rate_hz (params/simulator.yaml says why)
+            rate = self.settings.onboard_sim_rate_hz
+            self.settings = dataclasses.replace(self.settings, sim_rate_hz=rate)
+            sim_options = dataclasses.replace(sim_options, dt_s=1.0 / rate)
+            LOG.info("on-board script: physics and SIM_RATE_HZ at %d Hz (ardusub_sitl.onboard_sim_rate_hz)", rate)
         expected_rate = 1.0 / sim_options.dt_s
         if abs(self.settings.sim_rate_hz - expected_rate) > 1e-6 * expected_rate:
             LOG.warning("ardusub_sitl.sim_rate_hz %d differs from physics.rate_hz %g: frames are rounded "
@@ -224,9 +231,6 @@ class ArduSubSitl(object):
         self.mavlink_port = mavlink_port(self.instance)
         self.folder = tempfile.mkdtemp(prefix="brov2_ardusub_%d_" % self.instance)
         self.script = None
-        if onboard is not None and self.settings.onboard_wall_slack_s > 0:
-            self.physics.wall_speedup = self.speedup       # no catch-up bursts: JsonPhysics.wall_speedup
-            self.physics.wall_slack_s = self.settings.onboard_wall_slack_s
         if onboard is not None:
             try:
                 self.script = install_script(self.folder, vehicle, controller_settings or load_controller_params(),
@@ -303,9 +307,7 @@ class ArduSubSitl(object):
 
     def close(self, timeout_s=2.0):
         """Stop ArduSub and release the port and the scratch folder."""
-        LOG.info("stopped at t = %.3f s after %d physics frames%s", self.plant.t_s, self.physics.frames,
-                 "" if not self.physics.wall_speedup else ", %d times behind the wall clock by more than %g s "
-                 "(went on from there, no catch-up)" % (self.physics.wall_resyncs, self.physics.wall_slack_s))
+        LOG.info("stopped at t = %.3f s after %d physics frames", self.plant.t_s, self.physics.frames)
         if self.plant.tether is not None:
             LOG.info(self.plant.tether.summary_line())
         self.server.stop()

@@ -169,18 +169,6 @@ class JsonPhysics(object):
         self.gcs_waits_timed_out = 0
         self._gcs_released_at = None
         self._depth_request = None
-        #: Optional wall-clock pacing without catch-up (the on-board script; docs/onboard.md): at most
-        #: :attr:`wall_speedup` physics seconds per wall second. SITL's own pacing (``--speedup``)
-        #: catches up after the machine stalled, running hundreds of ms of vehicle time in a few ms of
-        #: wall time, in which ArduSub's scripting thread (polling the clock every wall ms) gets a turn
-        #: or two: the script's loop period jumps to hundreds of ms. Here a frame is answered no
-        #: earlier than its wall time, and a physics more than :attr:`wall_slack_s` behind the wall
-        #: clock (a stall) takes the present as its new reference instead of catching up
-        #: (:attr:`wall_resyncs` counts these). None: off.
-        self.wall_speedup = None
-        self.wall_slack_s = 0.02
-        self.wall_resyncs = 0
-        self._wall_anchor = None
 
     def request_depth(self, depth_m):
         """Carry the vehicle to ``depth_m`` [m, down] at the next frame, as a diver brings a buoyant
@@ -220,28 +208,10 @@ class JsonPhysics(object):
             LOG.warning("no ground-station HEARTBEAT for %.1f s of wall time: the physics goes on without it",
                         self.gcs_wait_s)
 
-    def _wait_for_wall(self):
-        """Hold the frame until its wall time under :attr:`wall_speedup`; behind by more than
-        :attr:`wall_slack_s`, take now as the new reference (no catch-up burst)."""
-        if not self.wall_speedup:
-            return
-        now = time.monotonic()
-        if self._wall_anchor is None:
-            self._wall_anchor = (now, self.plant.t_s)
-            return
-        wall0, t0 = self._wall_anchor
-        due = wall0 + (self.plant.t_s - t0) / self.wall_speedup
-        if due > now:
-            time.sleep(due - now)
-        elif now - due > self.wall_slack_s:
-            self._wall_anchor = (now, self.plant.t_s)
-            self.wall_resyncs += 1
-
     def on_frame(self, frame):
         """Apply one :class:`ServoFrame`; returns the JSON reply (bytes)."""
         self._wait_for_reader()
         self._wait_for_gcs()
-        self._wait_for_wall()
         plant = self.plant
         if self._depth_request is not None:
             eta, nu = plant.eta.copy(), plant.nu.copy()
