@@ -149,18 +149,18 @@ def free_instance(low=20, high=MAX_INSTANCE + 1, rng=None):
     raise Brov2Error("no free SITL instance in %d..%d" % (low, high - 1))
 
 
-def _child_setup(nice):
+def _in_child(nice):
     """In the child before exec: :func:`_die_with_parent`, then add ``nice`` to its niceness (every
     thread ArduSub starts inherits it; a refusal, without the privilege, leaves it unchanged: the
     parent reads the niceness back and says so)."""
-    def setup():
+    def prepare():
         _die_with_parent()
         if nice:
             try:
                 os.nice(nice)
             except OSError:
                 pass
-    return setup
+    return prepare
 
 
 def _die_with_parent():
@@ -258,7 +258,7 @@ class ArduSubSitl(object):
         nice = self.settings.onboard_nice if self.script is not None else 0
         self.process = subprocess.Popen(cmd, cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, universal_newlines=True, bufsize=1,
-                                        preexec_fn=_child_setup(nice))
+                                        preexec_fn=_in_child(nice))
         if nice:
             try:
                 got = os.getpriority(os.PRIO_PROCESS, self.process.pid) - os.nice(0)
