@@ -12,7 +12,8 @@ from brov2_hybrid.link.bridge_settings import BridgeSettings
 from brov2_hybrid.node_logic.node_params import ParamReader, load_node_params
 from brov2_hybrid.onboard.desired_link import ARRAY_NAME, DATA_LENGTH
 from brov2_hybrid.onboard.lua_script import load_onboard_settings
-from brov2_hybrid.onboard.uplink import MAV_PARAM_TYPE_REAL32, ScriptReports, Uplink, omega_param_name
+from brov2_hybrid.onboard.uplink import (MAV_PARAM_TYPE_REAL32, SCRIPT_MODES, ScriptReports, Uplink, omega_param_name,
+                                         script_mode)
 from brov2_hybrid.params import load_controller_params
 
 ONBOARD = load_onboard_settings()
@@ -172,3 +173,15 @@ def test_the_scripts_reports_are_summarized():
     assert reports.summary() == ("rate 88 Hz median (80 .. 90) over 3 reports, loop period 7 .. 70 ms "
                                  "(median of the longest per report 20 ms)")
     assert reports.summary(since=2).startswith("rate 88 Hz median (88 .. 88) over 1 reports")
+
+
+def test_the_scripts_mode_texts_are_read_as_the_template_writes_them():
+    import re
+    from brov2_hybrid.onboard import lua_script
+    with open(lua_script.TEMPLATE) as handle:
+        modes = re.search(r"M\.MODES = \{([^}]*)\}", handle.read()).group(1)
+    assert tuple(m.split("=")[0].strip() for m in modes.split(",")) == SCRIPT_MODES
+    assert script_mode("brov2_hybrid: ACTIVE") == "ACTIVE"
+    assert script_mode("brov2_hybrid: HOLD: desired attitude stale; holdin") == "HOLD"   # STATUSTEXT's 50 chars
+    assert script_mode("g, linear commands zero") is None                               # its second chunk
+    assert script_mode("brov2_hybrid: loaded for bluerov2_heavy, 100 Hz, omega_d 3 rad/s") is None

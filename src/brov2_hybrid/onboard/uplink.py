@@ -28,6 +28,7 @@ from brov2_hybrid.control.rate_estimate import DesiredRateEstimator
 from brov2_hybrid.onboard.desired_link import ARRAY_NAME, desired_data
 from brov2_hybrid.validate import as_positive
 
+
 def _locked(method):
     """Run ``method`` under the instance's lock."""
     @functools.wraps(method)
