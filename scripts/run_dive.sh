@@ -6,6 +6,7 @@
 #   make run                                   # bundled dive, omega_d 3, 2x real time
 #   make run ARGS="omega_d:=4.0 record_bag:=true"
 #   BROV2_SPEEDUP=1 make run                   # real time
+#   make run ARGS="sim:=ardusub placement:=onboard omega_d:=8"   # the law in ArduSub's Lua script (docs/onboard.md)
 #
 # Extra arguments are roslaunch arguments of launch/hybrid_autopilot.launch.
 # The run folder is out/runs/dive_<date>-<time>/ (never reused; BROV2_RUNS_DIR changes out/runs).
@@ -34,6 +35,42 @@ for arg in "$@"; do
         fi
     fi
 done
+# placement:=onboard: the law runs in the Lua script inside real ArduSub SITL (docs/onboard.md "Flying it
+# from ROS"). Refused here with the reason before anything starts (the launch file refuses it too):
+# brov2_sitl (sim:=true, the default) cannot run Lua, and MAVROS has no uplink to the script. Without
+# lockstep (the script sends no thruster commands to pace the physics by) ArduSub runs on the wall
+# clock, so the run is flown at real time, speed-up 1, where the script's loop was measured
+# (BROV2_SPEEDUP below 1 is kept).
+PLACEMENT=topside SIM=true
+for arg in "$@"; do
+    case "$arg" in
+        placement:=*) PLACEMENT="${arg#placement:=}" ;;
+        sim:=*) SIM="${arg#sim:=}" ;;
+    esac
+done
+if [ "$PLACEMENT" = onboard ]; then
+    if [ "$SIM" = true ]; then
+        echo "make run: placement:=onboard needs sim:=ardusub (real ArduSub SITL runs the Lua script);" \
+             "our simulator brov2_sitl (sim:=true, the default) cannot run Lua (docs/onboard.md)" >&2
+        exit 2
+    fi
+    for arg in "$@"; do
+        if [ "$arg" = "use_mavros:=true" ]; then
+            echo "make run: placement:=onboard with use_mavros:=true: the uplink to the on-board script is in" \
+                 "our mavlink_bridge only (docs/onboard.md)" >&2
+            exit 2
+        fi
+    done
+    if awk "BEGIN { exit !($SPEEDUP > 1) }"; then
+        echo "make run: placement:=onboard: speed-up 1x instead of ${SPEEDUP}x (no lockstep on board: the physics" \
+             "cannot wait for the script, which sends no thruster commands, so ArduSub runs on the wall clock; the" \
+             "script's loop is measured at real time only; docs/onboard.md)"
+        SPEEDUP=1
+    fi
+elif [ "$PLACEMENT" != topside ]; then
+    echo "make run: placement:=$PLACEMENT: expected topside or onboard" >&2
+    exit 2
+fi
 bash "$REPO/scripts/setup.sh"
 # sim:=ardusub flies real ArduSub SITL: build it once (cached by source hash; ~7 min the first time).
 for arg in "$@"; do
@@ -57,7 +94,7 @@ PORT=$(python -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); 
 export ROS_MASTER_URI="http://127.0.0.1:$PORT"
 export ROS_HOME="${ROS_HOME:-$HOME/.ros}"
 
-echo "make run: flying the bundled dive in the simulator (speed-up ${SPEEDUP}x; the dive lasts 150 s of vehicle time)"
+echo "make run: flying the bundled dive in the simulator (speed-up ${SPEEDUP}x, placement $PLACEMENT; the dive lasts 150 s of vehicle time)"
 echo "make run: roslaunch brov2_hybrid hybrid_autopilot.launch speedup:=$SPEEDUP log_dir:=$RUN bag_dir:=$RUN $*"
 set +e
 CODE_FILE="$RUN/mission_exit_code"
@@ -71,7 +108,7 @@ MISSION_CODE=$(python -c 'import sys; from brov2_hybrid.mission.exit_codes impor
 
 LOG=$(ls -t "$RUN"/*.csv 2>/dev/null | head -n 1 || true)
 if [ -n "$LOG" ]; then
-    python -m brov2_hybrid.analysis.run_summary "$LOG" --out "$RUN" || true
+    python -m brov2_hybrid.analysis.run_summary "$LOG" --out "$RUN" --placement "$PLACEMENT" || true
     echo "make run: run folder $RUN"
 fi
 FATAL=$(grep "\[FATAL\]" "$RUN/roslaunch.log" || true)

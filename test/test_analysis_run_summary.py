@@ -57,6 +57,19 @@ def test_summary_iae_and_energy(log_path, tmp_path):
     assert "yaw 2.0" in format_summary(figures)
 
 
+def test_summary_names_the_placement_that_flew(log_path, tmp_path):
+    topside = summarize(log_path, str(tmp_path / "top"))
+    assert topside["placement"] == "topside" and "placement topside" in format_summary(topside)
+    onboard = summarize(log_path, str(tmp_path / "onboard"), placement="onboard")
+    text = format_summary(onboard)
+    assert onboard["placement"] == "onboard" and "placement onboard" in text and "Lua script" in text
+    # no RC override on board: the Eq. 26 energy (counted on it) is not claimed
+    assert onboard["energy_yaw"] is None and "energy (Eq. 26): not measured" in text
+    assert onboard["iae_yaw_deg_s"] == pytest.approx(2.0, rel=1e-6)
+    with open(onboard["files"][0]) as handle:
+        assert json.load(handle)["placement"] == "onboard"
+
+
 def test_log_without_a_dive_is_refused(tmp_path):
     path = str(tmp_path / "idle.csv")
     with LogWriter(path) as w:

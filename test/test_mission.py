@@ -9,8 +9,10 @@ import pytest
 from brov2_hybrid.mission import exit_codes as ec
 from brov2_hybrid.mission import sequence as ms
 from brov2_hybrid.mission import interfaces as mio
+from brov2_hybrid.link.override import OverrideVerifier
+from brov2_hybrid.vehicle.firmware_detector import FirmwareDetector
 
-from scripted_fcu import make_mission, mission_settings, rc_map  # noqa: F401  (fixtures)
+from scripted_fcu import ScriptedFcu, make_mission, mission_settings, rc_map  # noqa: F401  (fixtures)
 
 
 def test_auto_firmware_engages_once_told_then_ends_the_dive(vehicle, rc_map):
@@ -175,3 +177,61 @@ def test_vehicle_reasons_are_recent_severe_or_arming_texts_without_repeats(vehic
         mission.on_statustext(severity, text)
     assert mission.vehicle_reasons(2.0) == ["Arm: checks passed?", "Battery low", "PreArm: Battery 1 unhealthy"]
     assert mission.vehicle_reasons(3.0) == []
+
+
+# ---------------------------------------------------------------- placement onboard (docs/onboard.md)
+class OnboardFcu(ScriptedFcu):
+    """A vehicle running the on-board script: HYB_OMEGA_D exists (unless ``script`` is false) and the
+    script says ``texts`` [(seconds after arming, text)] as the template's ``enter`` does."""
+
+    def __init__(self, vehicle, rc_map, texts=(), script=True, **kw):
+        super().__init__(vehicle, rc_map, firmware="quantitative", **kw)
+        if script:
+            self.params = {"HYB_OMEGA_D": 3.0}
+        self.texts_due = list(texts)
+        self.armed_at_s = None
+
+    def _step(self):
+        super()._step()
+        if self.armed and self.armed_at_s is None:
+            self.armed_at_s = self.t
+        while self.texts_due and self.armed_at_s is not None and self.t >= self.armed_at_s + self.texts_due[0][0]:
+            self.mission.on_statustext(6, self.texts_due.pop(0)[1])
+
+
+def onboard_mission(vehicle, rc_map, **fcu):
+    io = OnboardFcu(vehicle, rc_map, **fcu)
+    settings = mission_settings(placement="onboard", script_param="HYB_OMEGA_D")
+    io.mission = ms.Mission(settings, OverrideVerifier(3.0, 20, rc_map.neutral_us),
+                            FirmwareDetector(vehicle, rc_map, 3.0, 3, 1.0), io)
+    return io.mission, io
+
+
+@pytest.mark.parametrize("active_after_arming_s", [0.0, 0.5, 4.0])
+def test_onboard_reads_the_scripts_parameter_engages_at_arming_and_needs_its_active(vehicle, rc_map,
+                                                                                  active_after_arming_s):
+    mission, io = onboard_mission(vehicle, rc_map, texts=[(active_after_arming_s, "brov2_hybrid: ACTIVE")])
+    assert mission.run() == ec.EXIT_OK
+    assert [name for _, name in io.params_read] == ["HYB_OMEGA_D"]           # not RC_OVERRIDE_TIME
+    assert io.time_of("engaged", True) == pytest.approx(io.time_of("arm", True) + 0.1, abs=2 * ms.POLL_S)
+    assert io.published("firmware") == []                                    # no firmware to tell on board
+    assert "the on-board script flies the vehicle ('brov2_hybrid: ACTIVE')" in io.texts(mio.INFO)
+    assert not io.texts(mio.FATAL)
+
+
+def test_onboard_without_the_script_stops_before_arming(vehicle, rc_map):
+    mission, io = onboard_mission(vehicle, rc_map, script=False)
+    assert mission.run() == ec.EXIT_FIRMWARE
+    assert ("arm", True) not in [(w, v) for _, w, v in io.events]
+    fatal = io.texts(mio.FATAL)
+    assert len(fatal) == 1 and "no parameter HYB_OMEGA_D" in fatal[0] and "not running" in fatal[0]
+    assert len(io.params_read) > 5                                            # retried while the script may load
+
+
+def test_onboard_script_that_never_takes_the_vehicle_stops_the_run(vehicle, rc_map):
+    mission, io = onboard_mission(vehicle, rc_map, dive_s=30.0,
+                                  texts=[(0.0, "brov2_hybrid: LOST_NEUTRAL: no desired attitude fo")])
+    assert mission.run() == ec.EXIT_OVERRIDE_IGNORED
+    fatal = io.texts(mio.FATAL)
+    assert len(fatal) == 1 and "did not take the vehicle" in fatal[0] and "LOST_NEUTRAL" in fatal[0]
+    assert io.published("release")[-1] == ("release", True) and io.events[-2][1:] == ("arm", False)

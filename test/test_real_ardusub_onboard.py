@@ -1,7 +1,7 @@
 """The on-board script (docs/onboard.md) in real ArduSub 4.5 SITL on our physics.
 
 ArduSub loads the generated script from ``scripts/`` in its working folder (SCR_ENABLE and the
-other ``onboard.ardusub_params`` in its defaults); this process is the topside, sending the desired
+other ``onboard.ardusub_params`` in its defaults: ``ArduSubSitl(..., onboard=...)``, as ``ardusub_sitl --onboard``); this process is the topside, sending the desired
 state (``onboard.desired_link``) at 50 Hz and reading ATTITUDE, SERVO_OUTPUT_RAW, the script's
 STATUSTEXT and NAMED_VALUE_FLOAT. One SITL for the module, flown at real time (speedup 1) so that
 the rate and jitter the script reports are those of a real-time loop.
@@ -20,7 +20,7 @@ import pytest
 from brov2_hybrid import params
 from brov2_hybrid.control.law import HybridController, normalize
 from brov2_hybrid.onboard.desired_link import send_desired
-from brov2_hybrid.onboard.lua_script import load_onboard_settings, write_script
+from brov2_hybrid.onboard.lua_script import load_onboard_settings
 from brov2_hybrid.sim.config import load_initial_state, load_sim_options
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
@@ -38,9 +38,7 @@ def flight(ardusub_binary):
     from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
     binary = ardusub_binary
     sitl = ArduSubSitl(VEHICLE, load_sim_options(), load_initial_state().eta(), instance=free_instance(),
-                       speedup=1.0, binary=binary, extra_params=ONBOARD.ardusub_params)
-    os.makedirs(os.path.join(sitl.folder, "scripts"))
-    write_script(os.path.join(sitl.folder, "scripts", ONBOARD.script_name), VEHICLE, SETTINGS, ONBOARD)
+                       speedup=1.0, binary=binary, onboard=ONBOARD, controller_settings=SETTINGS)
     f = SitlFlight(sitl, stream_rate_hz=100.0)
     try:
         end = time.monotonic() + 60.0

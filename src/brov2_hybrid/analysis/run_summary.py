@@ -10,6 +10,9 @@ energy per DOF = sum over ticks of |PWM - 1500| / 400 of its RC channel (Eq. 26)
 depth hold on, the depth error RMS (setpoint - depth, over the ticks that held depth).
 The cut, the figures and the plot are :mod:`brov2_hybrid.analysis.log_summary`'s (as for
 ``brov2-analyze summarize``), here with a flown dive required and the figures as JSON.
+``--placement`` names where the law ran (``make run`` passes the launch's placement); with
+``onboard`` (the vehicle's Lua script, docs/onboard.md) no RC override was sent, so the Eq. 26
+energy, counted on the override's PWMs, is not measured (null).
 """
 import argparse
 import json
@@ -22,13 +25,23 @@ from brov2_hybrid.analysis.log_summary import measure_log
 from brov2_hybrid.analysis.metrics import depth_error
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
+from brov2_hybrid.placement import PLACEMENTS
+
+#: What the summary says of each placement.
+PLACEMENT_TEXT = {"topside": "the law ran topside (control_law -> RC override)",
+                  "onboard": "the law ran on board (the vehicle's Lua script)"}
 
 
-def summarize(log_path, out_dir):
-    """Write ``<stem>_summary.json`` and a PNG into ``out_dir``; return the figures.
+def summarize(log_path, out_dir, placement="topside"):
+    """Write ``<stem>_summary.json`` and a PNG into ``out_dir``; return the figures (with ``placement``:
+    topside or onboard, where the law ran; onboard leaves the energy figures None).
 
     The log must hold a flown dive (ACTIVE ticks): :func:`~brov2_hybrid.analysis.log_summary.dive_part`."""
     figures, log, png = measure_log(log_path, out_dir, require_active=True)
+    figures["placement"] = placement
+    if placement == "onboard":
+        for d in DOF_NAMES:
+            figures["energy_%s" % d] = None
     figures["ticks_not_active"] = int(sum(m != "ACTIVE" for m in log["mode"]))
     figures["omega_d_rad_s"] = float(np.median(log["omega_d_rad_s"]))
     rms, worst, held = depth_error(log["depth_m"], log["depth_setpoint_m"])
@@ -48,11 +61,17 @@ def format_summary(figures):
     axis, and a warning when ticks inside the dive were not ACTIVE."""
     axes = ANGULAR_DOF_NAMES
     dofs = DOF_NAMES
-    lines = ["dive: %.1f s, %d control ticks, omega_d %.2f rad/s"
+    placement = figures.get("placement", "topside")
+    lines = ["placement %s: %s" % (placement, PLACEMENT_TEXT[placement]),
+             "dive: %.1f s, %d control ticks, omega_d %.2f rad/s"
              % (figures["duration_s"], figures["ticks"], figures["omega_d_rad_s"]),
-             "IAE [deg s]:   " + "  ".join("%s %.1f" % (a, figures["iae_%s_deg_s" % a]) for a in axes),
-             "RMS error [deg]: " + "  ".join("%s %.2f" % (a, figures["rms_error_%s_deg" % a]) for a in axes),
-             "energy (Eq. 26): " + "  ".join("%s %.1f" % (d, figures["energy_%s" % d]) for d in dofs)]
+             "IAE [deg s]:   " + "  ".join("%s %.1f" % (a, figures["iae_%s_deg_s" % a]) for a in axes)
+             + "  (sum %.1f)" % sum(figures["iae_%s_deg_s" % a] for a in axes),
+             "RMS error [deg]: " + "  ".join("%s %.2f" % (a, figures["rms_error_%s_deg" % a]) for a in axes)]
+    if figures.get("energy_%s" % dofs[0]) is None:
+        lines.append("energy (Eq. 26): not measured (no RC override; the motor PWMs are in the log)")
+    else:
+        lines.append("energy (Eq. 26): " + "  ".join("%s %.1f" % (d, figures["energy_%s" % d]) for d in dofs))
     if figures.get("depth_hold_ticks"):
         lines.append("depth hold: depth error RMS %.3f m, max %.3f m over %d ticks"
                      % (figures["depth_error_rms_m"], figures["depth_error_max_m"], figures["depth_hold_ticks"]))
@@ -68,9 +87,11 @@ def main(argv=None):
     parser = argparse.ArgumentParser(prog="python -m brov2_hybrid.analysis.run_summary", description=__doc__.splitlines()[0])
     parser.add_argument("log_csv")
     parser.add_argument("--out", default=None, help="output folder (default: the log's folder)")
+    parser.add_argument("--placement", choices=PLACEMENTS, default="topside",
+                        help="where the law ran (launch arg placement; default topside)")
     args = parser.parse_args(argv)
     try:
-        figures = summarize(args.log_csv, args.out or os.path.dirname(os.path.abspath(args.log_csv)))
+        figures = summarize(args.log_csv, args.out or os.path.dirname(os.path.abspath(args.log_csv)), args.placement)
     except Brov2Error as exc:
         sys.stderr.write("run_summary: %s\n" % exc)
         return 1

@@ -10,6 +10,7 @@ and checks what the types alone cannot: the override re-send rate is at least
 from brov2_hybrid.link import mavlink_signing
 from brov2_hybrid.link.stream_requests import stream_requests
 from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.placement import PLACEMENTS
 
 #: Lowest RC override re-send rate accepted (as thruster_allocation's ~override_rate_hz:
 #: a steady override stream keeps ArduSub's pilot-input failsafe from firing).
@@ -71,3 +72,9 @@ class BridgeSettings(object):
         self.clock_max_speedup = p.positive("clock_max_speedup")
         self.clock_jump_s = p.positive("clock_jump_s")
         self.attitude_rate_window_s = p.positive("attitude_rate_window_s")
+        # placement:=onboard: the uplink to the on-board script (brov2_hybrid.onboard.uplink)
+        self.placement = p.string("placement", choices=PLACEMENTS)
+        self.uplink_max_rate_hz = p.positive("uplink_max_rate_hz")
+        self.uplink_param_retry_s = p.positive("uplink_param_retry_s")
+        self.uplink_param_tolerance = p.positive("uplink_param_tolerance")
+        self.script_report_log_s = p.positive("script_report_log_s")

@@ -8,6 +8,8 @@ tests on a simulated clock. Times are wall seconds.
 """
 from dataclasses import dataclass
 
+from brov2_hybrid.placement import PLACEMENTS
+
 #: Log levels of :meth:`MissionIO.log` (also used by :mod:`~brov2_hybrid.mission.peer_watch`).
 INFO, WARN, ERROR, FATAL = "info", "warn", "error", "fatal"
 
@@ -35,6 +37,10 @@ class MissionSettings:
     telemetry_timeout_s: float = 0.0    # armed this long without an attitude / motor outputs: stop (0: no check)
     state_topic: str = "/mavros/state"
     arming_service: str = "/mavros/cmd/arming"
+    placement: str = "topside"          # onboard: the law runs in the vehicle's Lua script (docs/onboard.md)
+    script_param: str = ""              # onboard: the script's parameter that tells it runs (HYB_OMEGA_D)
+    onboard_script_timeout_s: float = 30.0   # onboard: wait this long for that parameter [wall s]
+    onboard_active_timeout_s: float = 6.0    # onboard: engaged this long without the script's ACTIVE -> stop
 
     @classmethod
     def from_params(cls, p, firmware_choices):
@@ -49,7 +55,10 @@ class MissionSettings:
                    firmware_timeout_s=p.positive("firmware_timeout_s"),
                    max_override_time_s=p.positive("max_override_time_s"),
                    telemetry_timeout_s=p.number("telemetry_timeout_s", 0.0),
-                   state_topic=p.string("state_topic"), arming_service=p.string("arming_service"))
+                   state_topic=p.string("state_topic"), arming_service=p.string("arming_service"),
+                   placement=p.string("placement", choices=PLACEMENTS),
+                   onboard_script_timeout_s=p.positive("onboard_script_timeout_s"),
+                   onboard_active_timeout_s=p.positive("onboard_active_timeout_s"))
 
 
 @dataclass

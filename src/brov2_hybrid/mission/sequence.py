@@ -20,6 +20,10 @@ tell its firmware, end the dive. Plain Python; ``nodes/mission`` is the rospy sh
    ``firmware_timeout_s`` armed; an attitude or motor outputs that never arrive within
    ``telemetry_timeout_s`` armed and connected stop it as "no telemetry" (the vehicle
    sends no streams: nothing was requested), not as an ignored override;
+With ``placement`` onboard (the law runs in the vehicle's Lua script, docs/onboard.md) there is no RC
+override to check or firmware to tell (:mod:`~brov2_hybrid.mission.onboard_checks`): step 1 reads the
+script's parameter instead of RC_OVERRIDE_TIME (none: EXIT_FIRMWARE), step 2 engages at once, step 3
+needs the script's "brov2_hybrid: ACTIVE" (else EXIT_OVERRIDE_IGNORED).
 4. when the dive is done: hold ``end_hold_s``, release the override, wait
    ``release_wait_s``, disarm (``disarm_at_end``), disengage, and end
    (``exit_at_end``) or wait for the next dive.
@@ -43,6 +47,8 @@ from brov2_hybrid.link.override import VERIFY_FAILED, VERIFY_OK
 from brov2_hybrid.mission.exit_codes import (EXIT_FIRMWARE, EXIT_NO_TELEMETRY, EXIT_NO_VEHICLE, EXIT_OK,
                                                 EXIT_OVERRIDE_IGNORED, EXIT_SHUTDOWN)
 from brov2_hybrid.mission.interfaces import ERROR, FATAL, INFO, WARN, FcuState
+from brov2_hybrid.mission.onboard_checks import OnboardChecks
+from brov2_hybrid.onboard.uplink import ACTIVE_TEXT
 
 POLL_S = 0.05                   # state polling period of the waits and the dive loop [wall s]
 NOT_ARMED_WARN_PERIOD_S = 5.0   # "not armed" is repeated at most this often [wall s]
@@ -56,7 +62,7 @@ REASON_WAIT_S = 0.3             # after a last failed request, wait this long fo
                                 # (its STATUSTEXT and the reply travel different ways) [wall s]
 
 
-class Mission(object):
+class Mission(OnboardChecks):
     """The sequence of the module docstring.
 
     Parameters
@@ -82,6 +88,7 @@ class Mission(object):
         self._started_s = None          # when run() began [wall s]
         self._heard = set()             # telemetry heard at least once (ATTITUDE, OUTPUTS)
         self._watch_since = None        # armed and connected since [wall s] (None: not both)
+        self._start_code = None         # why start() failed, when not EXIT_NO_VEHICLE
 
     # ------------------------------------------------------------------ inputs
     def on_state(self, connected, armed, mode):
@@ -116,6 +123,7 @@ class Mission(object):
         """A STATUSTEXT from the vehicle (MAV_SEVERITY, text), e.g. "PreArm: Battery 1 unhealthy"."""
         with self._lock:
             self._texts.append((self.io.now_s(), int(severity), str(text).strip()))
+            self.on_script_text(text)
             del self._texts[:-50]
 
     def vehicle_reasons(self, since_s):
@@ -187,7 +195,11 @@ class Mission(object):
             io.log(FATAL, "no vehicle connected within %.0f s (check fcu_url and that the "
                           "simulator / vehicle is running)" % s.connect_timeout_s)
             return False
-        self.check_override_time()
+        if self.onboard:
+            if not self.check_script():
+                return False
+        else:
+            self.check_override_time()
         for _ in range(s.mode_attempts):
             io.set_mode(s.mode)
             if self.wait(lambda st: st.mode == s.mode, s.command_timeout_s):
@@ -201,13 +213,16 @@ class Mission(object):
         if not self.arm():
             return False
         self._armed_since = io.now_s()
-        if s.firmware == "auto":
+        if self.onboard:
+            io.log(INFO, "armed in %s; dive starts (placement onboard: the vehicle's script flies it)" % s.mode)
+            self._engage()
+        elif s.firmware == "auto":
             io.log(INFO, "armed in %s; telling the vehicle's firmware from its motor outputs "
                          "before the dive starts" % s.mode)
         else:
             io.log(INFO, "armed in %s; dive starts (firmware %s, checked against the motor outputs)"
                    % (s.mode, s.firmware))
-            io.publish_engaged(True)
+            self._engage()
         return True
 
     def arm(self):
@@ -331,8 +346,10 @@ class Mission(object):
         s, io = self.settings, self.io
         self._started_s = io.now_s()
         if not self.start():
+            if self._start_code is not None:
+                return self._start_code
             return EXIT_SHUTDOWN if io.is_shutdown() else EXIT_NO_VEHICLE
-        reported = False
+        reported = script_reported = False
         while not io.is_shutdown():
             with self._lock:
                 state = self.verifier.update(io.now_s())
@@ -346,10 +363,13 @@ class Mission(object):
                 io.log(FATAL, self.verifier.failure_message(RC_OUT_NAME))
                 self.finish(disarm=True)
                 return EXIT_NO_TELEMETRY if self.verifier.no_outputs() else EXIT_OVERRIDE_IGNORED
-            code = self.check_firmware(io.now_s())
+            code = self.check_script_active(io.now_s()) if self.onboard else self.check_firmware(io.now_s())
             if code is not None:
                 self.finish(disarm=True)
                 return code
+            if self.onboard and self._script_active and not script_reported:
+                io.log(INFO, "the on-board script flies the vehicle ('%s')" % ACTIVE_TEXT)
+                script_reported = True
             if state == VERIFY_OK and not reported:
                 io.log(INFO, "RC override reaches the vehicle (motor outputs follow it)")
                 reported = True

@@ -190,3 +190,11 @@ def write_script(path, vehicle, controller_settings, onboard):
     with open(path, "w") as handle:
         handle.write(text)
     return path
+
+
+def install_script(folder, vehicle, controller_settings, onboard):
+    """Write the script into ``<folder>/scripts/`` (ArduSub's scripts folder when ``folder`` is its working
+    directory, as in SITL); return its path. ArduSub also needs ``onboard.ardusub_params`` (SCR_ENABLE ...)."""
+    scripts = os.path.join(folder, "scripts")
+    os.makedirs(scripts, exist_ok=True)
+    return write_script(os.path.join(scripts, onboard.script_name), vehicle, controller_settings, onboard)

@@ -19,6 +19,7 @@ Entry points: ``python -m brov2_hybrid.sim.ardusub_sitl`` and the ``ardusub_sitl
 node of ``launch/hybrid_autopilot.launch sim:=ardusub``.
 """
 import argparse
+import dataclasses
 import logging
 import os
 import shutil
@@ -32,7 +33,8 @@ from dataclasses import dataclass
 
 from brov2_hybrid import paths
 from brov2_hybrid.errors import Brov2Error, ParameterError
-from brov2_hybrid.params import Section, load_yaml
+from brov2_hybrid.onboard.lua_script import install_script, load_onboard_settings
+from brov2_hybrid.params import Section, load_controller_params, load_yaml
 from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args, serve
 from brov2_hybrid.sim.json_physics import JsonPhysics, JsonPhysicsServer, json_port, mavlink_port
@@ -54,6 +56,8 @@ class SitlSettings:
     sim_rate_hz: int
     defaults: str
     extra_defaults: str
+    onboard_nice: int = 0
+    onboard_sim_rate_hz: int = 0
 
 
 def load_sitl_settings(path=None):
@@ -67,7 +71,9 @@ def load_sitl_settings(path=None):
     defaults = s.raw("defaults")
     if not isinstance(defaults, str) or not defaults:
         raise ParameterError("%s: expected a parameter file name, got %r" % (s.key("defaults"), defaults))
-    return SitlSettings(sim_rate_hz=rate, defaults=defaults, extra_defaults=extra or "")
+    return SitlSettings(sim_rate_hz=rate, defaults=defaults, extra_defaults=extra or "",
+                        onboard_nice=s.integer("onboard_nice", -20, 19),
+                        onboard_sim_rate_hz=s.integer("onboard_sim_rate_hz", 1))
 
 
 def find_ardusub(explicit=None):
@@ -143,6 +149,20 @@ def free_instance(low=20, high=MAX_INSTANCE + 1, rng=None):
     raise Brov2Error("no free SITL instance in %d..%d" % (low, high - 1))
 
 
+def _in_child(nice):
+    """In the child before exec: :func:`_die_with_parent`, then add ``nice`` to its niceness (every
+    thread ArduSub starts inherits it; a refusal, without the privilege, leaves it unchanged: the
+    parent reads the niceness back and says so)."""
+    def prepare():
+        _die_with_parent()
+        if nice:
+            try:
+                os.nice(nice)
+            except OSError:
+                pass
+    return prepare
+
+
 def _die_with_parent():
     """In the child before exec: SIGKILL when this process dies, however it dies (Linux
     prctl PR_SET_PDEATHSIG), so no ArduSub is left holding the SITL ports. SIGKILL: an
@@ -172,15 +192,26 @@ class ArduSubSitl(object):
     params_file : str, optional
         Simulator YAML (default ``params/simulator.yaml``).
     extra_params : dict, optional
-        More ArduSub parameters for this run ({name: value}; e.g. SCR_ENABLE 1 for the on-board script,
-        which ArduSub then loads from ``scripts/`` in :attr:`folder`, its working directory).
+        More ArduSub parameters for this run ({name: value}).
+    onboard : brov2_hybrid.onboard.lua_script.OnboardSettings, optional
+        Install the on-board script (docs/onboard.md), generated for ``vehicle`` and
+        ``controller_settings`` (default ``params/controller.yaml``), in ``scripts/`` of :attr:`folder`
+        (ArduSub's working directory), with ``onboard.ardusub_params`` (SCR_ENABLE ...) before
+        ``extra_params``; :attr:`script` is its path.
     """
 
     def __init__(self, vehicle, sim_options, eta0, instance=0, speedup=1.0, binary=None, params_file=None,
-                 extra_params=None):
+                 extra_params=None, onboard=None, controller_settings=None):
         self.vehicle = vehicle
-        self.extra_params = dict(extra_params or {})
+        self.extra_params = dict(onboard.ardusub_params if onboard is not None else {})
+        self.extra_params.update(extra_params or {})
         self.settings = load_sitl_settings(params_file)
+        if onboard is not None and self.settings.onboard_sim_rate_hz:
+            # the on-board script: physics and SITL frames at onboard_sim_rate_hz (params/simulator.yaml says why)
+            rate = self.settings.onboard_sim_rate_hz
+            self.settings = dataclasses.replace(self.settings, sim_rate_hz=rate)
+            sim_options = dataclasses.replace(sim_options, dt_s=1.0 / rate)
+            LOG.info("on-board script: physics and SIM_RATE_HZ at %d Hz (ardusub_sitl.onboard_sim_rate_hz)", rate)
         expected_rate = 1.0 / sim_options.dt_s
         if abs(self.settings.sim_rate_hz - expected_rate) > 1e-6 * expected_rate:
             LOG.warning("ardusub_sitl.sim_rate_hz %d differs from physics.rate_hz %g: frames are rounded "
@@ -199,6 +230,14 @@ class ArduSubSitl(object):
         self.server = JsonPhysicsServer(self.physics, "127.0.0.1", json_port(self.instance))
         self.mavlink_port = mavlink_port(self.instance)
         self.folder = tempfile.mkdtemp(prefix="brov2_ardusub_%d_" % self.instance)
+        self.script = None
+        if onboard is not None:
+            try:
+                self.script = install_script(self.folder, vehicle, controller_settings or load_controller_params(),
+                                             onboard)
+            except Exception:
+                shutil.rmtree(self.folder, ignore_errors=True)
+                raise
         self.process = None
         self._pump = None
 
@@ -213,9 +252,25 @@ class ArduSubSitl(object):
         cmd = self.command()
         LOG.info("starting %s (MAVLink tcp:127.0.0.1:%d, physics udp:%d, folder %s)", " ".join(cmd),
                  self.mavlink_port, self.server.port, self.folder)
+        if self.script is not None:
+            LOG.info("the on-board script %s is installed (%s)", self.script,
+                     ", ".join("%s %g" % kv for kv in sorted(self.extra_params.items())))
+        nice = self.settings.onboard_nice if self.script is not None else 0
         self.process = subprocess.Popen(cmd, cwd=self.folder, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                                         stdin=subprocess.DEVNULL, universal_newlines=True, bufsize=1,
-                                        preexec_fn=_die_with_parent)
+                                        preexec_fn=_in_child(nice))
+        if nice:
+            try:
+                got = os.getpriority(os.PRIO_PROCESS, self.process.pid) - os.nice(0)
+            except OSError:
+                got = None
+            if got == nice:
+                LOG.info("ArduSub runs at niceness %+d relative to us (ardusub_sitl.onboard_nice: the script's "
+                         "thread keeps its loop period on a busy machine, as on a board that runs it in real time)",
+                         nice)
+            else:
+                LOG.warning("ardusub_sitl.onboard_nice %+d not applied (no privilege?): on a busy machine the "
+                            "script's loop may stall (docs/onboard.md)", nice)
         self._pump = threading.Thread(target=self._pump_output, name="ardusub-output", daemon=True)
         self._pump.start()
 
@@ -274,7 +329,8 @@ class ArduSubSitl(object):
 
 def build_arg_parser():
     """The ``ardusub_sitl`` command line: the physics options (vehicle, model, start pose, ...),
-    ``--instance`` (ports +10 N), ``--ardusub`` (binary or build folder) and ``--speedup``."""
+    ``--instance`` (ports +10 N), ``--ardusub`` (binary or build folder), ``--speedup``, ``--onboard``
+    (the on-board script installed) and ``--lockstep``."""
     parser = argparse.ArgumentParser(
         prog="ardusub_sitl",
         description="Real ArduSub SITL (scripts/build_ardusub.sh) flying brov2_hybrid's vehicle model "
@@ -284,6 +340,9 @@ def build_arg_parser():
     parser.add_argument("--ardusub", metavar="PATH", help="ArduSub SITL binary or build folder "
                                                           "(default: $BROV2_ARDUSUB, else the build cache)")
     parser.add_argument("--speedup", type=float, default=1.0, help="ArduSub --speedup (default 1)")
+    parser.add_argument("--onboard", action="store_true",
+                        help="install the on-board Lua script (brov2_hybrid.onboard, docs/onboard.md) in ArduSub's "
+                             "scripts folder and set params/onboard.yaml's ardusub_params (SCR_ENABLE ...)")
     parser.add_argument("--lockstep", action="store_true",
                         help="pace the physics (so ArduSub's clock) by the controller's commands: at most "
                              "lockstep.ardusub_max_lead_s ahead (needs ROS: rosrun brov2_hybrid ardusub_sitl; "
@@ -296,12 +355,18 @@ def sitl_from_args(args, controller=None):
     ``--lockstep``, where the controller's progress comes from, an object with ``follow()`` and
     ``latest_s()`` (the ROS shell's :class:`~brov2_hybrid.sim.controller_commands.ControllerCommands`);
     raises Brov2Error when ``--lockstep`` has none."""
+    if args.lockstep and args.onboard:
+        raise Brov2Error("--onboard with --lockstep: the physics would wait for the topside's thruster commands, "
+                         "which the on-board script does not send; leave --lockstep out")
     if args.lockstep and controller is None:
         raise Brov2Error("--lockstep: the controller's commands arrive over ROS; run it as the ROS node "
                          "(rosrun brov2_hybrid ardusub_sitl --lockstep, or the launch files)")
     vehicle, options, eta = physics_from_args(args)
+    onboard = None
+    if args.onboard:
+        onboard = load_onboard_settings()
     sitl = ArduSubSitl(vehicle, options, eta, instance=args.instance, speedup=args.speedup, binary=args.ardusub,
-                       params_file=args.params)
+                       params_file=args.params, onboard=onboard)
     if args.lockstep:
         config = load_lockstep_config(args.params)
         controller.follow()
