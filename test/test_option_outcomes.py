@@ -18,6 +18,7 @@ from brov2_hybrid import paths
 from brov2_hybrid.analysis import allocators as al
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis import options as op
+from brov2_hybrid.analysis import tether_loop as tl
 from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.analysis.log_summary import log_metrics
 from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
@@ -283,22 +284,21 @@ def test_a_live_retune_changes_how_the_next_step_settles(loop_settings):
 # --- the tether (simulator.yaml section tether; launch tether:=true) -------------------------
 
 def test_the_tether_pulls_a_steady_yaw_error_that_integral_action_removes(loop_settings):
-    """Hold level for 60 s in a 0.5 m/s current from the side, on a 15 m tether from a base up-current:
-    the cable's pull at the Heavy's rear attachment point is a steady yaw moment. Without the tether the
-    vehicle holds 0 (the current alone turns nothing); on it PD holds several degrees off (k_p's
-    steady error); PD+I brings it back. Fails when the tether is switched off (no error for PD)."""
-    dive = step_dive(0.0, 1.0, 60.0, loop_settings.desired_rate_hz)
-    base = load_sim_options()
+    """Hold level for 60 s in a 0.5 m/s current from the side, on a 15 m tether from a base up-current
+    (params/analysis.yaml section tether_loop): the cable's pull at the Heavy's rear attachment point is
+    a steady yaw moment. Without the tether the vehicle holds 0 (the current alone turns nothing); on
+    it PD holds several degrees off (k_p's steady error); PD+I brings it back. Fails when the tether is
+    switched off (no error for PD). The same runs (tether_loop.fly_pull_case) make the generated table
+    tether_pull of docs/simulator.md."""
+    settings = tl.load_tether_loop_settings()
     late_yaw_deg = {}
-    for enabled, integral in ((False, False), (True, False), (True, True)):
-        options = replace(base, current_ned_m_s=np.array([0.0, 0.5, 0.0]), tether=base.tether.with_changes(
-            enabled=enabled, length_m=15.0, base_ned_m=np.array([0.0, -14.0, 0.0])))
-        loop = ClosedLoop(loop_settings, sim_options=options)
-        result = loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": integral})
-        late = result.log["time_s"] > 40.0
-        late_yaw_deg[enabled, integral] = math.degrees(float(np.mean(result.log["yaw_rad"][late])))
+    for _, enabled, integral in tl.PULL_CASES:
+        run = tl.fly_pull_case(loop_settings, settings, enabled, integral)
+        late_yaw_deg[enabled, integral] = run["mean_yaw_deg"]
         if enabled:
-            assert np.linalg.norm(loop.plant.tether.force_ned()) > 5.0    # the cable holds the vehicle
+            assert np.linalg.norm(run["tether_force_final_ned_n"]) > 5.0    # the cable holds the vehicle
+        else:
+            assert run["tether_force_final_ned_n"] is None
     assert abs(late_yaw_deg[False, False]) < 0.1
     assert late_yaw_deg[True, False] > 5.0
     assert abs(late_yaw_deg[True, True]) < 0.5
