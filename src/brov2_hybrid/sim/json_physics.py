@@ -169,6 +169,8 @@ class JsonPhysics(object):
         self.gcs_waits_timed_out = 0
         self._gcs_released_at = None
         self._depth_request = None
+        #: A :class:`~brov2_hybrid.sim.tether_state.TetherReporter` given the tether after every frame (or None).
+        self.tether_report = None
 
     def request_depth(self, depth_m):
         """Carry the vehicle to ``depth_m`` [m, down] at the next frame, as a diver brings a buoyant
@@ -235,6 +237,8 @@ class JsonPhysics(object):
         if n > 0:
             plant.step(n)
         self.history.append((plant.t_s, plant.quaternion_ned_frd(), float(plant.eta[2])))
+        if self.tether_report is not None:
+            self.tether_report.update(plant.t_s, plant)
         self.frames += 1
         return self.reply()
 
