@@ -115,13 +115,23 @@ def test_nodes_and_simulated_firmware_run_the_vehicles_allocator(saturating_vehi
 
 @pytest.fixture(scope="module")
 def option_runs(loop_settings):
-    """Every option on every input of the options table at omega_d 3 (compiled loop: ~1 s)."""
+    """Every option on every input of the options table at omega_d 3 (compiled loop: ~1 s; the tethered
+    dive steps its plant in Python: a few seconds per option)."""
     jobs = op.option_jobs(loop_settings, op.load_option_settings(), (3.0,))
     return {(r["input"], r["option"]): r for r in op.option_rows([op.run_option_job(j) for j in jobs])}
 
 
 def test_integral_action_removes_the_error_of_full_translation_at_tilt(option_runs):
     assert option_runs[("disturbed", "PD+I")]["iae_change_pct"] < -40.0
+
+
+def test_integral_action_helps_against_the_tethers_pull(option_runs):
+    """docs/experiments.md: on the tethered dive (the bundled dive on the simulator's 35 m tether in a
+    current) integral action is the option that helps; the drag feed-forward does nothing there."""
+    assert option_runs[("tethered", "PD+I")]["iae_change_pct"] < -15.0
+    assert abs(option_runs[("tethered", "drag FF")]["iae_change_pct"]) < 2.0
+    # the tether is on: the dive on it is far worse than without
+    assert option_runs[("tethered", "PD")]["iae_sum_deg_s"] > 2.0 * option_runs[("bundled", "PD")]["iae_sum_deg_s"]
 
 
 def test_drag_feedforward_removes_the_lag_of_fast_turns(option_runs):
