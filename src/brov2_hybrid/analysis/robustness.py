@@ -174,11 +174,12 @@ def _stats(values):
 
 
 def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
-    """The Monte Carlo sweep on ``ctx.runner``: per-run CSV, summary CSV, box plot."""
+    """The Monte Carlo sweep on ``ctx.runner``: per-run CSV, summary CSV, box plot. ``samples``
+    (``--samples``) sets the samples per omega_d and law, and caps the tethered sweep's at as many."""
     from brov2_hybrid.analysis.context import write_csv
     s = settings or ctx.settings.robustness
     if samples is not None:
-        s = replace(s, samples=int(samples))
+        s = replace(s, samples=int(samples), tether_samples=min(s.tether_samples, int(samples)))
     omegas = tuple(omegas or s.omega_d_rad_s)
     drawn = draw_samples(s)
     tethered = draw_tethered_samples(s)
