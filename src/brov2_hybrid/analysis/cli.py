@@ -382,6 +382,7 @@ def reproduce(ctx, omegas=None, quick=False):
              ("omega_limit", lambda: omega_limit.omega_limit_experiment(ctx, (3.0, 6.0) if quick else None)),
              ("identify_coverage", lambda: identify_coverage.identify_coverage_experiment(ctx, quick=quick)),
              ("tether_loop", lambda: tether_loop.tether_loop_experiment(ctx)),
+             ("tether_free_float", lambda: tether_experiment.free_float_summary(ctx.out_dir, convergence=not quick)),
              ("ardusub", lambda: _ardusub_or_reason(ctx, quick, "ardusub")),
              ("depth_hold_compare", lambda: _ardusub_or_reason(ctx, quick, "depth-hold-compare")),
              ("head_to_head", lambda: _ardusub_or_reason(ctx, quick, "head-to-head")))
