@@ -6,7 +6,8 @@ IAE bound per angular axis: at most IAE_FRACTION of the IAE the vehicle would ha
 by not moving at all (integral of |eta_d(t) - eta(t_0)| over the dive); every axis is
 commanded in test/data/short_dive.csv, so the reference is far from zero.
 Row count: the log's rows map one-to-one onto consecutive control ticks (the tick
-counter in AutopilotStatus), with none missing or doubled.
+counter in AutopilotStatus), with none missing or doubled. Without the tether the tether columns
+are NaN (rostest_tether.py flies with it).
 """
 import os
 import sys
@@ -19,7 +20,7 @@ import rostest
 import rostest_common as rc
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.physics.kinematics import wrap_angle
-from brov2_hybrid.tick_log.logfile import read_log
+from brov2_hybrid.tick_log.logfile import TETHER_COLUMNS, read_log
 
 IAE_FRACTION = 0.35
 AXES = ("roll", "pitch", "yaw")
@@ -35,6 +36,8 @@ class Dive(unittest.TestCase):
         rospy.sleep(0.5)
         log = read_log(rc.only_file(os.path.join(log_dir, "*.csv")))
         modes = np.array(log["mode"])
+        for column in TETHER_COLUMNS:          # no tether (tether:=false): no tether force in the log
+            self.assertTrue(np.all(np.isnan(log[column])), "%s logged without a tether" % column)
 
         # --- IAE per axis over the ACTIVE part of the dive
         active = np.flatnonzero(modes == "ACTIVE")

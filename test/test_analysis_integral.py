@@ -3,6 +3,7 @@ import csv
 import math
 import os
 import re
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -10,7 +11,8 @@ import pytest
 from brov2_hybrid import paths
 from brov2_hybrid.analysis import cli, lti
 from brov2_hybrid.analysis.integral import lti_row, pid_denominator, plateau_dive
-from brov2_hybrid.analysis.robustness import draw_samples, perturbed_vehicle
+from brov2_hybrid.analysis.robustness import (RobustJob, draw_samples, draw_tethered_samples, perturbed_vehicle,
+                                              run_robust_job)
 from brov2_hybrid.analysis.settings import load_analysis_settings
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
@@ -58,8 +60,27 @@ def test_samples_are_seeded_and_perturb_the_plant_within_bounds():
         assert math.hypot(*smp.current_ned_m_s[:2]) <= s.current_max_m_s
 
 
+def test_tethered_samples_are_seeded_apart_and_fly_on_a_tether():
+    """The tethered sweep's plants come from their own generator (the untethered samples do not move
+    when tether_samples changes), each with a tether length within tether_length_m; its job flies the
+    tether: the same plant off the tether has a far smaller plateau-dive error."""
+    settings = load_analysis_settings()
+    s = settings.robustness
+    tethered = draw_tethered_samples(s, 3)
+    assert tethered == draw_tethered_samples(s, 3) and len(tethered) == 3
+    assert all(s.tether_length_m[0] <= smp.tether_length_m <= s.tether_length_m[1] for smp in tethered)
+    assert all(smp.tether_length_m == 0.0 for smp in draw_samples(s, 3))
+    assert draw_samples(s, 3) == draw_samples(replace(s, tether_samples=s.tether_samples + 7), 3)
+    on = run_robust_job(RobustJob(settings.loop, s, tethered[0], 3.0, False, settings.step.settle_band))
+    off = run_robust_job(RobustJob(settings.loop, s, replace(tethered[0], tether_length_m=0.0), 3.0, False,
+                                   settings.step.settle_band))
+    assert on["tether_length_m"] == tethered[0].tether_length_m and off["tether_length_m"] == 0.0
+    assert on["dive_iae_deg_s"] > 2.0 * off["dive_iae_deg_s"]
+
+
 @pytest.mark.parametrize("old, new, key", [
     ("  samples: 1000 ", "  samples: 0 ", "robustness.samples"),
+    ("  tether_length_m: [10.0, 50.0]", "  tether_length_m: [50.0, 10.0]", "robustness.tether_length_m"),
     ("  mass_fraction: 0.2 ", "  mass_fraction: -0.2 ", "robustness.mass_fraction"),
     ("  measure_fraction: 0.3", "  measure_fraction: 1.3", "integral.measure_fraction"),
     ("  plateau_s: 15.0", "  plateau_s: .nan", "integral.plateau_s")])

@@ -7,13 +7,14 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.tick_log.logfile import LOG_COLUMNS, LogWriter, read_log
+from brov2_hybrid.tick_log.logfile import LOG_COLUMNS, TETHER_COLUMNS, LogWriter, read_log
 from brov2_hybrid.analysis.log_summary import dive_part
-from brov2_hybrid.analysis.run_summary import format_summary, summarize
+from brov2_hybrid.analysis.run_summary import TETHER_KEYS, format_summary, summarize, tether_figures
 
 
 def _row(t, mode, yaw_d, yaw, rc4=1500):
     row = {c: 0.0 for c in LOG_COLUMNS}
+    row.update((c, math.nan) for c in TETHER_COLUMNS)         # no tether
     row.update({"time_s": "%.6f" % t, "mode": mode, "yaw_d_rad": yaw_d, "yaw_rad": yaw,
                 "omega_d_rad_s": 3.0, "depth_m": math.nan})
     row.update(("rc%d_us" % i, 1500) for i in range(1, 7))
@@ -115,3 +116,63 @@ def test_summary_prints_the_depth_error_rms_of_a_run_holding_depth(tmp_path):
             w.write(dict(_row(0.02 * k, "ACTIVE", 0.0, 0.0), depth_m=5.0, depth_setpoint_m=math.nan))
     figures = summarize(plain, str(tmp_path / "out2"))
     assert figures["depth_error_rms_m"] is None and "depth" not in format_summary(figures)
+
+
+def test_a_run_without_a_tether_reports_no_tether_force(log_path, tmp_path):
+    figures = summarize(log_path, str(tmp_path / "out"))
+    assert figures["tether_rows"] == 0
+    assert all(figures[key] is None for key in TETHER_KEYS)
+    assert "tether" not in format_summary(figures)
+
+
+def test_the_summary_reports_the_tether_force_of_the_dive(tmp_path):
+    """Mean, mean and largest |F| per NED axis and the magnitude's mean and peak, over the dive's rows."""
+    path = str(tmp_path / "tethered.csv")
+    forces = [(3.0, -4.0, 0.0), (-6.0, 8.0, 0.0)]
+    with LogWriter(path) as w:
+        w.write(_row(0.0, "NO_ATTITUDE_NEUTRAL", math.nan, math.nan))           # outside the dive: not counted
+        for k in range(10):
+            row = _row(0.1 + 0.02 * k, "ACTIVE", 0.0, 0.0)
+            row.update(zip(TETHER_COLUMNS, forces[k % 2]))
+            w.write(row)
+        w.write(_row(0.4, "SHUTDOWN", math.nan, math.nan))
+    figures = summarize(path, str(tmp_path / "out"))
+    assert figures["tether_rows"] == 10
+    np.testing.assert_allclose(figures["tether_force_mean_ned_n"], [-1.5, 2.0, 0.0])
+    np.testing.assert_allclose(figures["tether_force_mean_abs_ned_n"], [4.5, 6.0, 0.0])
+    np.testing.assert_allclose(figures["tether_force_max_abs_ned_n"], [6.0, 8.0, 0.0])
+    assert figures["tether_force_mean_n"] == pytest.approx(7.5)
+    assert figures["tether_force_max_n"] == pytest.approx(10.0)
+    saved = json.load(open(figures["files"][0]))
+    assert saved["tether_force_max_n"] == pytest.approx(10.0)
+    assert "tether pull [N, NED]" in format_summary(figures)
+
+
+def test_the_in_process_log_carries_the_simulated_tether_force(tmp_path):
+    """The in-process loop on a tether logs the plant's pull every tick: the last row is the tether's
+    force when the run ends, the summary's figures are those of the logged rows, and the mean |F| agrees
+    with the tether's own count over every physics step; without the tether the columns are NaN."""
+    from brov2_hybrid.analysis import tether_loop as tl
+    from brov2_hybrid.analysis.settings import load_analysis_settings
+    from brov2_hybrid.dive.shapes import step_dive
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
+    s = tl.load_tether_loop_settings()
+    dive = step_dive(0.0, 1.0, 20.0, s.desired_rate_hz)
+    for enabled in (True, False):
+        options = tl._sim_options(s.pull_current_ned_m_s, enabled, length_m=s.pull_length_m,
+                                  base_ned_m=np.array(s.pull_base_ned_m))
+        loop = ClosedLoop(load_analysis_settings().loop, sim_options=options)
+        result = loop.run(dive, omega_d_rad_s=3.0, log_path=str(tmp_path / ("on.csv" if enabled else "off.csv")))
+        log = read_log(result.log_path)
+        figures = tether_figures(log)
+        if not enabled:
+            assert figures["tether_rows"] == 0 and figures["tether_force_max_n"] is None
+            continue
+        assert figures["tether_rows"] == len(log["time_s"])
+        last = [log[c][-1] for c in TETHER_COLUMNS]
+        np.testing.assert_allclose(last, loop.plant.tether.force_ned(), rtol=1e-6, atol=1e-6)
+        tether = loop.plant.tether
+        np.testing.assert_allclose(figures["tether_force_mean_abs_ned_n"], tether.pull_sum_n / tether.steps,
+                                   rtol=0.05, atol=0.05)
+        assert figures["tether_force_max_n"] <= np.linalg.norm(tether.pull_max_n) + 1e-6
+        assert figures["tether_force_mean_n"] > 5.0        # the cable holds the vehicle

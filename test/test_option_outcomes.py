@@ -18,6 +18,7 @@ from brov2_hybrid import paths
 from brov2_hybrid.analysis import allocators as al
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis import options as op
+from brov2_hybrid.analysis import tether_loop as tl
 from brov2_hybrid.loop.closed_loop import ClosedLoop
 from brov2_hybrid.analysis.log_summary import log_metrics
 from brov2_hybrid.analysis.settings import LatencyCase, load_analysis_settings
@@ -114,13 +115,23 @@ def test_nodes_and_simulated_firmware_run_the_vehicles_allocator(saturating_vehi
 
 @pytest.fixture(scope="module")
 def option_runs(loop_settings):
-    """Every option on every input of the options table at omega_d 3 (compiled loop: ~1 s)."""
+    """Every option on every input of the options table at omega_d 3 (compiled loop: ~1 s; the tethered
+    dive steps its plant in Python: a few seconds per option)."""
     jobs = op.option_jobs(loop_settings, op.load_option_settings(), (3.0,))
     return {(r["input"], r["option"]): r for r in op.option_rows([op.run_option_job(j) for j in jobs])}
 
 
 def test_integral_action_removes_the_error_of_full_translation_at_tilt(option_runs):
     assert option_runs[("disturbed", "PD+I")]["iae_change_pct"] < -40.0
+
+
+def test_integral_action_helps_against_the_tethers_pull(option_runs):
+    """docs/experiments.md: on the tethered dive (the bundled dive on the simulator's 35 m tether in a
+    current) integral action is the option that helps; the drag feed-forward does nothing there."""
+    assert option_runs[("tethered", "PD+I")]["iae_change_pct"] < -15.0
+    assert abs(option_runs[("tethered", "drag FF")]["iae_change_pct"]) < 2.0
+    # the tether is on: the dive on it is far worse than without
+    assert option_runs[("tethered", "PD")]["iae_sum_deg_s"] > 2.0 * option_runs[("bundled", "PD")]["iae_sum_deg_s"]
 
 
 def test_drag_feedforward_removes_the_lag_of_fast_turns(option_runs):
@@ -283,22 +294,21 @@ def test_a_live_retune_changes_how_the_next_step_settles(loop_settings):
 # --- the tether (simulator.yaml section tether; launch tether:=true) -------------------------
 
 def test_the_tether_pulls_a_steady_yaw_error_that_integral_action_removes(loop_settings):
-    """Hold level for 60 s in a 0.5 m/s current from the side, on a 15 m tether from a base up-current:
-    the cable's pull at the Heavy's rear attachment point is a steady yaw moment. Without the tether the
-    vehicle holds 0 (the current alone turns nothing); on it PD holds several degrees off (k_p's
-    steady error); PD+I brings it back. Fails when the tether is switched off (no error for PD)."""
-    dive = step_dive(0.0, 1.0, 60.0, loop_settings.desired_rate_hz)
-    base = load_sim_options()
+    """Hold level for 60 s in a 0.5 m/s current from the side, on a 15 m tether from a base up-current
+    (params/analysis.yaml section tether_loop): the cable's pull at the Heavy's rear attachment point is
+    a steady yaw moment. Without the tether the vehicle holds 0 (the current alone turns nothing); on
+    it PD holds several degrees off (k_p's steady error); PD+I brings it back. Fails when the tether is
+    switched off (no error for PD). The same runs (tether_loop.fly_pull_case) make the generated table
+    tether_pull of docs/simulator.md."""
+    settings = tl.load_tether_loop_settings()
     late_yaw_deg = {}
-    for enabled, integral in ((False, False), (True, False), (True, True)):
-        options = replace(base, current_ned_m_s=np.array([0.0, 0.5, 0.0]), tether=base.tether.with_changes(
-            enabled=enabled, length_m=15.0, base_ned_m=np.array([0.0, -14.0, 0.0])))
-        loop = ClosedLoop(loop_settings, sim_options=options)
-        result = loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": integral})
-        late = result.log["time_s"] > 40.0
-        late_yaw_deg[enabled, integral] = math.degrees(float(np.mean(result.log["yaw_rad"][late])))
+    for _, enabled, integral in tl.PULL_CASES:
+        run = tl.fly_pull_case(loop_settings, settings, enabled, integral)
+        late_yaw_deg[enabled, integral] = run["mean_yaw_deg"]
         if enabled:
-            assert np.linalg.norm(loop.plant.tether.force_ned()) > 5.0    # the cable holds the vehicle
+            assert np.linalg.norm(run["tether_force_final_ned_n"]) > 5.0    # the cable holds the vehicle
+        else:
+            assert run["tether_force_final_ned_n"] is None
     assert abs(late_yaw_deg[False, False]) < 0.1
     assert late_yaw_deg[True, False] > 5.0
     assert abs(late_yaw_deg[True, True]) < 0.5

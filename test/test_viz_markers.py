@@ -190,3 +190,50 @@ def test_nan_desired_attitude_is_not_drawn(heavy):
 def test_disconnected_state_text():
     inputs = mk.ViewInputs(mode="", connected=False, state_time_s=0.0)
     assert mk.status_text(inputs, 0.0, 1.0).splitlines()[1] == "mode ?, not connected"
+
+
+# --- the tether (brov2_hybrid/TetherState of a simulator flying one) ---------------------------
+
+def tethered_inputs(t_s):
+    """A vehicle at depth 5 m, body origin at N 10, E 20, D 5 on a 3-node cable from the surface above
+    N 0, E 20; the pull 30 N south, 40 N up (NED [-30, 0, -40])."""
+    inputs = fresh_inputs(t_s)
+    inputs.tether_nodes_ned_m = (0.0, 20.0, 0.0, 5.0, 20.0, 2.5, 10.2, 20.0, 4.9)
+    inputs.tether_force_ned_n = (-30.0, 0.0, -40.0)
+    inputs.tether_vehicle_ned_m = (10.0, 20.0, 5.0)
+    inputs.tether_time_s = t_s
+    return inputs
+
+
+def test_the_tether_is_a_line_through_its_nodes_from_the_drawn_vehicle(heavy):
+    """NED offsets from the vehicle's body origin become ENU offsets from the drawn vehicle (the frames
+    node puts it at 0, 0, -depth): the attachment point lands beside the vehicle, the base 10 m south of
+    it, 5 m up; the pull is an arrow from the attachment point, on the thrust arrows' scale."""
+    markers = mk.build_view(mk.layout_from_vehicle(heavy), tethered_inputs(100.0), STYLE, 100.5, linear_table)
+    (line,) = by_ns(markers, "tether")
+    assert line.visible and line.kind == mk.LINE_STRIP and line.frame == mk.WORLD
+    assert line.scale[0] == STYLE.tether_width_m
+    np.testing.assert_allclose(line.points, [[0.0, -10.0, 0.0], [0.0, -5.0, -2.5], [0.0, 0.2, -4.9]], atol=1e-12)
+    (pull,) = by_ns(markers, "tether_pull")
+    assert pull.visible and pull.kind == mk.ARROW and pull.frame == mk.WORLD
+    np.testing.assert_allclose(pull.points[0], line.points[-1])
+    # 30 N south -> ENU y -0.3 m; 40 N up (NED d -40) -> ENU z +0.4 m; 50 N -> 0.5 m
+    np.testing.assert_allclose(np.subtract(pull.points[1], pull.points[0]), [0.0, -0.3, 0.4], atol=1e-12)
+    keys = [(m.ns, m.id) for m in markers]
+    assert len(keys) == len(set(keys))
+
+
+def test_the_tether_is_hidden_without_a_fresh_state(heavy):
+    layout = mk.layout_from_vehicle(heavy)
+    for inputs, now in ((fresh_inputs(100.0), 100.5),              # no tether: never heard
+                        (tethered_inputs(100.0), 102.5)):          # stale
+        markers = mk.build_view(layout, inputs, STYLE, now, linear_table)
+        assert [m.visible for m in by_ns(markers, "tether") + by_ns(markers, "tether_pull")] == [False, False]
+    inputs = tethered_inputs(100.0)
+    inputs.tether_nodes_ned_m = (math.nan,) * 9
+    markers = mk.build_view(layout, inputs, STYLE, 100.5, linear_table)
+    assert not by_ns(markers, "tether")[0].visible
+    inputs = tethered_inputs(100.0)
+    inputs.tether_force_ned_n = (0.1, 0.0, 0.0)                        # a slack cable: no arrow
+    markers = mk.build_view(layout, inputs, STYLE, 100.5, linear_table)
+    assert by_ns(markers, "tether")[0].visible and not by_ns(markers, "tether_pull")[0].visible

@@ -14,7 +14,7 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.link import ardusub
 from brov2_hybrid.physics.kinematics import euler_from_quaternion
 from brov2_hybrid.params import Section, load_yaml
-from brov2_hybrid.tick_log.logfile import NUMERIC_COLUMNS
+from brov2_hybrid.tick_log.logfile import NUMERIC_COLUMNS, TETHER_COLUMNS
 
 _COL = {name: k for k, name in enumerate(NUMERIC_COLUMNS)}
 
@@ -129,6 +129,8 @@ def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
         eta2_true, depth_true = truth_at(history, t_boot)
         row[_COL["depth_m"]] = depth_true
         row[_COL["depth_setpoint_m"]] = pilot.depth_setpoint_m
+        tether = physics.plant.tether
+        row[[_COL[c] for c in TETHER_COLUMNS]] = tether.force_ned() if tether is not None else math.nan
         rows.append(row)
         truth.append(eta2_true)
         depth_now.append(last_depth[1] if last_depth is not None else math.nan)

@@ -10,6 +10,7 @@
     brov2-analyze depth-hold-compare [--docs]  the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub
     brov2-analyze head-to-head [--dive FILE]   the hybrid vs tuned ArduSub, stored settings (head_to_head room)
     brov2-analyze tether --case free-float     seed 003's free-floating tethered vehicle, with convergence runs
+    brov2-analyze tether-loop                  the tether in the closed loop: its steady pull vs PD and PD+I, the dive on it
     brov2-analyze reproduce [--out DIR]        everything + REPORT.md
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
@@ -33,7 +34,7 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.vehicle.mixers import KINDS as MIXER_KINDS
 from brov2_hybrid.sim.config import MODELS
 from brov2_hybrid.vehicle.vehicle_file import add_vehicle_argument
-from brov2_hybrid.analysis import report, tether_experiment
+from brov2_hybrid.analysis import report, tether_experiment, tether_loop
 from brov2_hybrid.analysis.bode_experiment import bode_experiment
 from brov2_hybrid.analysis.console_summary import console_lines
 from brov2_hybrid.analysis.context import AXES, LINEAR, Context
@@ -48,7 +49,7 @@ from brov2_hybrid.analysis.step_experiments import compare_models_experiment, la
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
             "robustness", "allocators", "options", "omega-limit", "design", "ardusub", "depth-hold-compare",
-            "head-to-head", "tether", "reproduce", "summarize", "compare-log", "identify", "identify-coverage")
+            "head-to-head", "tether", "tether-loop", "reproduce", "summarize", "compare-log", "identify", "identify-coverage")
 #: Commands of other rooms, by module name (analysis/ must not import them): ``add_parser(sub, parents)``, ``run(ctx, args)``.
 _ROOMS = {"head-to-head": "brov2_hybrid.head_to_head.command"}
 
@@ -56,7 +57,7 @@ _ROOMS = {"head-to-head": "brov2_hybrid.head_to_head.command"}
 #: Commands run as ``module.function(ctx, omegas)`` (modules of brov2_hybrid.analysis).
 _EXPERIMENTS = {"integral": ("integral", "integral_experiment"), "allocators": ("allocators", "allocators_experiment"),
                 "options": ("options", "options_experiment"), "omega-limit": ("omega_limit", "omega_limit_experiment"),
-                "design": ("design", "design_experiment"),
+                "design": ("design", "design_experiment"), "tether-loop": ("tether_loop", "tether_loop_experiment"),
                 "identify-coverage": ("identify_coverage", "identify_coverage_experiment")}
 
 
@@ -145,6 +146,7 @@ def build_parser():
     for module in _ROOMS.values():
         importlib.import_module(module).add_parser(sub, [common, loop])
     tether_experiment.add_parser(sub, common)
+    tether_loop.add_parser(sub, [common, loop])
     p = sub.add_parser("reproduce", parents=[common, loop], help="every experiment and REPORT.md")
     p.add_argument("--quick", action="store_true", help="coarse sweeps (a smoke test, not the paper's grids)")
     p.add_argument("--docs", action="store_true",
@@ -362,12 +364,7 @@ def _ardusub_or_reason(ctx, quick, command):
 
 def reproduce(ctx, omegas=None, quick=False):
     """Every experiment into ctx.out_dir; returns the summaries for the report."""
-    from brov2_hybrid.analysis.allocators import allocators_experiment
-    from brov2_hybrid.analysis.integral import integral_experiment
-    from brov2_hybrid.analysis.omega_limit import omega_limit_experiment
-    from brov2_hybrid.analysis.options import options_experiment
-    from brov2_hybrid.analysis.robustness import robustness_experiment
-    from brov2_hybrid.analysis.identify_coverage import identify_coverage_experiment
+    from brov2_hybrid.analysis import allocators, identify_coverage, integral, omega_limit, options, robustness
     order = (("gains", lambda: gains_experiment(ctx)),
              ("trim", lambda: trim_experiment(ctx)),
              ("step", lambda: step_experiment(ctx, omegas)),
@@ -377,12 +374,15 @@ def reproduce(ctx, omegas=None, quick=False):
              ("compare_models", lambda: compare_models_experiment(ctx)),
              ("sysid", lambda: sysid_experiment(ctx)),
              ("firmware", lambda: firmware_experiment(ctx)),
-             ("integral", lambda: integral_experiment(ctx, (3.0,) if quick else None)),
-             ("robustness", lambda: robustness_experiment(ctx, (3.0,) if quick else None, 2 if quick else None)),
-             ("allocators", lambda: allocators_experiment(ctx, (3.0,) if quick else None, quick=quick)),
-             ("options", lambda: options_experiment(ctx, (3.0,) if quick else None)),
-             ("omega_limit", lambda: omega_limit_experiment(ctx, (3.0, 6.0) if quick else None)),
-             ("identify_coverage", lambda: identify_coverage_experiment(ctx, quick=quick)),
+             ("integral", lambda: integral.integral_experiment(ctx, (3.0,) if quick else None)),
+             ("robustness", lambda: robustness.robustness_experiment(ctx, (3.0,) if quick else None,
+                                                                     2 if quick else None)),
+             ("allocators", lambda: allocators.allocators_experiment(ctx, (3.0,) if quick else None, quick=quick)),
+             ("options", lambda: options.options_experiment(ctx, (3.0,) if quick else None)),
+             ("omega_limit", lambda: omega_limit.omega_limit_experiment(ctx, (3.0, 6.0) if quick else None)),
+             ("identify_coverage", lambda: identify_coverage.identify_coverage_experiment(ctx, quick=quick)),
+             ("tether_loop", lambda: tether_loop.tether_loop_experiment(ctx)),
+             ("tether_free_float", lambda: tether_experiment.free_float_summary(ctx.out_dir, convergence=not quick)),
              ("ardusub", lambda: _ardusub_or_reason(ctx, quick, "ardusub")),
              ("depth_hold_compare", lambda: _ardusub_or_reason(ctx, quick, "depth-hold-compare")),
              ("head_to_head", lambda: _ardusub_or_reason(ctx, quick, "head-to-head")))

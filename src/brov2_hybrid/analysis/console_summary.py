@@ -52,7 +52,8 @@ def console_lines(command, summary):
         return "\n".join(lines)
     if command == "trim":
         return "  B-check (roll, pitch, yaw) = %s N m s/rad" % ", ".join("%.3f" % b for b in summary["b_check"])
-    if command in ("integral", "robustness", "allocators", "options", "omega-limit", "design", "identify-coverage"):
+    if command in ("integral", "robustness", "allocators", "options", "omega-limit", "design", "identify-coverage",
+                   "tether-loop"):
         return importlib.import_module("brov2_hybrid.analysis." + command.replace("-", "_")).console_lines(summary)
     if command in ("ardusub", "depth-hold-compare"):
         module = {"ardusub": "ardusub_report", "depth-hold-compare": "depth_hold_report"}[command]

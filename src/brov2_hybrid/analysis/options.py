@@ -8,7 +8,10 @@ each flown in the in-process loop on four kinds of input (section ``options`` of
 * ``smooth`` -- smooth fast turns: a sine per axis (yaw +-90 deg, about 1 rad/s at its peak);
 * ``disturbed`` -- full surge, sway and heave plateaus at +-30 deg roll and pitch (the open-loop
   DOFs push the attitude: drag moments, thruster coupling);
-* ``step`` -- a 90 deg yaw step.
+* ``step`` -- a 90 deg yaw step;
+* ``tethered`` -- the bundled dive on the simulator's tether (``params/simulator.yaml`` section
+  ``tether``) in a current (``tethered_current_ned_m_s``): the cable's steady pull and its jerks
+  (docs/simulator.md "Tether"). The loop steps a tethered plant in Python: each run takes seconds.
 
 Per run: IAE per axis [deg s] and their sum, and the attitude effort (Eq. 26 energy of the
 roll, pitch and yaw RC channels). :func:`option_rows` compares each option with the PD on
@@ -17,7 +20,7 @@ the same input and omega_d (change in % of the PD's figure): the table docs/expe
 """
 import math
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
@@ -41,7 +44,8 @@ BASELINE = "PD"
 INPUTS = {"bundled": "bundled AR-pilot dive (slow, tremor)",
           "smooth": "smooth fast turns (sines, yaw +-90 deg)",
           "disturbed": "full translation at +-30 deg roll/pitch",
-          "step": "90 deg yaw step"}
+          "step": "90 deg yaw step",
+          "tethered": "bundled dive on the tether, in a current"}
 
 
 @dataclass(frozen=True)
@@ -60,6 +64,7 @@ class OptionSettings:
     step_time_s: float
     step_duration_s: float
     desired_rate_hz: float
+    tethered_current_ned_m_s: tuple = (0.0, 0.0, 0.0)    # tethered: the current [m/s, NED]
 
 
 def load_option_settings(path=None):
@@ -77,7 +82,8 @@ def load_option_settings(path=None):
         smooth_duration_s=s.positive("smooth_duration_s"),
         plateau_attitude_rad=math.radians(s.positive("plateau_attitude_deg")), plateau_s=s.positive("plateau_s"),
         step_rad=math.radians(s.positive("step_deg")), step_time_s=s.positive("step_time_s"),
-        step_duration_s=s.positive("step_duration_s"), desired_rate_hz=s.positive("desired_rate_hz"))
+        step_duration_s=s.positive("step_duration_s"), desired_rate_hz=s.positive("desired_rate_hz"),
+        tethered_current_ned_m_s=tuple(float(a) for a in s.vector("tethered_current_ned_m_s", 3)))
 
 
 def smooth_dive(s):
@@ -90,7 +96,7 @@ def smooth_dive(s):
 
 def input_dive(name, s):
     """The Dive of input ``name`` (a key of :data:`INPUTS`) from :class:`OptionSettings` ``s``."""
-    if name == "bundled":
+    if name in ("bundled", "tethered"):
         path = s.dive_csv if os.path.isabs(s.dive_csv) else os.path.join(paths.package_root(), s.dive_csv)
         return load_dive_csv(path)
     if name == "smooth":
@@ -119,7 +125,7 @@ def run_option_job(job):
     pitch + yaw channels), the run's simulated and wall times."""
     from brov2_hybrid.analysis.jobs import closed_loop_for
     from brov2_hybrid.analysis.log_summary import log_metrics
-    loop = closed_loop_for(job.loop)
+    loop = closed_loop_for(job.loop) if job.input_name != "tethered" else tethered_loop(job.loop, job.settings)
     res = loop.run(input_dive(job.input_name, job.settings), omega_d_rad_s=job.omega_d_rad_s,
                    controller_options=dict(dict(OPTIONS)[job.option]))
     m, _ = log_metrics(res.log, loop.rc_map)
@@ -129,6 +135,18 @@ def run_option_job(job):
     out["effort"] = sum(m["energy_%s" % a] for a in AXES)
     out.update(sim_s=res.duration_s, wall_s=res.wall_s)
     return out
+
+
+def tethered_loop(loop_settings, s):
+    """A :class:`~brov2_hybrid.loop.closed_loop.ClosedLoop` on ``loop_settings`` whose plant flies the
+    simulator's tether (``params/simulator.yaml`` section ``tether``) in the current of :class:`OptionSettings`
+    ``s`` (a new one per run: the tether's state and counts start afresh)."""
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
+    from brov2_hybrid.sim.config import load_sim_options
+    base = load_sim_options()
+    options = replace(base, current_ned_m_s=np.array(s.tethered_current_ned_m_s, dtype=float),
+                      tether=base.tether.with_changes(enabled=True))
+    return ClosedLoop(loop_settings, sim_options=options)
 
 
 def option_jobs(loop, s, omegas=None):

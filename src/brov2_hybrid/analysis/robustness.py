@@ -11,6 +11,12 @@ a plant that differs from the one the controller is tuned for:
 * a loop latency U(0, latency_max) s split evenly between telemetry and command;
 * Gaussian IMU noise (attitude / rate standard deviations scaled by U(0, 1)), its own seed.
 
+The tethered sweep (``tether_samples`` per omega_d and law, from a generator of its own seeded
+``seed + 1``, so the untethered samples stay as they are) draws the same mismatch and flies it on
+the simulator's tether (``params/simulator.yaml`` section ``tether``: from the surface straight
+above the start) of length U(``tether_length_m``) in the sample's current. The loop steps a
+tethered plant in Python: a tethered job takes seconds, hence few samples.
+
 The controller keeps the nominal parameters. Every sample flies a yaw step (settling time,
 overshoot) and the plateau dive of :mod:`brov2_hybrid.analysis.integral` (IAE of roll +
 pitch + yaw) at each omega_d with PD and PD+I; PD and PD+I see the same samples.
@@ -53,18 +59,32 @@ class Sample:
     latency_s: float
     noise_scale: float
     noise_seed: int
+    tether_length_m: float = 0.0     # 0: no tether
 
 
 def draw_samples(s, n=None):
     """``n`` (default ``s.samples``) samples from ``numpy.random.default_rng(s.seed)``."""
-    rng = np.random.default_rng(s.seed)
+    return _draw(np.random.default_rng(s.seed), s, s.samples if n is None else int(n))
+
+
+def draw_tethered_samples(s, n=None):
+    """``n`` (default ``s.tether_samples``) samples of the tethered sweep: the mismatch of
+    :func:`draw_samples` from ``numpy.random.default_rng(s.seed + 1)``, then per sample a tether
+    length U(``s.tether_length_m``) [m]."""
+    rng = np.random.default_rng(s.seed + 1)
+    drawn = _draw(rng, s, s.tether_samples if n is None else int(n))
+    lo, hi = s.tether_length_m
+    return [replace(smp, tether_length_m=float(rng.uniform(lo, hi))) for smp in drawn]
+
+
+def _draw(rng, s, n):
     out = []
 
     def scale(f, size=None):
         v = rng.uniform(1.0 - f, 1.0 + f, size)
         return tuple(float(x) for x in v) if size else float(v)
 
-    for k in range(s.samples if n is None else int(n)):
+    for k in range(n):
         speed, heading = rng.uniform(0.0, s.current_max_m_s), rng.uniform(-math.pi, math.pi)
         out.append(Sample(
             index=k, mass_scale=scale(s.mass_fraction), inertia_scale=scale(s.inertia_fraction, 3),
@@ -123,6 +143,8 @@ def run_robust_job(job):
                       noise_enabled=smp.noise_scale > 0.0,
                       attitude_noise_std_rad=s.attitude_noise_std_rad * smp.noise_scale,
                       rate_noise_std_rad_s=s.rate_noise_std_rad_s * smp.noise_scale, seed=smp.noise_seed)
+    if smp.tether_length_m > 0.0:
+        options = replace(options, tether=options.tether.with_changes(enabled=True, length_m=smp.tether_length_m))
     loop = ClosedLoop(loop_settings, vehicle=vehicle, sim_options=options, plant_vehicle=perturbed_vehicle(vehicle, smp))
     ctl = {"integral_enabled": job.integral, "integral_ratio": s.ratio}
     step_rad = math.radians(s.step_deg)
@@ -137,7 +159,7 @@ def run_robust_job(job):
             "settling_s": metrics.settling_time(t, yaw, step_rad, s.step_time_s, band=job.band),
             "overshoot_pct": metrics.overshoot(t, yaw, step_rad, s.step_time_s), "dive_iae_deg_s": float(iae),
             "latency_s": smp.latency_s, "current_m_s": float(np.hypot(*smp.current_ned_m_s[:2])),
-            "sim_s": res.duration_s + res_d.duration_s, "wall_s": res.wall_s + res_d.wall_s}
+            "tether_length_m": smp.tether_length_m, "sim_s": res.duration_s + res_d.duration_s, "wall_s": res.wall_s + res_d.wall_s}
 
 
 def _stats(values):
@@ -152,21 +174,48 @@ def _stats(values):
 
 
 def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
-    """The Monte Carlo sweep on ``ctx.runner``: per-run CSV, summary CSV, box plot."""
+    """The Monte Carlo sweep on ``ctx.runner``: per-run CSV, summary CSV, box plot. ``samples``
+    (``--samples``) sets the samples per omega_d and law, and caps the tethered sweep's at as many."""
     from brov2_hybrid.analysis.context import write_csv
     s = settings or ctx.settings.robustness
     if samples is not None:
-        s = replace(s, samples=int(samples))
+        s = replace(s, samples=int(samples), tether_samples=min(s.tether_samples, int(samples)))
     omegas = tuple(omegas or s.omega_d_rad_s)
     drawn = draw_samples(s)
+    tethered = draw_tethered_samples(s)
     band = ctx.settings.step.settle_band
-    jobs = [RobustJob(ctx.loop, s, smp, w, integ, band) for w in omegas for integ in (False, True) for smp in drawn]
-    runs = ctx.runner.map(run_robust_job, jobs, "robustness")
+    jobs = [RobustJob(ctx.loop, s, smp, w, integ, band) for w in omegas for integ in (False, True)
+            for smp in drawn + tethered]
+    all_runs = ctx.runner.map(run_robust_job, jobs, "robustness")
     write_csv(ctx.path("robustness_runs.csv"),
               ["sample", "omega_d_rad_s", "law", "settling_time_s", "overshoot_pct", "dive_iae_deg_s",
-               "latency_s", "current_m_s"],
+               "latency_s", "current_m_s", "tether_length_m"],
               [[r["sample"], r["omega_d"], r["law"], r["settling_s"], r["overshoot_pct"], r["dive_iae_deg_s"],
-                r["latency_s"], r["current_m_s"]] for r in runs])
+                r["latency_s"], r["current_m_s"], r["tether_length_m"]] for r in all_runs])
+    runs = [r for r in all_runs if not r["tether_length_m"]]
+    table = _table(omegas, runs)
+    tether_table = _table(omegas, [r for r in all_runs if r["tether_length_m"]]) if tethered else []
+    write_csv(ctx.path("robustness_summary.csv"),
+              ["omega_d_rad_s", "law", "tether", "unsettled"]
+              + ["%s_%s%s" % (name, stat, unit) for name, unit in SUMMARY_MEASURES for stat in SUMMARY_STATS],
+              [[r["omega_d"], r["law"], tether, r["unsettled"]]
+               + [r[key][stat] for key in ("settling_s", "overshoot_pct", "dive_iae_deg_s") for stat in SUMMARY_STATS]
+               for tether, rows in ((0, table), (1, tether_table)) for r in rows])
+    fig = _plot(ctx.path("robustness.png"), omegas, runs)
+    return {"seed": s.seed, "samples": s.samples, "omega_d": list(omegas), "ratio": s.ratio, "table": table,
+            "tether_samples": len(tethered), "tether_length_m": list(s.tether_length_m), "tether_table": tether_table,
+            "ranges": ("mass %g %%, inertia %g %%, added mass %g %%, drag %g %%, B - W +-%g N, CB height +-%g %%, "
+                       "current 0-%g m/s, latency 0-%g ms, IMU noise up to %g rad / %g rad/s" % (
+                           100 * s.mass_fraction, 100 * s.inertia_fraction, 100 * s.added_mass_fraction,
+                           100 * s.drag_fraction, s.net_buoyancy_n, 100 * s.cb_height_fraction, s.current_max_m_s,
+                           1000 * s.latency_max_s, s.attitude_noise_std_rad, s.rate_noise_std_rad_s)),
+            "files": ["robustness_runs.csv", "robustness_summary.csv", os.path.basename(fig)],
+            "sim_s": sum(r["sim_s"] for r in all_runs), "wall_s": sum(r["wall_s"] for r in all_runs)}
+
+
+def _table(omegas, runs):
+    """Per omega_d and law: the :func:`_stats` of settling, overshoot and plateau-dive IAE, and the
+    unsettled runs."""
     table = []
     for w in omegas:
         for law in LAWS:
@@ -176,21 +225,7 @@ def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
                           "overshoot_pct": _stats([r["overshoot_pct"] for r in sel]),
                           "dive_iae_deg_s": _stats([r["dive_iae_deg_s"] for r in sel]),
                           "unsettled": sum(1 for r in sel if not math.isfinite(r["settling_s"]))})
-    write_csv(ctx.path("robustness_summary.csv"),
-              ["omega_d_rad_s", "law", "unsettled"]
-              + ["%s_%s%s" % (name, stat, unit) for name, unit in SUMMARY_MEASURES for stat in SUMMARY_STATS],
-              [[r["omega_d"], r["law"], r["unsettled"]]
-               + [r[key][stat] for key in ("settling_s", "overshoot_pct", "dive_iae_deg_s") for stat in SUMMARY_STATS]
-               for r in table])
-    fig = _plot(ctx.path("robustness.png"), omegas, runs)
-    return {"seed": s.seed, "samples": s.samples, "omega_d": list(omegas), "ratio": s.ratio, "table": table,
-            "ranges": ("mass %g %%, inertia %g %%, added mass %g %%, drag %g %%, B - W +-%g N, CB height +-%g %%, "
-                       "current 0-%g m/s, latency 0-%g ms, IMU noise up to %g rad / %g rad/s" % (
-                           100 * s.mass_fraction, 100 * s.inertia_fraction, 100 * s.added_mass_fraction,
-                           100 * s.drag_fraction, s.net_buoyancy_n, 100 * s.cb_height_fraction, s.current_max_m_s,
-                           1000 * s.latency_max_s, s.attitude_noise_std_rad, s.rate_noise_std_rad_s)),
-            "files": ["robustness_runs.csv", "robustness_summary.csv", os.path.basename(fig)],
-            "sim_s": sum(r["sim_s"] for r in runs), "wall_s": sum(r["wall_s"] for r in runs)}
+    return table
 
 
 def _plot(path, omegas, runs):
@@ -230,7 +265,10 @@ def console_lines(summary):
         summary["seed"], summary["samples"])] + [
         "  omega_d %g %-4s settling %s s (unsettled %d), overshoot %s %%, dive IAE %s deg s" % (
             r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], _cell(r["overshoot_pct"]),
-            _cell(r["dive_iae_deg_s"], "%.0f")) for r in summary["table"]])
+            _cell(r["dive_iae_deg_s"], "%.0f")) for r in summary["table"]] + [
+        "  on a tether (%d samples): omega_d %g %-4s settling %s s (unsettled %d), overshoot %s %%, dive IAE %s deg s" % (
+            summary["tether_samples"], r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"],
+            _cell(r["overshoot_pct"]), _cell(r["dive_iae_deg_s"], "%.0f")) for r in summary.get("tether_table", [])])
 
 
 def report_section(summary):
@@ -245,11 +283,21 @@ def report_section(summary):
 def markdown_table(summary):
     """Per omega_d and law: yaw-step settling, unsettled runs, overshoot and plateau-dive IAE
     (median [95 % CI] / p90 / max; REPORT.md and the generated block of the docs)."""
+    lines = _table_lines(summary["table"])
+    lines += ["", "Seed %d, %d samples per omega_d and law (the same plants for both laws); ranges: %s. "
+              "Cells: median [its 95 %% distribution-free confidence interval] / p90 / max."
+              % (summary["seed"], summary["samples"], summary["ranges"])]
+    if summary.get("tether_table"):
+        lo, hi = summary["tether_length_m"]
+        lines += ["", "On a tether: %d more samples per omega_d and law (seed %d + 1), the same ranges, each on the "
+                  "simulator's tether from the surface above the start, %g-%g m long, in the sample's current:"
+                  % (summary["tether_samples"], summary["seed"], lo, hi), ""] + _table_lines(summary["tether_table"])
+    return lines
+
+
+def _table_lines(table):
     lines = ["| omega_d | law | yaw settling [s] | unsettled | overshoot [%] | plateau-dive IAE [deg s] |",
              "|---|---|---|---|---|---|"]
-    lines += ["| %g | %s | %s | %d | %s | %s |" % (r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"],
-                                                  _cell(r["overshoot_pct"]), _cell(r["dive_iae_deg_s"], "%.0f"))
-              for r in summary["table"]]
-    return lines + ["", "Seed %d, %d samples per omega_d and law (the same plants for both laws); ranges: %s. "
-                    "Cells: median [its 95 %% distribution-free confidence interval] / p90 / max."
-                    % (summary["seed"], summary["samples"], summary["ranges"])]
+    return lines + ["| %g | %s | %s | %d | %s | %s |" % (r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"],
+                                                         _cell(r["overshoot_pct"]), _cell(r["dive_iae_deg_s"], "%.0f"))
+                    for r in table]

@@ -7,7 +7,8 @@ before the dive started and after it ended (modes NO_ATTITUDE_NEUTRAL, NO_INPUT_
 SHUTDOWN); the summary covers the dive itself: from the first to the last ACTIVE tick.
 IAE per angular axis = integral of |wrap(eta_d - eta)| dt [deg s] (paper Fig. 18);
 energy per DOF = sum over ticks of |PWM - 1500| / 400 of its RC channel (Eq. 26); with the
-depth hold on, the depth error RMS (setpoint - depth, over the ticks that held depth).
+depth hold on, the depth error RMS (setpoint - depth, over the ticks that held depth); on a
+simulated tether, its pull on the vehicle [N, NED] (the log's tether columns: :func:`tether_figures`).
 The cut, the figures and the plot are :mod:`brov2_hybrid.analysis.log_summary`'s (as for
 ``brov2-analyze summarize``), here with a flown dive required and the figures as JSON.
 ``--placement`` names where the law ran (``make run`` passes the launch's placement); with
@@ -26,10 +27,33 @@ from brov2_hybrid.analysis.metrics import depth_error
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
 from brov2_hybrid.placement import PLACEMENTS
+from brov2_hybrid.tick_log.logfile import TETHER_COLUMNS
 
 #: What the summary says of each placement.
 PLACEMENT_TEXT = {"topside": "the law ran topside (control_law -> RC override)",
                   "onboard": "the law ran on board (the vehicle's Lua script)"}
+
+#: The tether figures of the summary (each None without a tether).
+TETHER_KEYS = ("tether_force_mean_ned_n", "tether_force_mean_abs_ned_n", "tether_force_max_abs_ned_n",
+               "tether_force_mean_n", "tether_force_max_n")
+
+
+def tether_figures(log):
+    """The simulated tether's pull over the rows that report one (finite tether columns), NED [N]:
+    its mean, the mean and largest of |F| per axis (seed 003's Table 9 counts the mean of |F|), the
+    mean and largest magnitude, and ``tether_rows``; without a tether the figures are None."""
+    force = np.column_stack([np.asarray(log[c], dtype=float) for c in TETHER_COLUMNS])
+    force = force[np.all(np.isfinite(force), axis=1)]
+    out = {"tether_rows": int(len(force))}
+    if not len(force):
+        out.update({key: None for key in TETHER_KEYS})
+        return out
+    magnitude = np.linalg.norm(force, axis=1)
+    out.update({"tether_force_mean_ned_n": force.mean(axis=0).tolist(),
+                "tether_force_mean_abs_ned_n": np.abs(force).mean(axis=0).tolist(),
+                "tether_force_max_abs_ned_n": np.abs(force).max(axis=0).tolist(),
+                "tether_force_mean_n": float(magnitude.mean()), "tether_force_max_n": float(magnitude.max())})
+    return out
 
 
 def summarize(log_path, out_dir, placement="topside"):
@@ -48,6 +72,7 @@ def summarize(log_path, out_dir, placement="topside"):
     figures["depth_hold_ticks"] = held
     figures["depth_error_rms_m"] = rms if held else None
     figures["depth_error_max_m"] = worst if held else None
+    figures.update(tether_figures(log))
     stem = os.path.splitext(os.path.basename(log_path))[0]
     json_path = os.path.join(out_dir, stem + "_summary.json")
     with open(json_path, "w") as handle:
@@ -75,6 +100,11 @@ def format_summary(figures):
     if figures.get("depth_hold_ticks"):
         lines.append("depth hold: depth error RMS %.3f m, max %.3f m over %d ticks"
                      % (figures["depth_error_rms_m"], figures["depth_error_max_m"], figures["depth_hold_ticks"]))
+    if figures.get("tether_rows"):
+        lines.append("tether pull [N, NED]: mean |F| north / east / down %s, largest %s; |F| mean %.1f, largest %.1f"
+                     % (" / ".join("%.1f" % f for f in figures["tether_force_mean_abs_ned_n"]),
+                        " / ".join("%.1f" % f for f in figures["tether_force_max_abs_ned_n"]),
+                        figures["tether_force_mean_n"], figures["tether_force_max_n"]))
     if figures.get("ticks_not_active"):
         lines.append("warning: %d ticks inside the dive were not ACTIVE (see the log's mode column)"
                      % figures["ticks_not_active"])

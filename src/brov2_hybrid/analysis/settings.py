@@ -166,6 +166,10 @@ class RobustnessSettings:
     step_duration_s: float
     plateau_s: float
     attitude_deg: float
+    # the tethered sweep: this many samples per omega_d and law (0: none), each on a tether of
+    # U(tether_length_m) [m] in its current (a generator of its own: the untethered samples stay)
+    tether_samples: int = 0
+    tether_length_m: tuple = (35.0, 35.0)
 
 
 def grid(start, stop, step):
@@ -207,7 +211,16 @@ def _robustness_settings(data, path):
         seed=rb.integer("seed", 0), samples=rb.integer("samples", 1), omega_d_rad_s=rb.positive_list("omega_d_rad_s"),
         ratio=rb.number("ratio", minimum=0.0), step_deg=rb.finite("step_deg"), step_duration_s=rb.positive("step_duration_s"),
         plateau_s=rb.positive("plateau_s"), attitude_deg=rb.finite("attitude_deg"),
+        tether_samples=rb.integer("tether_samples", 0), tether_length_m=_length_range(rb, "tether_length_m"),
         **{k: rb.number(k, minimum=0.0) for k in spreads})
+
+
+def _length_range(section, key):
+    """(min, max) [m] of a ``[min, max]`` key, 0 < min <= max."""
+    lo, hi = (float(v) for v in section.positive_vector(key, 2))
+    if lo > hi:
+        raise ParameterError("%s: expected [min, max] with min <= max, got [%g, %g]" % (section.key(key), lo, hi))
+    return (lo, hi)
 
 
 def load_analysis_settings(path=None):

@@ -166,6 +166,16 @@ def run_free_float(out_dir, case=None, convergence=True):
     return result
 
 
+def free_float_summary(out_dir, convergence=True):
+    """:func:`run_free_float` with the default case, without its path and force arrays: the summary
+    ``make reproduce`` (``brov2-analyze reproduce``) keeps and writes the generated block
+    ``tether_free_float`` from, as ``brov2-analyze tether --docs`` does."""
+    result = run_free_float(out_dir, load_case(), convergence=convergence)
+    summary = {k: v for k, v in result.items() if k not in ("path_ned_m", "force_ned_n")}
+    summary["files"] = [os.path.basename(f) for f in result["files"]]
+    return summary
+
+
 def console_lines(result):
     """What ``brov2-analyze tether`` prints."""
     f, c = result["final_position_ned_m"], result["checks"]

@@ -45,7 +45,7 @@ from brov2_hybrid.params import load_controller_params
 from brov2_hybrid.loop.settings import load_loop_settings
 
 from brov2_hybrid.tick_log.columns import COL as _COL, DESIRED as _DESIRED, ACTUAL as _ACTUAL, RATES as _RATES, \
-    LINEAR as _LINEAR, TAU as _TAU, U as _U, RC as _RC, PWM as _PWM
+    LINEAR as _LINEAR, TAU as _TAU, U as _U, RC as _RC, PWM as _PWM, TETHER as _TETHER
 
 def _plant_module():
     # Imported on first use so that the settings, metrics and LTI tools work on their own.
@@ -182,6 +182,7 @@ class ClosedLoop(object):
         rows = np.zeros((n_ticks, len(NUMERIC_COLUMNS)))
         rows[:, _COL["omega_d_rad_s"]] = controller.gains.omega_d_rad_s
         rows[:, _COL["depth_setpoint_m"]] = math.nan     # written by ticks that hold depth
+        rows[:, _TETHER] = math.nan                       # written by ticks on a tether
         if ticks is not None:
             ticks(self, dive, controller, rows)
         elif retunes:
@@ -281,6 +282,8 @@ class ClosedLoop(object):
                 rows[tick, written] = ([t] + eta2d.tolist() + eta[3:6].tolist() + nu[3:6].tolist() + u_lin.tolist()
                                        + tau.tolist() + u.tolist() + rc[by_channel].tolist() + pwm.tolist()
                                        + [plant.depth_m()])
+                if plant.tether is not None:
+                    rows[tick, _TETHER] = plant.tether.force_ned()
                 tick += 1
                 next_tick += steps_per_tick
             if pending and pending[0] <= step:

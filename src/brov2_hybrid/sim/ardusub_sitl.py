@@ -39,6 +39,7 @@ from brov2_hybrid.sim import config as sim_config
 from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_args, serve
 from brov2_hybrid.sim.json_physics import JsonPhysics, JsonPhysicsServer, json_port, mavlink_port
 from brov2_hybrid.sim.lockstep import load_lockstep_config
+from brov2_hybrid.sim.tether_state import reporter_for
 from brov2_hybrid.sim.plant import Plant
 
 LOG = logging.getLogger("ardusub_sitl")
@@ -375,6 +376,7 @@ def sitl_from_args(args, controller=None):
         sitl.physics.pace_timeout_s = config.timeout_s
         LOG.info("lockstep: the physics runs at most %.3f s of vehicle time ahead of the newest command on %s "
                  "(time-out %.1f s)", config.ardusub_max_lead_s, controller.command_topic, config.timeout_s)
+    sitl.physics.tether_report = reporter_for(controller, options, args.params)
     return sitl
 
 

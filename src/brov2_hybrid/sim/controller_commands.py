@@ -52,6 +52,24 @@ class ControllerCommands(object):
             if self._latest_s is None or stamp > self._latest_s:
                 self._latest_s = stamp
 
+    def tether_sink(self, topic, frame_id):
+        """A ``sink(t_s, force_ned_n, nodes_ned_m, vehicle_ned_m)`` (a
+        :class:`~brov2_hybrid.sim.tether_state.TetherReporter`'s)
+        publishing brov2_hybrid/TetherState on ``topic``, stamped with the vehicle time ``t_s``."""
+        import rospy
+        from brov2_hybrid.msg import TetherState
+        publisher = rospy.Publisher(topic, TetherState, queue_size=10)
+
+        def publish(t_s, force_ned_n, nodes_ned_m, vehicle_ned_m):
+            msg = TetherState()
+            msg.header.stamp = rospy.Time.from_sec(t_s)
+            msg.header.frame_id = frame_id
+            msg.force_ned_n = [float(f) for f in force_ned_n]
+            msg.nodes_ned_m = [float(x) for x in nodes_ned_m.ravel()]
+            msg.vehicle_ned_m = [float(x) for x in vehicle_ned_m]
+            publisher.publish(msg)
+        return publish
+
     def _subscribe(self, callback):
         import rospy
         from brov2_hybrid.msg import ThrusterCommand

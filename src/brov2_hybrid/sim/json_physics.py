@@ -173,6 +173,8 @@ class JsonPhysics(object):
         self.gcs_waits_timed_out = 0
         self._gcs_released_at = None
         self._depth_request = None
+        #: A :class:`~brov2_hybrid.sim.tether_state.TetherReporter` given the tether after every frame (or None).
+        self.tether_report = None
 
     #: SIM_JSON resends an unanswered servo frame after this long [s, wall] (JSON::recv_fdm: 1 s).
     RESEND_PERIOD_S = 1.0
@@ -253,6 +255,8 @@ class JsonPhysics(object):
         if n > 0:
             plant.step(n)
         self.history.append((plant.t_s, plant.quaternion_ned_frd(), float(plant.eta[2])))
+        if self.tether_report is not None:
+            self.tether_report.update(plant.t_s, plant)
         self.frames += 1
         self._replied_at = time.monotonic()
         return self.reply()

@@ -29,6 +29,7 @@ from brov2_hybrid.sim.command_line import add_physics_arguments, physics_from_ar
 from brov2_hybrid.sim.config import MODELS, load_sim_options
 from brov2_hybrid.sim.firmware import Firmware, add_delay_param
 from brov2_hybrid.sim.lockstep import LockstepGate, load_lockstep_config
+from brov2_hybrid.sim.tether_state import reporter_for
 from brov2_hybrid.sim.param_table import PARAM_INT8, PARAM_INT16, PARAM_REAL32, ParamDef
 from brov2_hybrid.sim.mavlink_server import MavlinkServer
 from brov2_hybrid.sim.mavlink_protocol import MavlinkProtocol
@@ -113,6 +114,8 @@ class Simulator(object):
         if signing_key is not None:
             self.protocol.set_signing_key(signing_key, mavlink_signing.timestamp_now())
         self.lockstep = self.protocol.lockstep = lockstep
+        #: A :class:`~brov2_hybrid.sim.tether_state.TetherReporter` given the tether every firmware tick (or None).
+        self.tether_report = None
         self._add_sim_params()
         self._applied_pwm = None
         self._pending_tick_s = math.inf
@@ -168,7 +171,8 @@ class Simulator(object):
 
     def _next_event_s(self):
         t = self.plant.t_s
-        return min(self.firmware.next_event_s(t), self.protocol.next_due_s(), self._pending_tick_s)
+        report = self.tether_report.next_s if self.tether_report is not None else math.inf
+        return min(self.firmware.next_event_s(t), self.protocol.next_due_s(), self._pending_tick_s, report)
 
     def _run_firmware(self, t_s):
         pwm = self.firmware.update(t_s)
@@ -181,6 +185,8 @@ class Simulator(object):
         self._pending_tick_s = math.inf
         self._run_firmware(t)
         self.protocol.tick(t)
+        if self.tether_report is not None:
+            self.tether_report.update(t, self.plant)
 
     def advance_to(self, t_target_s):
         """Run physics and firmware up to simulated time ``t_target_s`` (whole ticks)."""
@@ -360,9 +366,10 @@ def simulator_from_args(args, controller=None):
         LOG.info("lockstep: waiting at each %s for the command on %s (control period %.3f s, time-out %.1f s)",
                  gate.attitude_message, controller.command_topic, controller.control_period_s,
                  gate.config.timeout_s)
-    return Simulator(vehicle=vehicle, sim_options=options, firmware_config=firmware, link_config=link,
-                     speedup=args.speedup, initial_eta=eta, params_file=args.params, signing_key=key,
-                     lockstep=gate)
+    sim = Simulator(vehicle=vehicle, sim_options=options, firmware_config=firmware, link_config=link,
+                    speedup=args.speedup, initial_eta=eta, params_file=args.params, signing_key=key, lockstep=gate)
+    sim.tether_report = reporter_for(controller, options, args.params)
+    return sim
 
 
 def main(argv=None, controller=None):

@@ -33,17 +33,22 @@ RC_COLUMNS = tuple("rc%d_us" % i for i in range(1, 7))
 #: The vehicle's motor outputs 1-8 as SERVO_OUTPUT_RAW / RCOut report them (a MAVLink
 #: message of 8 outputs, whatever the vehicle's thruster count; unused outputs read 0).
 PWM_COLUMNS = tuple("pwm%d_us" % i for i in range(1, SERVO_OUTPUTS + 1))
+#: The simulated tether's pull on the vehicle at its attachment point [N, NED] (brov2_hybrid/TetherState
+#: of brov2_sitl / ardusub_sitl, or the in-process plant's); NaN without a tether (a real vehicle's log).
+TETHER_COLUMNS = ("tether_force_north_n", "tether_force_east_n", "tether_force_down_n")
 
 LOG_COLUMNS = (
     ["time_s"] + list(DESIRED_COLUMNS) + list(ATTITUDE_COLUMNS) + list(RATE_COLUMNS)
     + list(LINEAR_CMD_COLUMNS) + list(TAU_COLUMNS) + list(U_COLUMNS) + list(RC_COLUMNS)
-    + list(PWM_COLUMNS) + ["omega_d_rad_s", "depth_m", "pilot_axes", "depth_setpoint_m", "mode"]
+    + list(PWM_COLUMNS) + ["omega_d_rad_s", "depth_m", "pilot_axes", "depth_setpoint_m"] + list(TETHER_COLUMNS)
+    + ["mode"]
 )
 # pilot_axes: the angular axes in pilot hands (pilot takeover, open loop) as a bit mask,
 # 1 roll + 2 pitch + 4 yaw (0: all with the autopilot).
 # depth_setpoint_m: the depth hold's setpoint [m, positive down]; NaN while it is off or has no depth.
 # Columns added after the first release, with the value a log written before them reads as:
-OPTIONAL_COLUMNS = {"pilot_axes": 0.0, "depth_setpoint_m": float("nan")}
+OPTIONAL_COLUMNS = dict({"pilot_axes": 0.0, "depth_setpoint_m": float("nan")},
+                        **{c: float("nan") for c in TETHER_COLUMNS})
 NUMERIC_COLUMNS = LOG_COLUMNS[:-1]
 
 
@@ -154,14 +159,15 @@ def _fmt(value):
     return repr(float(value))
 
 
-def status_row(status, u, override_us, motor_pwm_us, depth_m):
+def status_row(status, u, override_us, motor_pwm_us, depth_m, tether_force_ned_n=None):
     """One log row from a control tick's status and what the logger heard beside it.
 
     ``status`` has the fields of ``brov2_hybrid/AutopilotStatus`` (the ROS message, or
     any object with those attributes); ``u`` is the normalised command thruster_allocation
     formed from the tick's tau (ThrusterCommand.u, :class:`TickJoin`; None: NaN); ``override_us`` the
     RC override channels as last sent (from channel 1), ``motor_pwm_us`` the vehicle's
-    motor outputs (from output 1), ``depth_m`` [m, positive down]. Unknown values are NaN
+    motor outputs (from output 1), ``depth_m`` [m, positive down], ``tether_force_ned_n`` the
+    simulated tether's latest pull (3,) [N, NED] (None: no tether). Unknown values are NaN
     (e.g. a row filled in after a logger restart: only the tick's own status survived).
     """
     row = {"time_s": status.header.stamp.to_sec(), "omega_d_rad_s": status.omega_d_rad_s,
@@ -170,7 +176,8 @@ def status_row(status, u, override_us, motor_pwm_us, depth_m):
     for columns, values in ((DESIRED_COLUMNS, status.desired_rad), (ATTITUDE_COLUMNS, status.attitude_rad),
                             (RATE_COLUMNS, status.rates_rad_s), (LINEAR_CMD_COLUMNS, status.linear_cmd),
                             (TAU_COLUMNS, status.tau), (U_COLUMNS, [] if u is None else u),
-                            (RC_COLUMNS, override_us), (PWM_COLUMNS, motor_pwm_us)):
+                            (RC_COLUMNS, override_us), (PWM_COLUMNS, motor_pwm_us),
+                            (TETHER_COLUMNS, [] if tether_force_ned_n is None else tether_force_ned_n)):
         values = list(values)
         if len(values) < len(columns):
             values += [float("nan")] * (len(columns) - len(values))

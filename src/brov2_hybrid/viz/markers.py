@@ -1,9 +1,10 @@
-"""Marker descriptions of the RViz view: the vehicle, its thruster forces, two attitudes, depth, mode.
+"""Marker descriptions of the RViz view: the vehicle, its thruster forces, two attitudes, depth, mode, tether.
 
 Everything is built from the vehicle file at run time (thruster positions r_i and unit
 directions d_i, body FRD, from the centre of mass; paper Sec. 2.2.1) and from what the
 vehicle and the autopilot publish: motor PWMs (-> thrust through the T200 table), the
-desired attitude eta_2d, the depth and the mode.
+desired attitude eta_2d, the depth and the mode; on a simulated tether, the simulator's
+brov2_hybrid/TetherState (the cable's nodes and its pull on the vehicle, NED).
 
 Frames are named by role; ``nodes/rviz_view`` maps them to TF frame ids:
 
@@ -17,7 +18,11 @@ Lengths [m], forces [N], times [s], quaternions (x, y, z, w) as in
 :mod:`brov2_hybrid.physics.kinematics`. A force arrow runs from r_i along the force the
 thruster puts on the vehicle, f_i d_i, scaled by ``force_scale_m_per_n``. Properties
 (tested): a cylinder's axis (its local z) lands on d_i; an arrow's length is
-|f_i| * scale; inputs older than ``stale_s`` are not drawn and the text says so.
+|f_i| * scale; inputs older than ``stale_s`` are not drawn and the text says so. The tether
+is drawn from the vehicle (:func:`tether_markers`): the frames node places the vehicle by its depth
+alone, so the cable's nodes are placed at their offset from the vehicle's body origin, and its
+last node (the attachment point) lands on the drawn vehicle; its pull is an arrow from there,
+on the thrust arrows' scale.
 """
 import math
 from dataclasses import dataclass
@@ -31,7 +36,7 @@ from brov2_hybrid.physics.kinematics import (quaternion_from_euler, quaternion_m
 from brov2_hybrid.validate import as_matrix, as_number, as_positive, as_vector
 
 BODY_FRD, BODY_FLU, WORLD = "body_frd", "body_flu", "world"
-CUBE, CYLINDER, ARROW, TEXT, LINE_LIST = "cube", "cylinder", "arrow", "text", "line_list"
+CUBE, CYLINDER, ARROW, TEXT, LINE_LIST, LINE_STRIP = "cube", "cylinder", "arrow", "text", "line_list", "line_strip"
 
 # Colours (r, g, b, a) in [0, 1]: presentation only, no physics.
 HULL_RGBA = (0.25, 0.45, 0.75, 0.55)
@@ -43,6 +48,8 @@ AXIS_RGB = ((0.9, 0.1, 0.1), (0.1, 0.8, 0.1), (0.15, 0.3, 1.0))   # x, y, z
 DESIRED_ALPHA = 0.45
 DEPTH_LINE_RGBA = (0.6, 0.8, 1.0, 0.8)
 TEXT_RGBA = (1.0, 1.0, 1.0, 1.0)
+TETHER_RGBA = (1.0, 0.85, 0.1, 1.0)
+TETHER_PULL_RGBA = (0.95, 0.15, 0.15, 1.0)
 IDENTITY_Q = (0.0, 0.0, 0.0, 1.0)
 
 
@@ -98,6 +105,7 @@ class ViewStyle:
     text_height_m: float
     text_offset_m: float            # text above the vehicle
     stale_s: float                  # inputs older than this are not drawn
+    tether_width_m: float = 0.02    # line width of the tether
 
 
 @dataclass
@@ -120,6 +128,10 @@ class ViewInputs:
     state_time_s: Optional[float] = None
     firmware: str = ""
     firmware_time_s: Optional[float] = None
+    tether_nodes_ned_m: Optional[tuple] = None      # TetherState.nodes_ned_m: n0 e0 d0 n1 ... (base first)
+    tether_force_ned_n: Optional[tuple] = None      # TetherState.force_ned_n: the pull on the vehicle
+    tether_vehicle_ned_m: Optional[tuple] = None    # TetherState.vehicle_ned_m: the vehicle's body origin
+    tether_time_s: Optional[float] = None
 
 
 def layout_from_vehicle(vehicle):
@@ -272,13 +284,40 @@ def status_text(inputs, now_s, stale_s):
     return "\n".join(lines)
 
 
+def ned_offsets_to_enu(points_ned_m, origin_ned_m):
+    """NED points (k, 3) [m] as ENU offsets (k, 3) from ``origin_ned_m`` (3,): (east, north, up)."""
+    d = np.asarray(points_ned_m, dtype=float).reshape(-1, 3) - as_vector(origin_ned_m, 3, "origin_ned_m")
+    return np.column_stack([d[:, 1], d[:, 0], -d[:, 2]])
+
+
+def tether_markers(inputs, style, now_s, vehicle_at):
+    """The tether as a line through its nodes and its pull as an arrow from the attachment point, in
+    ``WORLD`` around the drawn vehicle at ``vehicle_at`` (3,) (ENU); hidden without a fresh, finite
+    TetherState, the arrow also below ``min_force_n``."""
+    nodes, force, vehicle = inputs.tether_nodes_ned_m, inputs.tether_force_ned_n, inputs.tether_vehicle_ned_m
+    known = fresh(inputs.tether_time_s, now_s, style.stale_s) and nodes is not None and force is not None \
+        and vehicle is not None and len(nodes) >= 6 and len(nodes) % 3 == 0 \
+        and np.all(np.isfinite(nodes)) and np.all(np.isfinite(force)) and np.all(np.isfinite(vehicle))
+    if not known:
+        return hidden("tether", 1, LINE_STRIP, WORLD) + hidden("tether_pull", 1, ARROW, WORLD)
+    points = np.asarray(vehicle_at, dtype=float) + ned_offsets_to_enu(nodes, vehicle)
+    out = [Marker("tether", 0, LINE_STRIP, WORLD, scale=(style.tether_width_m, 0.0, 0.0), color=TETHER_RGBA,
+                  points=tuple(tuple(p) for p in points))]
+    pull = ned_offsets_to_enu(force, np.zeros(3))[0]
+    if np.linalg.norm(pull) < style.min_force_n:
+        return out + hidden("tether_pull", 1, ARROW, WORLD)
+    end = points[-1] + style.force_scale_m_per_n * pull
+    return out + [Marker("tether_pull", 0, ARROW, WORLD, scale=_arrow_scale(style), color=TETHER_PULL_RGBA,
+                         points=(tuple(points[-1]), tuple(end)))]
+
+
 def build_view(layout, inputs, style, now_s, force_from_pwm):
     """Every marker of the view at ``now_s`` (the clock of ``inputs``' times).
 
     The vehicle and its measured attitude axes (``BODY_FLU``, placed by TF) always; thrust
     arrows from fresh motor PWMs; the desired attitude axes at the vehicle's position
     (``WORLD``, z = -depth) from a fresh, finite eta_2d; a line from the vehicle up to the
-    surface; the status text above the vehicle.
+    surface; the status text above the vehicle; the tether and its pull from a fresh TetherState.
     """
     now_s = as_number(now_s, "now_s")
     markers = hull_markers(layout, style)
@@ -301,6 +340,7 @@ def build_view(layout, inputs, style, now_s, force_from_pwm):
                               color=DEPTH_LINE_RGBA, points=(tuple(vehicle_at), (0.0, 0.0, 0.0))))
     else:
         markers += hidden("depth", 1, LINE_LIST, WORLD)
+    markers += tether_markers(inputs, style, now_s, vehicle_at)
     text_at = vehicle_at + np.array([0.0, 0.0, style.text_offset_m])
     markers.append(Marker("status", 0, TEXT, WORLD, tuple(text_at), scale=(0.0, 0.0, style.text_height_m),
                           color=TEXT_RGBA, text=status_text(inputs, now_s, style.stale_s)))
