@@ -238,6 +238,45 @@ def test_compiled_run_is_the_python_tick_loop(stage, noisy, latency, integral, r
     assert np.ptp(b1["rc4_us"]) > 0 and np.ptp(b1["pwm1_us"]) > 0
 
 
+@pytest.mark.parametrize("integral", [False, True])
+def test_compiled_run_on_a_tether_is_the_python_tick_loop(integral):
+    """On the simulator's tether in a current, the compiled run (the tether stepped inside
+    loop.kernel.fly) against the Python tick loop (Plant.step): the same rows bit for bit, the
+    tether's pull in every row, and the tether left in the same state (nodes, time, tallies)."""
+    import os
+    from brov2_hybrid import paths
+    from brov2_hybrid.loop import closed_loop
+    from brov2_hybrid.loop import kernel as loop_kernel
+    from brov2_hybrid.analysis.settings import load_analysis_settings
+    from brov2_hybrid.dive.dive_csv import load_dive_csv
+    from brov2_hybrid.sim.config import load_sim_options
+    from brov2_hybrid.tick_log.logfile import TETHER_COLUMNS
+    if loop_kernel.compiled_fly(closed_loop.probe_fly) is None:
+        pytest.skip("numba is not installed here (or BROV2_NO_JIT is set): only the Python tick loop runs")
+    settings = load_analysis_settings()
+    options = load_sim_options()
+    # a cable as long as the vehicle is deep: laid straight, it is pulled taut by the current at once
+    length = settings.loop.initial_depth_m
+    options = replace(options, current_ned_m_s=np.array([0.3, 0.2, 0.0]),
+                      tether=options.tether.with_changes(enabled=True, length_m=length, segments=8))
+    dive = load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file))
+    runs = []
+    for compiled in (True, False):
+        loop = ClosedLoop(replace(settings.loop, telemetry_delay_s=0.02, command_delay_s=0.01), sim_options=options)
+        loop.fly_kernel = None if compiled else False
+        log = loop.run(dive, duration_s=6.0, omega_d_rad_s=4.0, controller_options={"integral_enabled": integral}).log
+        tether = loop.plant.tether
+        runs.append((log, loop.plant.eta.tolist(), tether.p.tolist(), tether.v.tolist(), tether.t_s, tether.steps,
+                     tether.iterations, tether.pull_sum_n.tolist(), tether.pull_max_n.tolist()))
+    (ours, *our_rest), (theirs, *their_rest) = runs
+    for column, values in theirs.items():
+        np.testing.assert_array_equal(ours[column], values, err_msg=column)
+    assert our_rest == their_rest
+    pull = np.column_stack([theirs[c] for c in TETHER_COLUMNS])
+    assert np.all(np.isfinite(pull)) and np.linalg.norm(pull, axis=1).max() > 1.0     # the tether pulls
+    assert their_rest[4] == round(6.0 / loop.dt_s)                                     # stepped with the plant
+
+
 def test_compiled_run_stops_at_gimbal_lock_as_the_python_loop():
     """A dive that asks for pitch 90 deg: both tick loops refuse it with the law's gimbal-lock error."""
     from brov2_hybrid.dive.shapes import step_dive

@@ -96,7 +96,8 @@ def run_tether(settings, dive):
         walls[enabled] = real_time_factor(loop, dive, repeats=1 if enabled else 3)[2]
     ratio = walls[True] / walls[False]
     print("in-process closed loop, bundled dive (%.0f s) on a %g m tether (%d segments) in a %.2f m/s current: %.2f s "
-          "wall, %.2f s without it: %.1fx slower (goal <= %.0fx: %s; the loop steps a tethered plant in Python)"
+          "wall, %.2f s without it: %.1fx slower (goal <= %.0fx: %s; compiled both, the tether's implicit step at "
+          "every physics step is most of it)"
           % (dive.duration_s, options.tether.length_m, options.tether.segments,
              math.hypot(*options.current_ned_m_s), walls[True], walls[False], ratio, TETHER_SLOWDOWN_GOAL,
              "met" if ratio <= TETHER_SLOWDOWN_GOAL else "NOT met"))

@@ -211,6 +211,11 @@ class ClosedLoop(object):
         return np.array([0] + _DESIRED + _ACTUAL + _RATES + _LINEAR + _TAU + _U + _RC
                         + _PWM[:self.vehicle.n_thrusters] + [_COL["depth_m"]])
 
+    @staticmethod
+    def tether_columns():
+        """Indices of the log's tether force columns (north, east, down [N]), written by ticks on a tether."""
+        return np.array(_TETHER)
+
     def _python_ticks(self, dive, controller, rows, retunes=()):
         """:meth:`_ticks` in Python: the tick loop on the objects (with :meth:`run`'s ``retunes``).
 
@@ -309,18 +314,19 @@ def _same(a, b):
 def probe_fly(compiled):
     """True when the compiled run writes the Python tick loop's rows: 2 s of the yaw step with
     sensor noise, latency, integral action and the reference feed-forward, on each firmware (the
-    compensated stage on stock)."""
+    compensated stage on stock), and on the paper's firmware on the simulator's tether in a current."""
     from brov2_hybrid.dive.shapes import step_dive
     sim_config, _ = _plant_module()
     options = replace(sim_config.load_sim_options(), noise_enabled=True, attitude_noise_std_rad=0.003,
                       rate_noise_std_rad_s=0.01, depth_noise_std_m=0.01, seed=3)
     settings = load_loop_settings()
     dive = step_dive(0.8, 0.5, 2.0, settings.desired_rate_hz)
-    for mixer in ("quantitative", "stock"):
+    tethered = replace(options, current_ned_m_s=np.array([0.2, 0.1, 0.0]), tether=options.tether.with_changes(enabled=True))
+    for mixer, sim_options in (("quantitative", options), ("stock", options), ("quantitative", tethered)):
         logs = []
         for fly in (compiled["fly"], False):
             loop = ClosedLoop(replace(settings, mixer=mixer, telemetry_delay_s=0.02, command_delay_s=0.01),
-                              sim_options=options)
+                              sim_options=sim_options)
             loop.fly_kernel = fly
             logs.append(loop.run(dive, omega_d_rad_s=3.0, controller_options={"integral_enabled": True,
                                                                               "reference_feedforward_enabled": True}).log)

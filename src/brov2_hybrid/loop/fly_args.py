@@ -18,8 +18,10 @@ import collections
 
 import numpy as np
 
-_GROUPS = ("timing", "dive", "rate_estimator", "law", "output", "search", "firmware", "plant", "noise", "log",
-           "status")
+from brov2_hybrid.sim.tether_model import no_tether_arguments
+
+_GROUPS = ("timing", "dive", "rate_estimator", "law", "output", "search", "firmware", "plant", "tether", "noise",
+           "log", "status")
 
 
 class FlyArguments(collections.namedtuple("FlyArguments", _GROUPS)):
@@ -54,10 +56,15 @@ class FlyArguments(collections.namedtuple("FlyArguments", _GROUPS)):
       limits [us]), xp [us], fp [N], slopes [N/us] (the thrust table), matrix (6, n) (the
       thrusters' wrench per newton), out (2 n + 6,) (motor PWMs [us], thrusts [N], wrench
       [N, N m]); state and out are updated in place.
+    * ``tether``: the plant's tether as :meth:`~brov2_hybrid.sim.tether_model.Tether.kernel_arguments`
+      packs it (on, nodes, clock, base, attachment point, constants, Newton settings, tallies; the
+      nodes, tallies and pull figures updated in place), or placeholders with on False
+      (:func:`~brov2_hybrid.sim.tether_model.no_tether_arguments`).
     * ``noise``: normals (the run's standard normals), on, attitude_std_rad, rate_std_rad_s,
       depth_std_m (the plant's sensor noise).
     * ``log``: rows (n_ticks, columns) to fill, columns (the indices a tick writes, in the
-      order it lists its values), by_channel (6,) (the rc column of each channel).
+      order it lists its values), tether_columns (3,) (the tether force's, north, east, down [N]),
+      by_channel (6,) (the rc column of each channel).
     * ``status`` (3,): DONE or GIMBAL_LOCK, the pitch [rad] it stopped at, the physics steps run.
     """
 
@@ -122,6 +129,7 @@ def fly_arguments(loop, dive, controller, rows):
                   MIXING_CODES[mixer.frame_mixing], float(mixer.fv_coupling_k or 0.0), float(table.neutral_us),
                   float(table.half_range_us)),
         plant=(state, constants, lo, hi, xp, fp, slopes, matrix, plant_out),
+        tether=plant.tether.kernel_arguments() if plant.tether is not None else no_tether_arguments(),
         noise=(plant.standard_normals(n_noise), noise_on, att_std, rate_std, depth_std),
-        log=(rows, loop.tick_columns(), np.array([m.channels.index(ch) for ch in range(1, 7)])),
+        log=(rows, loop.tick_columns(), loop.tether_columns(), np.array([m.channels.index(ch) for ch in range(1, 7)])),
         status=np.zeros(3))

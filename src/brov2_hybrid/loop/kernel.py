@@ -11,8 +11,8 @@ channel maps (:mod:`brov2_hybrid.vehicle.rc`), the firmware's mixing
 stepper (:mod:`brov2_hybrid.sim.plant`). Only the orchestration is written here; every
 equation is the one the nodes run. The rows are the Python loop's, bit for bit (tested).
 
-It covers the loop's usual configurations: the updated model without thruster lag, a
-linear allocator (the paper's T-dagger) and any output stage. Others (the stock SITL
+It covers the loop's usual configurations: the updated model without thruster lag, with or
+without its tether, a linear allocator (the paper's T-dagger) and any output stage. Others (the stock SITL
 model, a thruster lag, the saturation-aware allocator) run the Python tick loop, and so does
 everything where numba is missing. The plant's sensor noise is drawn before the run from
 the plant's own generator, as many standard normals as the run takes, in the order the
@@ -31,7 +31,9 @@ from brov2_hybrid.jit import compile_family, grouped_call
 from brov2_hybrid.physics.hydrostatics import lever_moment
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, down_axis, euler_angles, j2_inv_matrix, j2_matrix, wrapped
 from brov2_hybrid.sim.dynamics import accelerations
-from brov2_hybrid.sim.plant import integrate, steady_wrench
+from brov2_hybrid.sim import tether as tether_math
+from brov2_hybrid.sim.plant import integrate, steady_wrench, tethered_steps
+from brov2_hybrid.sim.tether import end_force
 from brov2_hybrid.vehicle.mixers import (algorithm2_stars, quantitative_motor_pwm, stock_motor_pwm, stock_rows,
                                          truncated_pwm_rows)
 from brov2_hybrid.vehicle.rc import rc_from_u, u_from_rc
@@ -42,7 +44,7 @@ from brov2_hybrid.vehicle.thrust_table import interp_at, pwm_from_star, star_fro
 DONE, GIMBAL_LOCK = 0.0, 1.0
 
 
-def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, noise, log, status):
+def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, tether, noise, log, status):
     """Fly a dive's run: fill the log's rows, one per control tick, in whole physics steps.
 
     Every argument but ``status`` is a plain tuple of one concept, packed by
@@ -52,13 +54,14 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, nois
     the control law (:func:`~brov2_hybrid.control.law_kernels.control_torque`'s settings),
     ``output`` the output stage and RC map, ``search`` the stock search's settings
     (:func:`~brov2_hybrid.vehicle.stock_search.compensated_command`'s, used with ``compensate``),
-    ``firmware`` ArduSub's mixers, ``plant`` the vehicle model, ``noise`` its sensors' noise,
+    ``firmware`` ArduSub's mixers, ``plant`` the vehicle model, ``tether`` its tether (on or not:
+    :func:`~brov2_hybrid.sim.stepper.tethered_steps` steps the two together), ``noise`` its sensors' noise,
     ``log`` the rows to fill; ``status`` (3,): DONE or GIMBAL_LOCK, the pitch [rad] it stopped
     at, the physics steps run.
 
     Updated in place, as the objects' own ticks would: the plant's state (13,) and its last
     motor PWMs, thrusts and wrench (``plant``'s last array, (2 n + 6,)), the rate estimator's
-    arrays and the law's integral state.
+    arrays and the law's integral state; on a tether, its nodes, clock, tallies and pull figures.
     """
     n_ticks, steps_per_tick, steps_per_sample, telemetry_delay, command_delay, dt = timing
     dive_t, dive_eta2d, dive_u_linear = dive
@@ -69,8 +72,10 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, nois
     F, alloc_tau_max, inv_force, inv_star, inv_slopes, T_hat, mixing, fv_coupling_k, neutral_us, \
         table_half_range_us = firmware
     state, constants, plant_pwm_min_us, plant_pwm_max_us, xp, fp, slopes, matrix, plant_out = plant
+    tether_on, nodes_p, nodes_v, clock, base_p0, base_v, r_a, tc, iterations, tolerance, tally, pull_sum, pull_max \
+        = tether
     normals, noise_on, attitude_std, rate_std, depth_std = noise
-    rows, cols, by_channel = log
+    rows, cols, tether_cols, by_channel = log
     n = matrix.shape[1]
     half = 0.5 * dt
     n_rows = len(dive_t)
@@ -163,6 +168,10 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, nois
                 depth += 0.0 + depth_std * normals[drawn]
                 drawn += 1
             row[cols[j + n]] = depth
+            if tether_on:
+                pull = end_force(nodes_p, nodes_v, tc[0], tc[1], tc[2])
+                for k in range(3):
+                    row[tether_cols[k]] = pull[k]
             tick += 1
             next_tick += steps_per_tick
         if applied < tick and applied * steps_per_tick + command_delay <= step:
@@ -175,9 +184,15 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, nois
         nxt = min(next_sample, next_tick)
         if applied < tick:
             nxt = min(nxt, applied * steps_per_tick + command_delay)
-        x = integrate(state, nxt - step, dt, tau_now, constants, None)
-        for i in range(13):
-            state[i] = x[i]
+        if tether_on:
+            xt = tethered_steps(state, nxt - step, dt, tau_now, constants, None, nodes_p, nodes_v, clock, base_p0,
+                                base_v, r_a, tc, iterations, tolerance, tally, pull_sum, pull_max)
+            for i in range(13):
+                state[i] = xt[i]
+        else:
+            x = integrate(state, nxt - step, dt, tau_now, constants, None)
+            for i in range(13):
+                state[i] = x[i]
         step = nxt
     status[0], status[2] = DONE, step
 
@@ -187,7 +202,7 @@ KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, model_drag, drag_to
            normalized_command, wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix, euler_angles, integrate,
            accelerations, steady_wrench, interp_at, rc_from_u, u_from_rc, algorithm2_stars, quantitative_motor_pwm,
            stock_motor_pwm, stock_rows, truncated_pwm_rows, star_from_force, pwm_from_star, compensated_command,
-           group_search, group_newton)
+           group_search, group_newton, tethered_steps) + tether_math.KERNELS
 
 
 def fly_loop(loop, fly, dive, controller, rows):
@@ -204,6 +219,8 @@ def fly_loop(loop, fly, dive, controller, rows):
     state, plant_out, status = args.plant[0], args.plant[-1], args.status
     n = loop.vehicle.n_thrusters
     loop.plant.load_stepped(state, int(status[2]), plant_out[:n], plant_out[n:2 * n], plant_out[2 * n:])
+    if loop.plant.tether is not None:
+        loop.plant.tether.took_steps(args.tether)
     if status[0] == GIMBAL_LOCK:
         check_gimbal_lock(status[1])
     return True

@@ -30,7 +30,7 @@ a net buoyancy of 1 N divided by the 16.755 kg sphere mass. Parameters in
 The force terms of both models are written once, in :func:`accelerations`: a float
 function of the model's constants (:func:`model_constants`) and the state that the
 reference right-hand side :func:`rhs` (Euler angles, numpy) and the fast stepper
-(:func:`brov2_hybrid.sim.plant.integrate`, quaternions, floats; compiled by
+(:func:`brov2_hybrid.sim.stepper.integrate`, quaternions, floats; compiled by
 numba where it is installed) both call.
 """
 from dataclasses import dataclass
@@ -127,7 +127,7 @@ def accelerations(k, X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p
     origin pd [m], the third row of the body -> NED rotation (NED down in body axes),
     body velocity (u, v, w) [m/s], velocity relative to the water (ur, vr, wr) [m/s] and
     body rates (p, q, r) [rad/s]. Plain float arithmetic, so that the fast stepper
-    (:func:`brov2_hybrid.sim.plant.integrate`) runs it as Python or compiled by
+    (:func:`brov2_hybrid.sim.stepper.integrate`) runs it as Python or compiled by
     numba with the same numbers.
     """
     (kind, im0, im1, im2, im3, im4, im5, bl0, bl1, bl2, bl3, bl4, bl5, bq0, bq1, bq2, bq3, bq4, bq5,

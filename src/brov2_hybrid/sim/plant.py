@@ -7,7 +7,7 @@ models, the force terms written once), the thruster lag
 Integration: fixed step dt (default 1/400 s), semi-implicit (symplectic) Euler:
 nu_{k+1} = nu_k + dt nu_dot(eta_k, nu_k); position_{k+1} = position_k + dt R_k nu_1,{k+1};
 attitude as a unit quaternion rotated by the exact exponential of omega_{k+1} dt (no
-gimbal lock). :func:`integrate` is the fast stepper (floats); it calls the same
+gimbal lock). :func:`~brov2_hybrid.sim.stepper.integrate` is the fast stepper (floats); it calls the same
 acceleration function as the reference right-hand side
 :func:`brov2_hybrid.sim.dynamics.rhs` and is tested against it integrated by scipy.
 Thruster lag acts on the body wrench, in modal form, exactly for held commands.
@@ -22,14 +22,10 @@ from brov2_hybrid.validate import as_vector
 from brov2_hybrid.physics.kinematics import J1, euler_angles, quaternion_from_euler
 from brov2_hybrid.vehicle.thrust_table import interp_at
 from brov2_hybrid.sim.config import load_sim_options, third_order_coefficients
-from brov2_hybrid.sim.dynamics import (N_CONSTANTS, UPDATED_KIND, accelerations, body_acceleration, model_constants,
-                                       model_params, stock_thrust_n)
+from brov2_hybrid.sim.dynamics import body_acceleration, model_constants, model_params, stock_thrust_n
 from brov2_hybrid.sim.thruster_lag import LAG_SETTLED, ModalLag
+from brov2_hybrid.sim.stepper import compiled_integrate, compiled_tethered_steps, integrate, tethered_steps
 from brov2_hybrid.sim.tether_model import Tether, integrate_tethered
-
-#: Below this |omega| [rad/s] the quaternion update uses its small-angle limit.
-SMALL_RATE_RAD_S = 1e-12
-
 
 class Plant(object):
     """The plant (the simulated vehicle's rigid body): motor PWMs in, state and sensor readings out.
@@ -79,7 +75,7 @@ class Plant(object):
         tether = self.options.tether     # self.tether: a Tether when SimOptions.tether is enabled, else None
         self.tether = Tether(tether, self.options.current_ned_m_s, vehicle.body.tether_attachment_m) \
             if tether is not None and tether.enabled else None
-        _compiled_integrate()      # compile (once per process) before the first step, not during it
+        compiled_integrate()      # compile (once per process) before the first step, not during it
         self.reset()
 
     # ---------------------------------------------------------------- state access
@@ -204,8 +200,7 @@ class Plant(object):
         itself, or None where it cannot (the stock SITL model, a thruster lag, the Python stepper
         asked for): (state (13,) array, stepper constants, PWM limits (2,), thrust table
         (pwm, force, slopes), thruster matrix, noise settings (on, attitude, rate, depth std))."""
-        if self.kind != "updated" or self._lag is not None or not self.compiled or _compiled_integrate() is None \
-                or self.tether is not None:
+        if self.kind != "updated" or self._lag is not None or not self.compiled or compiled_integrate() is None:
             return None
         table, o = self.vehicle.table, self.options
         return (np.array(self._x), self._constants, self._pwm_limits, (table.pwm_us, table.force_n, table.slope_n_per_us),
@@ -243,12 +238,12 @@ class Plant(object):
         if n == 0:
             return
         terms = self._lag_terms if self._lag_active else None
-        if self.tether is not None:   # step by step with its pull (tether_model.integrate_tethered)
-            run = _compiled_integrate() if terms is None and self.compiled else None
-            self._x = integrate_tethered(self.tether, run or integrate, self._x, n, self.dt_s, self._tau_ss,
+        if self.tether is not None:   # step by step with its pull (tethered_steps, compiled without a lag)
+            run = compiled_tethered_steps() if terms is None and self.compiled else None
+            self._x = integrate_tethered(self.tether, run or tethered_steps, self._x, n, self.dt_s, self._tau_ss,
                                          self._constants, terms)
-        elif terms is None and self.compiled and _compiled_integrate() is not None:
-            self._x = _compiled_integrate()(tuple(self._x), n, self.dt_s, tuple(self._tau_ss), self._constants, None)
+        elif terms is None and self.compiled and compiled_integrate() is not None:
+            self._x = compiled_integrate()(tuple(self._x), n, self.dt_s, tuple(self._tau_ss), self._constants, None)
         else:
             self._x = integrate(self._x, n, self.dt_s, self._tau_ss, self._constants, terms)
         self._eta = None
@@ -263,93 +258,6 @@ class Plant(object):
         p = self.params
         cn, ce, cd = [float(a) for a in p.current_ned_m_s]
         return (model_constants(p), cn, ce, cd, bool(np.any(p.current_ned_m_s != 0.0)))
-
-
-def integrate(state, n, dt, tau, c, lag_terms=None):
-    """n semi-implicit Euler steps of the model in floats (the fast stepper).
-
-    ``state`` = [north, east, down, qw, qx, qy, qz, u, v, w, p, q, r]; ``tau`` the steady
-    thruster wrench; ``c`` the stepper constants (the model's
-    :func:`~brov2_hybrid.sim.dynamics.model_constants`, the current north, east, down and
-    whether it is non-zero); ``lag_terms`` (or None) the modal thruster-lag terms [step
-    factor, current factor, (6,) complex weights], advanced in place.
-
-    Where numba is installed, :class:`Plant` runs this same function compiled
-    (:func:`_compiled_integrate`) whenever no thruster lag is active: the same numbers.
-    """
-    pn, pe, pd, qw, qx, qy, qz, u, v, w, p, q, r = state
-    X, Y, Z, K, M, N = tau
-    constants, cn, ce, cd, has_current = c
-    sqrt, sin, cos = math.sqrt, math.sin, math.cos
-    for _ in range(n):
-        if lag_terms is not None:
-            # Thruster lag: steady wrench plus the decaying modes (see thruster_lag.ModalLag).
-            X, Y, Z, K, M, N = tau
-            for term in lag_terms:
-                d_k, p_k, (w0, w1, w2, w3, w4, w5) = term
-                X += (w0 * p_k).real
-                Y += (w1 * p_k).real
-                Z += (w2 * p_k).real
-                K += (w3 * p_k).real
-                M += (w4 * p_k).real
-                N += (w5 * p_k).real
-                term[1] = p_k * d_k
-        # Rotation body -> NED from the quaternion; the third row is NED down in body axes.
-        xx, yy, zz = qx * qx, qy * qy, qz * qz
-        xy, xz, yz = qx * qy, qx * qz, qy * qz
-        wx, wy, wz = qw * qx, qw * qy, qw * qz
-        R11, R12, R13 = 1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)
-        R21, R22, R23 = 2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)
-        R31, R32, R33 = 2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)
-        # Velocity relative to the water.
-        if has_current:
-            ur = u - (R11 * cn + R21 * ce + R31 * cd)
-            vr = v - (R12 * cn + R22 * ce + R32 * cd)
-            wr = w - (R13 * cn + R23 * ce + R33 * cd)
-        else:
-            ur, vr, wr = u, v, w
-        udot, vdot, wdot, pdot, qdot, rdot = accelerations(constants, X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w,
-                                                           ur, vr, wr, p, q, r)
-        u += dt * udot
-        v += dt * vdot
-        w += dt * wdot
-        p += dt * pdot
-        q += dt * qdot
-        r += dt * rdot
-        # Position with the new velocity.
-        pn += dt * (R11 * u + R12 * v + R13 * w)
-        pe += dt * (R21 * u + R22 * v + R23 * w)
-        pd += dt * (R31 * u + R32 * v + R33 * w)
-        # Attitude: q <- q * exp(omega dt / 2), then renormalise.
-        rate2 = p * p + q * q + r * r
-        if rate2 > SMALL_RATE_RAD_S * SMALL_RATE_RAD_S:
-            rate = sqrt(rate2)
-            s = sin(0.5 * rate * dt) / rate
-            c0 = cos(0.5 * rate * dt)
-        else:
-            s, c0 = 0.5 * dt, 1.0
-        dx, dy, dz = s * p, s * q, s * r
-        qw, qx, qy, qz = (qw * c0 - qx * dx - qy * dy - qz * dz,
-                          qw * dx + qx * c0 + qy * dz - qz * dy,
-                          qw * dy - qx * dz + qy * c0 + qz * dx,
-                          qw * dz + qx * dy - qy * dx + qz * c0)
-        k = 1.0 / sqrt(qw * qw + qx * qx + qy * qy + qz * qz)
-        qw, qx, qy, qz = qw * k, qx * k, qy * k, qz * k
-    return [pn, pe, pd, qw, qx, qy, qz, u, v, w, p, q, r]
-
-
-def _compiled_integrate():
-    """:func:`integrate` compiled by numba (nopython), or None without numba.
-
-    The same source: :func:`integrate` with the force terms
-    (:func:`~brov2_hybrid.sim.dynamics.accelerations`) compiled too (:mod:`brov2_hybrid.jit`),
-    specialised for ``lag_terms=None`` (numba drops the lag branch). IEEE arithmetic
-    without fast-math, so it gives the numbers of the Python function (checked on a probe
-    and tested); about 15x faster per step. ``BROV2_NO_JIT=1`` or a missing / unusable
-    numba keeps the Python function.
-    """
-    kernels = compile_family("plant", (integrate, accelerations), _probe_integrate)
-    return kernels["integrate"] if kernels else None
 
 
 def steady_wrench(pwm_us, pwm_min_us, pwm_max_us, xp, fp, slopes, matrix, pwm_out, force_out, tau_out):
@@ -390,11 +298,3 @@ def io_kernels():
     """{name: kernel} of the plant's input and attitude, compiled where numba is (else the Python functions)."""
     compiled = compile_family("plant_io", IO_KERNELS, _probe_io)
     return compiled if compiled else {f.__name__: f for f in IO_KERNELS}
-
-
-def _probe_integrate(kernels):
-    """True when the compiled stepper gives the Python stepper's state on a probe."""
-    probe = (0.0, 0.0, 1.0, 1.0, 0.0, 0.0, 0.0) + (0.1,) * 6
-    constants = (UPDATED_KIND,) + (1.0,) * 18 + (0.0,) * (N_CONSTANTS - 19)
-    return kernels["integrate"](probe, 2, 0.01, (1.0,) * 6, (constants, 0.0, 0.0, 0.0, False), None) \
-        == integrate(list(probe), 2, 0.01, [1.0] * 6, (constants, 0.0, 0.0, 0.0, False))

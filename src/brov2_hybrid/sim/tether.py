@@ -227,7 +227,42 @@ def base_force(p, v, k_axial, l0, damping):
     return axial * e
 
 
-KERNELS = (segment_axial, add_drag, node_loads, step, inverse3, solve_block_tridiagonal, end_force)
+def rotation_ned_frd(qw, qx, qy, qz, out):
+    """The rotation body FRD -> NED (3, 3) of the unit quaternion (w, x, y, z), into ``out``."""
+    out[0, 0], out[0, 1], out[0, 2] = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy - qw * qz), 2.0 * (qx * qz + qw * qy)
+    out[1, 0], out[1, 1], out[1, 2] = 2.0 * (qx * qy + qw * qz), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz - qw * qx)
+    out[2, 0], out[2, 1], out[2, 2] = 2.0 * (qx * qz - qw * qy), 2.0 * (qy * qz + qw * qx), 1.0 - 2.0 * (qx * qx + qy * qy)
+
+
+def attachment_point(state, r_a, position, velocity):
+    """Position [m] and velocity [m/s] NED of the attachment point ``r_a`` (3,) [m, body FRD from the
+    origin] of a vehicle at plant ``state`` [north, east, down, qw, qx, qy, qz, u, v, w, p, q, r],
+    into ``position`` and ``velocity`` (3,): p + R r_a and R (nu_1 + omega x r_a)."""
+    R = np.empty((3, 3))
+    rotation_ned_frd(state[3], state[4], state[5], state[6], R)
+    bx = state[7] + (state[11] * r_a[2] - state[12] * r_a[1])
+    by = state[8] + (state[12] * r_a[0] - state[10] * r_a[2])
+    bz = state[9] + (state[10] * r_a[1] - state[11] * r_a[0])
+    for i in range(3):
+        position[i] = state[i] + (R[i, 0] * r_a[0] + R[i, 1] * r_a[1] + R[i, 2] * r_a[2])
+        velocity[i] = R[i, 0] * bx + R[i, 1] * by + R[i, 2] * bz
+
+
+def pull_wrench(state, force_ned, r_a, out):
+    """Body wrench [N, N m] (6,) into ``out`` of the force ``force_ned`` (3,) [N, NED] pulling at the
+    attachment point ``r_a`` (3,) [m, body FRD] of a vehicle at plant ``state``: F_b = R^T F and
+    r_a x F_b."""
+    R = np.empty((3, 3))
+    rotation_ned_frd(state[3], state[4], state[5], state[6], R)
+    for j in range(3):
+        out[j] = R[0, j] * force_ned[0] + R[1, j] * force_ned[1] + R[2, j] * force_ned[2]
+    out[3] = r_a[1] * out[2] - r_a[2] * out[1]
+    out[4] = r_a[2] * out[0] - r_a[0] * out[2]
+    out[5] = r_a[0] * out[1] - r_a[1] * out[0]
+
+
+KERNELS = (segment_axial, add_drag, node_loads, step, inverse3, solve_block_tridiagonal, end_force,
+           rotation_ned_frd, attachment_point, pull_wrench)
 
 
 def _probe(kernels):
@@ -242,7 +277,15 @@ def _probe(kernels):
     end, end_v = np.array([6.1, 0.0, 0.1]), np.array([0.1, 0.0, 0.0])
     out = kernels["step"](p, v, 0.0025, np.zeros(3), np.zeros(3), end, end_v, c, 4, 1e-9)
     ref = step(p, v, 0.0025, np.zeros(3), np.zeros(3), end, end_v, c, 4, 1e-9)
-    return all(np.array_equal(a, b) for a, b in zip(out, ref))
+    state = np.array([1.0, -2.0, 30.0, 0.9, 0.1, -0.3, 0.2, 0.4, -0.1, 0.2, 0.3, -0.2, 0.5])
+    state[3:7] /= np.linalg.norm(state[3:7])
+    r_a = np.array([-0.2, 0.05, -0.1])
+    got = [np.empty(3), np.empty(3), np.empty(6)]
+    want = [np.empty(3), np.empty(3), np.empty(6)]
+    for kernel_set, arrays in ((kernels, got), (globals(), want)):
+        kernel_set["attachment_point"](state, r_a, arrays[0], arrays[1])
+        kernel_set["pull_wrench"](state, np.array([3.0, -1.0, 7.0]), r_a, arrays[2])
+    return all(np.array_equal(a, b) for a, b in zip(out, ref)) and all(np.array_equal(a, b) for a, b in zip(got, want))
 
 
 def kernels():

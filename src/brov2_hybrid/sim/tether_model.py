@@ -74,6 +74,13 @@ class TetherSettings:
         return self.base_ned_m + self.base_velocity_ned_m_s * float(t_s), self.base_velocity_ned_m_s.copy()
 
 
+def no_tether_arguments():
+    """:meth:`Tether.kernel_arguments`' types without a tether (on False): what a kernel that may
+    step a tether is given when there is none (numba types each call's arguments)."""
+    return (False, np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(1), np.zeros(3), np.zeros(3), np.zeros(3),
+            (0.0,) * 11, 1, 1.0, np.zeros(2), np.zeros(3), np.zeros(3))
+
+
 def check_settings(s, where):
     """Raise ParameterError naming ``where`` if ``s`` (:class:`TetherSettings`) holds a bad value."""
     for name in ("segments", "newton_iterations"):
@@ -114,19 +121,6 @@ def load_tether_settings(path, data):
     return settings
 
 
-def quaternion_matrix(qw, qx, qy, qz):
-    """Rotation body FRD -> NED (3, 3) of the unit quaternion (w, x, y, z)."""
-    return np.array([
-        [1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy - qw * qz), 2.0 * (qx * qz + qw * qy)],
-        [2.0 * (qx * qy + qw * qz), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz - qw * qx)],
-        [2.0 * (qx * qz - qw * qy), 2.0 * (qy * qz + qw * qx), 1.0 - 2.0 * (qx * qx + qy * qy)]])
-
-
-def cross3(a, b):
-    """a x b for two (3,) vectors (np.cross costs ten times more on vectors this short)."""
-    return np.array([a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]])
-
-
 class Tether(object):
     """The tether's nodes between the base and a vehicle's attachment point.
 
@@ -157,11 +151,8 @@ class Tether(object):
     def attachment_state(self, state):
         """(position, velocity) NED of the attachment point for a plant state
         [north, east, down, qw, qx, qy, qz, u, v, w, p, q, r]."""
-        R = quaternion_matrix(state[3], state[4], state[5], state[6])
-        r_a = self.attachment_m
-        omega = np.array(state[10:13], dtype=float)
-        position = np.array(state[0:3], dtype=float) + R @ r_a
-        velocity = R @ (np.array(state[7:10], dtype=float) + cross3(omega, r_a))
+        position, velocity = np.empty(3), np.empty(3)
+        self._kernels["attachment_point"](np.asarray(state, dtype=float), self.attachment_m, position, velocity)
         return position, velocity
 
     def reset(self, state, t_s=0.0):
@@ -177,19 +168,22 @@ class Tether(object):
         self.p = base + fractions * (end - base)
         self.v = base_v + fractions * (end_v - base_v)
 
-    def advance(self, h, state):
-        """One step of ``h`` [s] with the vehicle already at plant ``state`` (the step's end)."""
-        self.t_s += h
-        base, base_v = self.settings.base_at(self.t_s)
-        end, end_v = self.attachment_state(state)
+    def kernel_arguments(self):
+        """The tether as :func:`brov2_hybrid.sim.stepper.tethered_steps` takes it, after a leading True
+        (on): (True, p, v, clock (1,) [s], base_ned_m, base_velocity_ned_m_s, attachment_m,
+        constants, Newton iterations, tolerance [m/s], tally (2,) steps and iterations, pull_sum_n,
+        pull_max_n). The nodes and the pull figures are this tether's own arrays, updated in place;
+        hand the tuple back to :meth:`took_steps` after the run."""
         s = self.settings
-        self.p, self.v, used = self._kernels["step"](self.p, self.v, float(h), base, base_v, end, end_v, self._c,
-                                                     int(s.newton_iterations), float(s.newton_tolerance_m_s))
-        self.steps += 1
-        self.iterations += int(used)
-        pull = np.abs(self.force_ned())
-        self.pull_sum_n += pull
-        np.maximum(self.pull_max_n, pull, out=self.pull_max_n)
+        return (True, self.p, self.v, np.array([self.t_s]), s.base_ned_m, s.base_velocity_ned_m_s, self.attachment_m,
+                self._c, int(s.newton_iterations), float(s.newton_tolerance_m_s), np.zeros(2), self.pull_sum_n,
+                self.pull_max_n)
+
+    def took_steps(self, arguments):
+        """Take the time and the tallies a kernel left in ``arguments`` (:meth:`kernel_arguments`)."""
+        self.t_s = float(arguments[3][0])
+        self.steps += int(arguments[10][0])
+        self.iterations += int(arguments[10][1])
 
     def summary_line(self):
         """One line for the simulators' logs: the pull per NED axis as seed 003's Table 9 counts it
@@ -209,23 +203,19 @@ class Tether(object):
 
     def wrench_body(self, state):
         """Body wrench [N, N m] (6,) of the tether's pull at the attachment point, for plant ``state``."""
-        R = quaternion_matrix(state[3], state[4], state[5], state[6])
-        force_body = R.T @ self.force_ned()
-        return np.concatenate([force_body, cross3(self.attachment_m, force_body)])
+        out = np.empty(6)
+        self._kernels["pull_wrench"](np.asarray(state, dtype=float), self.force_ned(), self.attachment_m, out)
+        return out
 
 
-def integrate_tethered(tether, integrate, state, n, dt, tau, constants, lag_terms):
-    """``n`` plant steps of ``dt`` [s] with ``tether`` pulling: each step the plant's ``integrate``
-    (:func:`brov2_hybrid.sim.plant.integrate` or its compiled twin) with the thruster wrench
-    ``tau`` plus the tether's wrench, then the tether's step to the vehicle's new state.
-    Returns the new plant state (a list)."""
-    x = list(state)
-    for _ in range(int(n)):
-        pull = tether.wrench_body(x)
-        total = tuple(float(a) + float(b) for a, b in zip(tau, pull))
-        if lag_terms is None:
-            x = list(integrate(tuple(x), 1, dt, total, constants, None))
-        else:
-            x = list(integrate(x, 1, dt, list(total), constants, lag_terms))
-        tether.advance(dt, x)
-    return x
+def integrate_tethered(tether, stepper, state, n, dt, tau, constants, lag_terms):
+    """``n`` plant steps of ``dt`` [s] with ``tether`` pulling, by ``stepper``
+    (:func:`brov2_hybrid.sim.stepper.tethered_steps` or its compiled twin): each step the plant's
+    stepper with the thruster wrench ``tau`` plus the tether's wrench, then the tether's step to
+    the vehicle's new state. Advances ``tether`` (nodes, time, tallies); returns the new plant
+    state (a list)."""
+    args = tether.kernel_arguments()
+    x = stepper(np.array(state, dtype=float), int(n), float(dt), np.array(tau, dtype=float), constants, lag_terms,
+                *args[1:])
+    tether.took_steps(args)
+    return [float(a) for a in x]
