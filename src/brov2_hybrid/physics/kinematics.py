@@ -201,6 +201,17 @@ def euler_from_quaternion(q):
     return np.array(euler_angles(_as_quaternion(q, normalise=False)))   # euler_angles normalises
 
 
+def rotation_ned_frd(qw, qx, qy, qz):
+    """The rotation body FRD -> NED of the unit quaternion (w, x, y, z), row by row, unchecked (a
+    kernel): (R11, R12, R13, R21, R22, R23, R31, R32, R33); the third row is NED down in body axes."""
+    xx, yy, zz = qx * qx, qy * qy, qz * qz
+    xy, xz, yz = qx * qy, qx * qz, qy * qz
+    wx, wy, wz = qw * qx, qw * qy, qw * qz
+    return (1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy),
+            2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx),
+            2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy))
+
+
 def euler_angles(q):
     """:func:`euler_from_quaternion` of a finite quaternion array (x, y, z, w) (4,), scaled to
     unit norm first, unchecked (a kernel, the plant's attitude): (roll, pitch, yaw) [rad]."""

@@ -14,6 +14,7 @@ import math
 import numpy as np
 
 from brov2_hybrid.jit import compile_family
+from brov2_hybrid.physics.kinematics import rotation_ned_frd
 from brov2_hybrid.sim import tether as tether_math
 from brov2_hybrid.sim.dynamics import N_CONSTANTS, UPDATED_KIND, accelerations
 from brov2_hybrid.sim.tether import attachment_point, end_force, pull_wrench, step  # step: the tether's (a kernel callee)
@@ -52,12 +53,7 @@ def integrate(state, n, dt, tau, c, lag_terms=None):
                 N += (w5 * p_k).real
                 term[1] = p_k * d_k
         # Rotation body -> NED from the quaternion; the third row is NED down in body axes.
-        xx, yy, zz = qx * qx, qy * qy, qz * qz
-        xy, xz, yz = qx * qy, qx * qz, qy * qz
-        wx, wy, wz = qw * qx, qw * qy, qw * qz
-        R11, R12, R13 = 1.0 - 2.0 * (yy + zz), 2.0 * (xy - wz), 2.0 * (xz + wy)
-        R21, R22, R23 = 2.0 * (xy + wz), 1.0 - 2.0 * (xx + zz), 2.0 * (yz - wx)
-        R31, R32, R33 = 2.0 * (xz - wy), 2.0 * (yz + wx), 1.0 - 2.0 * (xx + yy)
+        R11, R12, R13, R21, R22, R23, R31, R32, R33 = rotation_ned_frd(qw, qx, qy, qz)
         # Velocity relative to the water.
         if has_current:
             ur = u - (R11 * cn + R21 * ce + R31 * cd)
@@ -105,7 +101,7 @@ def compiled_integrate():
     and tested); about 15x faster per step. ``BROV2_NO_JIT=1`` or a missing / unusable
     numba keeps the Python function.
     """
-    kernels = compile_family("plant", (integrate, accelerations), _probe_integrate)
+    kernels = compile_family("plant", (integrate, accelerations, rotation_ned_frd), _probe_integrate)
     return kernels["integrate"] if kernels else None
 
 

@@ -41,6 +41,8 @@ import math
 
 import numpy as np
 
+from brov2_hybrid.physics.kinematics import rotation_ned_frd
+
 
 def segment_axial(p, v, i, k_axial, l0, damping):
     """Axial force [N] (>= 0), unit vector e (3,) and length [m] of segment i (node i to i + 1)."""
@@ -227,42 +229,37 @@ def base_force(p, v, k_axial, l0, damping):
     return axial * e
 
 
-def rotation_ned_frd(qw, qx, qy, qz, out):
-    """The rotation body FRD -> NED (3, 3) of the unit quaternion (w, x, y, z), into ``out``."""
-    out[0, 0], out[0, 1], out[0, 2] = 1.0 - 2.0 * (qy * qy + qz * qz), 2.0 * (qx * qy - qw * qz), 2.0 * (qx * qz + qw * qy)
-    out[1, 0], out[1, 1], out[1, 2] = 2.0 * (qx * qy + qw * qz), 1.0 - 2.0 * (qx * qx + qz * qz), 2.0 * (qy * qz - qw * qx)
-    out[2, 0], out[2, 1], out[2, 2] = 2.0 * (qx * qz - qw * qy), 2.0 * (qy * qz + qw * qx), 1.0 - 2.0 * (qx * qx + qy * qy)
-
-
 def attachment_point(state, r_a, position, velocity):
     """Position [m] and velocity [m/s] NED of the attachment point ``r_a`` (3,) [m, body FRD from the
     origin] of a vehicle at plant ``state`` [north, east, down, qw, qx, qy, qz, u, v, w, p, q, r],
     into ``position`` and ``velocity`` (3,): p + R r_a and R (nu_1 + omega x r_a)."""
-    R = np.empty((3, 3))
-    rotation_ned_frd(state[3], state[4], state[5], state[6], R)
+    R11, R12, R13, R21, R22, R23, R31, R32, R33 = rotation_ned_frd(state[3], state[4], state[5], state[6])
     bx = state[7] + (state[11] * r_a[2] - state[12] * r_a[1])
     by = state[8] + (state[12] * r_a[0] - state[10] * r_a[2])
     bz = state[9] + (state[10] * r_a[1] - state[11] * r_a[0])
-    for i in range(3):
-        position[i] = state[i] + (R[i, 0] * r_a[0] + R[i, 1] * r_a[1] + R[i, 2] * r_a[2])
-        velocity[i] = R[i, 0] * bx + R[i, 1] * by + R[i, 2] * bz
+    position[0] = state[0] + (R11 * r_a[0] + R12 * r_a[1] + R13 * r_a[2])
+    position[1] = state[1] + (R21 * r_a[0] + R22 * r_a[1] + R23 * r_a[2])
+    position[2] = state[2] + (R31 * r_a[0] + R32 * r_a[1] + R33 * r_a[2])
+    velocity[0] = R11 * bx + R12 * by + R13 * bz
+    velocity[1] = R21 * bx + R22 * by + R23 * bz
+    velocity[2] = R31 * bx + R32 * by + R33 * bz
 
 
 def pull_wrench(state, force_ned, r_a, out):
     """Body wrench [N, N m] (6,) into ``out`` of the force ``force_ned`` (3,) [N, NED] pulling at the
     attachment point ``r_a`` (3,) [m, body FRD] of a vehicle at plant ``state``: F_b = R^T F and
     r_a x F_b."""
-    R = np.empty((3, 3))
-    rotation_ned_frd(state[3], state[4], state[5], state[6], R)
-    for j in range(3):
-        out[j] = R[0, j] * force_ned[0] + R[1, j] * force_ned[1] + R[2, j] * force_ned[2]
+    R11, R12, R13, R21, R22, R23, R31, R32, R33 = rotation_ned_frd(state[3], state[4], state[5], state[6])
+    out[0] = R11 * force_ned[0] + R21 * force_ned[1] + R31 * force_ned[2]
+    out[1] = R12 * force_ned[0] + R22 * force_ned[1] + R32 * force_ned[2]
+    out[2] = R13 * force_ned[0] + R23 * force_ned[1] + R33 * force_ned[2]
     out[3] = r_a[1] * out[2] - r_a[2] * out[1]
     out[4] = r_a[2] * out[0] - r_a[0] * out[2]
     out[5] = r_a[0] * out[1] - r_a[1] * out[0]
 
 
 KERNELS = (segment_axial, add_drag, node_loads, step, inverse3, solve_block_tridiagonal, end_force,
-           rotation_ned_frd, attachment_point, pull_wrench)
+           rotation_ned_frd, attachment_point, pull_wrench)   # rotation_ned_frd: physics.kinematics' (a callee)
 
 
 def _probe(kernels):
