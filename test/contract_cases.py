@@ -139,6 +139,9 @@ def cases():
         "physics.kinematics.vector_frd_to_flu": Case(lambda f: k.vector_frd_to_flu, lambda f: {"v": [1, 2, 3]}, ("v",)),
         "physics.kinematics.euler_angles": Case(lambda f: k.euler_angles, None,
                                                 note="a numba kernel on a checked quaternion; euler_from_quaternion checks it"),
+        "physics.kinematics.rotation_ned_frd": Case(lambda f: k.rotation_ned_frd, None,
+                                                    note="a numba kernel on the plant's normalised state quaternion; "
+                                                         "its callers (the stepper, the tether) hold checked state"),
         "physics.kinematics.wrapped": Case(lambda f: k.wrapped, None,
                                            note="a numba kernel on a checked float; wrap_angle_float checks it"),
         "physics.kinematics.down_axis": Case(lambda f: k.down_axis, None,
