@@ -21,9 +21,19 @@ the estimate is not biased by it). The delay from command to thrust is found by 
 vehicle reports it: an output-error fit of the simulated depth, with its own delay
 (:mod:`brov2_hybrid.identify.heave_fit`).
 
-Confidence intervals: covariance s^2 (J^T J)^-1, inflated by (1 + rho) / (1 - rho) for the
-residuals' lag-1 correlation rho, mapped to the physical parameters by the delta method;
-half-width = Student t quantile times the standard error.
+Confidence intervals, two and the wider kept (:func:`estimates`), mapped to the physical parameters
+by the delta method, half-width = Student t quantile times the standard error:
+
+- measurement noise: covariance s^2 (J^T J)^-1, inflated by (1 + rho) / (1 - rho) for the residuals'
+  lag-1 correlation rho (dof n - p);
+- model error: the delete-a-block jackknife (:func:`jackknife_covariance`) over ``jackknife_blocks``
+  contiguous stretches of the flight, each with an equal share of the axis's excitation (dof blocks - 1).
+  A model that is wrong in a way that differs across the flight (a command the vehicle got
+  rounded, a drag law that is not quite the vehicle's, a sensor that lags) gives estimates that
+  differ from one stretch to the next; the noise covariance alone assumes the model exact and
+  through ROS excluded the truth on yaw's drag in every flight (docs/identification.md
+  "Do the intervals hold the truth?"). An error the same in every stretch (a bias of the
+  simulator's integration, a misread thrust table) is not seen by either.
 """
 import math
 from dataclasses import dataclass, field
@@ -138,12 +148,54 @@ def autocorrelation_factor(residuals):
     return (1.0 + rho) / (1.0 - rho)
 
 
-def estimates(names, values, jacobian, cov, dof, level):
-    """Estimates of physical parameters ``values`` = g(theta) with d g / d theta = ``jacobian``."""
+def _half_widths(jacobian, cov, dof, level):
     cov_g = jacobian @ cov @ jacobian.T
     quantile = float(stats.t.ppf(0.5 + 0.5 * level, max(dof, 1)))
-    return {name: Estimate(float(v), quantile * math.sqrt(max(float(cov_g[k, k]), 0.0)), level)
-            for k, (name, v) in enumerate(zip(names, values))}
+    return quantile * np.sqrt(np.maximum(np.diag(cov_g), 0.0))
+
+
+def estimates(names, values, jacobian, cov, dof, level, model_cov=None, model_dof=None):
+    """Estimates of physical parameters ``values`` = g(theta) with d g / d theta = ``jacobian``: the
+    half-width from the noise covariance ``cov`` of theta (``dof`` degrees of freedom) or, where
+    wider, from the model-error covariance ``model_cov`` (the jackknife's, ``model_dof``; None: noise only)."""
+    half = _half_widths(jacobian, cov, dof, level)
+    if model_cov is not None:
+        half = np.maximum(half, _half_widths(jacobian, model_cov, model_dof, level))
+    return {name: Estimate(float(v), float(half[k]), level) for k, (name, v) in enumerate(zip(names, values))}
+
+
+def excitation_blocks(weight, n_blocks):
+    """(n,) block labels 0..n_blocks - 1 of rows in time order: contiguous stretches each holding an
+    equal share of the non-negative excitation ``weight`` (n,) (the rows of a stretch without any
+    belong to the block they fall in)."""
+    w = np.asarray(weight, dtype=float)
+    n_blocks = int(n_blocks)
+    if n_blocks < 2 or len(w) < n_blocks:
+        raise InputDataError("identify: jackknife_blocks must be at least 2 and at most the %d rows fitted; "
+                             "got %d" % (len(w), n_blocks))
+    cumulative = np.cumsum(np.where(np.isfinite(w), np.abs(w), 0.0))
+    if cumulative[-1] <= 0.0:
+        cumulative = np.arange(1.0, len(w) + 1.0)         # nothing excited: equal row counts
+    share = cumulative / cumulative[-1]
+    return np.minimum((share * n_blocks - 1e-12).astype(int), n_blocks - 1).clip(0)
+
+
+def jackknife_covariance(jacobian, residual, blocks):
+    """Delete-a-block jackknife covariance (p, p) of a least-squares fit's parameter vector about its
+    solution, from the fit's ``jacobian`` (n, p) of the residual and the ``residual`` (n,) there, with
+    rows labelled into ``blocks`` (n,): (g - 1) / g sum_b (d_b - mean d)(d_b - mean d)^T over the g
+    blocks, d_b the change of the parameters with block b left out, (J_b'^T J_b')^+ J_b^T r_b (J_b'
+    the other rows; one Gauss-Newton step from the solution, where J^T r = 0: exact for a fit linear
+    in its parameters, as the attitude axes are)."""
+    J = np.asarray(jacobian, dtype=float)
+    r = np.asarray(residual, dtype=float)
+    labels = np.unique(blocks)
+    jtj = J.T @ J
+    d = np.array([np.linalg.pinv(jtj - J[blocks == b].T @ J[blocks == b]) @ (J[blocks == b].T @ r[blocks == b])
+                  for b in labels])
+    d -= d.mean(axis=0)
+    g = len(labels)
+    return (g - 1.0) / g * (d.T @ d)
 
 
 def _attitude_design(log, wrench, delay_s, axis, keep=None):
@@ -191,10 +243,14 @@ def _robust_sigma(residual):
     return 1.4826 * float(np.median(np.abs(residual - np.median(residual))))
 
 
-def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95, keep=None, outlier_sigma=None, margin_s=0.0):
+def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95, keep=None, outlier_sigma=None, margin_s=0.0,
+                      jackknife_blocks=None):
     """:class:`AxisFit` of one attitude axis (0 roll, 1 pitch, 2 yaw): inertia_kg_m2, linear_drag,
     quadratic_drag and, for roll/pitch, the restoring lever terms [N m]; over the rows ``keep`` (n,) bool
     (default all: :mod:`brov2_hybrid.identify.disturbed` gives the undisturbed ones).
+
+    ``jackknife_blocks``: the intervals also hold the jackknife's over that many stretches of equal
+    applied impulse (module docstring); None: noise only.
 
     ``outlier_sigma``: row intervals whose rate change departs from the fit by more than this many
     robust standard deviations are rows where the vehicle did not get the logged command (a late
@@ -227,6 +283,10 @@ def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95, keep=None, outlier
         jac[k, 0] = -theta[k] / a ** 2
         jac[k, k] = 1.0 / a
     names = ["inertia_kg_m2", "linear_drag", "quadratic_drag"] + lever_names
-    return AxisFit(ANGULAR_DOF_NAMES[axis], estimates(names, values, jac, cov, n - p, level),
+    model_cov = None
+    if jackknife_blocks is not None:
+        model_cov = jackknife_covariance(X, residual, excitation_blocks(X[:, 0], jackknife_blocks))
+    return AxisFit(ANGULAR_DOF_NAMES[axis], estimates(names, values, jac, cov, n - p, level, model_cov,
+                                                      None if jackknife_blocks is None else jackknife_blocks - 1),
                    math.sqrt(float(residual @ residual) / n), n, t[1:][used], y, X @ theta,
                    int(np.count_nonzero(rejected & keep)))

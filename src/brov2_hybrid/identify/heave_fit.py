@@ -21,7 +21,8 @@ a 95 % interval that excluded the truth (docs/identification.md "Heave").
 The delay is found in two steps: a scan of fixed delays 0..``delay_max_s`` (the residuals are not
 convex in it), then one joint fit of all parameters and the delay from the best, whose covariance
 gives the intervals (so the delay's uncertainty widens them). Intervals as the attitude axes':
-s^2 (J^T J)^-1 inflated by the residuals' lag-1 correlation, Student t half-widths.
+s^2 (J^T J)^-1 inflated by the residuals' lag-1 correlation, Student t half-widths, or where wider
+the delete-a-block jackknife's over stretches of equally many depth rows (linearised about the fit).
 """
 import math
 
@@ -29,7 +30,8 @@ import numpy as np
 from scipy import optimize
 
 from brov2_hybrid.errors import InputDataError
-from brov2_hybrid.identify.fit import AxisFit, autocorrelation_factor, estimates, third_row, held_integral
+from brov2_hybrid.identify.fit import (AxisFit, autocorrelation_factor, estimates, excitation_blocks, held_integral,
+                                       jackknife_covariance, third_row)
 from brov2_hybrid.tick_log.logfile import ATTITUDE_COLUMNS
 
 #: The physical parameters of the heave fit, in the order of the parameter vector.
@@ -147,7 +149,7 @@ def _fit_at(problem, delay_s, x0, scale, substeps):
 
 
 def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_s=0.5, keep=None, min_rows=5,
-              delay_max_s=None, delay_step_s=0.01):
+              delay_max_s=None, delay_step_s=0.01, jackknife_blocks=None):
     """:class:`~brov2_hybrid.identify.fit.AxisFit` of heave: mass_kg (effective), linear_drag, quadratic_drag,
     net_weight_n (W - B) and delay_s (force to depth).
 
@@ -157,6 +159,8 @@ def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_
     starts from its own depth and heave rate (fitted too), runs under ``min_rows`` depth rows
     are dropped. ``delay_max_s``: the force-to-depth delay is fitted in 0..delay_max_s (scanned on
     ``delay_step_s``, then fitted jointly: module docstring); None: held at ``delay_s``.
+    ``jackknife_blocks``: the intervals also hold the jackknife's over that many stretches of the
+    depth rows (module docstring); None: noise only.
     """
     problem = _HeaveProblem(log, wrench, rest_s, lead_s, keep, min_rows)
     x0, scale = problem.start(prior)
@@ -173,10 +177,14 @@ def fit_heave(log, wrench, delay_s, prior, rest_s, substeps=4, level=0.95, lead_
     n, p = len(res), len(params) + (1 if delay_max_s is not None else 0)
     s2 = float(res @ res) / max(n - p, 1) * autocorrelation_factor(res)
     cov = s2 * np.linalg.pinv(jac.T @ jac)
-    est = estimates(HEAVE_PARAMETERS, params[:4], np.eye(4, jac.shape[1]), cov, n - p, level)
+    model_cov = model_dof = None
+    if jackknife_blocks is not None:
+        model_cov = jackknife_covariance(jac, res, excitation_blocks(np.ones(n), jackknife_blocks))
+        model_dof = jackknife_blocks - 1
+    est = estimates(HEAVE_PARAMETERS, params[:4], np.eye(4, jac.shape[1]), cov, n - p, level, model_cov, model_dof)
     if delay_max_s is not None:
         est["delay_s"] = estimates(["delay_s"], [found_delay], np.eye(1, jac.shape[1], jac.shape[1] - 1), cov,
-                                    n - p, level)["delay_s"]
+                                    n - p, level, model_cov, model_dof)["delay_s"]
     used = np.concatenate([np.arange(a, b) for a, b in problem.runs])
     return AxisFit("heave", est, math.sqrt(float(res @ res) / n), n, problem.t[used], problem.z[used],
                    problem.z[used] + res)

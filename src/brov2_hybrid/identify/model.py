@@ -44,6 +44,8 @@ class FitSettings:
     #: the heave's force-to-depth delay is fitted in 0..heave_delay_max_s (scanned on heave_delay_step_s first)
     heave_delay_max_s: float
     heave_delay_step_s: float
+    #: the intervals also hold the delete-a-block jackknife's over this many stretches (model error)
+    jackknife_blocks: int = None
     #: rows left out and the refusal limit (:mod:`brov2_hybrid.identify.disturbed`); None: the file's
     disturbance: DisturbanceSettings = None
 
@@ -64,7 +66,8 @@ def load_fit_settings(path=None):
                        delay_step_s=s.positive("delay_step_s"), heave_substeps=s.integer("heave_substeps", 1, 100),
                        heave_lead_s=s.number("heave_lead_s", 0.0),
                        heave_delay_max_s=s.number("heave_delay_max_s", 0.0),
-                       heave_delay_step_s=s.positive("heave_delay_step_s"), disturbance=disturbance)
+                       heave_delay_step_s=s.positive("heave_delay_step_s"),
+                       jackknife_blocks=s.integer("jackknife_blocks", 3, 1000), disturbance=disturbance)
 
 
 @dataclass
@@ -142,12 +145,14 @@ def identify_log(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
     delay = fit.find_delay(log, wrench, settings.delay_max_s, settings.delay_step_s, flown, keep)
     level = settings.confidence
     axes = {ANGULAR_DOF_NAMES[k]: fit.fit_attitude_axis(log, wrench, k, delay, level, keep, dist_settings.outlier_sigma,
-                                                       dist_settings.margin_s) for k in flown}
+                                                       dist_settings.margin_s, settings.jackknife_blocks)
+            for k in flown}
     b = vehicle.body
     prior = (b.total_mass[2], b.linear_drag[2], b.quadratic_drag[2], b.weight_n - b.buoyancy_n)
     axes["heave"] = heave_fit.fit_heave(log, wrench, delay, prior, rest, settings.heave_substeps, level,
                                         settings.heave_lead_s, keep, delay_max_s=settings.heave_delay_max_s,
-                                        delay_step_s=settings.heave_delay_step_s)
+                                        delay_step_s=settings.heave_delay_step_s,
+                                        jackknife_blocks=settings.jackknife_blocks)
     prior_lever = b.weight_n * b.r_cg_m - b.buoyancy_n * b.r_cb_m
     found = {"x": [], "y": [], "z": []}
     for name, keys in (("roll", ("y", "z")), ("pitch", ("z", "x"))):

@@ -55,6 +55,9 @@ def write_report(path, fitted, room, source, truth=None):
              "Source: %s. Delay from command to thrust found: %.3f s%s." % (
                  source, fitted.delay_s, "; from heave force to the logged depth: %s s" % idmodel.format_estimate(
                      heave_delay) if heave_delay is not None else ""),
+             "", "Each interval is the wider of the measurement-noise interval and the jackknife's over stretches of "
+             "the flight (model error that differs along it); an error the same all along is in neither "
+             "(docs/identification.md \"What the intervals are\").",
              "", "| axis | parameter | fitted | %g %% CI half-width | unit |%s" % (
                  100 * level, " true | error % |" if truth else ""),
              "|---|---|---|---|---|%s" % ("---|---|" if truth else "")]
