@@ -45,24 +45,24 @@ from brov2_hybrid.physics.kinematics import rotation_ned_frd
 
 
 def segment_axial(p, v, i, k_axial, l0, damping):
-    """Axial force [N] (>= 0), unit vector e (3,) and length [m] of segment i (node i to i + 1)."""
+    """(axial force [N] (>= 0), unit vector ex, ey, ez, length [m]) of segment i (node i to i + 1)."""
     rx, ry, rz = p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2]
     length = math.sqrt(rx * rx + ry * ry + rz * rz)
-    e = np.zeros(3)
     if length <= 0.0:
-        return 0.0, e, 0.0
-    e[0], e[1], e[2] = rx / length, ry / length, rz / length
+        return 0.0, 0.0, 0.0, 0.0, 0.0
+    ex, ey, ez = rx / length, ry / length, rz / length
     if length <= l0:
-        return 0.0, e, length
-    rate = ((v[i + 1, 0] - v[i, 0]) * e[0] + (v[i + 1, 1] - v[i, 1]) * e[1] + (v[i + 1, 2] - v[i, 2]) * e[2])
+        return 0.0, ex, ey, ez, length
+    rate = ((v[i + 1, 0] - v[i, 0]) * ex + (v[i + 1, 1] - v[i, 1]) * ey + (v[i + 1, 2] - v[i, 2]) * ez)
     force = k_axial * (length - l0) + damping * rate
-    return max(force, 0.0), e, length
+    return max(force, 0.0), ex, ey, ez, length
 
 
-def add_drag(out, j, vx, vy, vz, e, length, half_rho_d, c_perp, c_par):
-    """Add to out[j] the drag [N] on ``length`` [m] of cable along ``e`` in water flowing past it at (vx, vy, vz) (Eqs. 31-34)."""
-    dot = vx * e[0] + vy * e[1] + vz * e[2]
-    ax, ay, az = dot * e[0], dot * e[1], dot * e[2]
+def add_drag(out, j, vx, vy, vz, ex, ey, ez, length, half_rho_d, c_perp, c_par):
+    """Add to out[j] the drag [N] on ``length`` [m] of cable along (ex, ey, ez) in water flowing past it at
+    (vx, vy, vz) (Eqs. 31-34)."""
+    dot = vx * ex + vy * ey + vz * ez
+    ax, ay, az = dot * ex, dot * ey, dot * ez
     nx, ny, nz = vx - ax, vy - ay, vz - az
     n_mag = math.sqrt(nx * nx + ny * ny + nz * nz)
     a_mag = math.sqrt(ax * ax + ay * ay + az * az)
@@ -81,8 +81,9 @@ def node_loads(p, v, c, forces, stiff, damp):
     forces[:] = 0.0
     stiff[:] = 0.0
     damp[:] = 0.0
+    e = np.empty(3)
     for j in range(n):
-        axial, e, length = segment_axial(p, v, j, k_axial, l0, damping)
+        axial, e[0], e[1], e[2], length = segment_axial(p, v, j, k_axial, l0, damping)
         if axial > 0.0:
             for a in range(3):
                 forces[j, a] += axial * e[a]
@@ -92,9 +93,10 @@ def node_loads(p, v, c, forces, stiff, damp):
                     stiff[j, a, b] = k_axial * ((1.0 - l0 / length) * (1.0 if a == b else 0.0) + (l0 / length) * ee)
                     damp[j, a, b] = damping * ee
         half = 0.5 * length
-        add_drag(forces, j, cn - v[j, 0], ce - v[j, 1], cd - v[j, 2], e, half, half_rho_d, c_perp, c_par)
-        add_drag(forces, j + 1, cn - v[j + 1, 0], ce - v[j + 1, 1], cd - v[j + 1, 2], e, half, half_rho_d,
-                 c_perp, c_par)
+        add_drag(forces, j, cn - v[j, 0], ce - v[j, 1], cd - v[j, 2], e[0], e[1], e[2], half, half_rho_d, c_perp,
+                 c_par)
+        add_drag(forces, j + 1, cn - v[j + 1, 0], ce - v[j + 1, 1], cd - v[j + 1, 2], e[0], e[1], e[2], half,
+                 half_rho_d, c_perp, c_par)
 
 
 def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
@@ -111,8 +113,9 @@ def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
     k_axial, l0, damping, seg_mass, seg_added = c[0], c[1], c[2], c[3], c[4]
     n = p.shape[0] - 1
     mass = np.zeros((n + 1, 3, 3))
+    e = np.empty(3)
     for j in range(n):
-        _, e, _ = segment_axial(p, v, j, k_axial, l0, damping)
+        _, e[0], e[1], e[2], _ = segment_axial(p, v, j, k_axial, l0, damping)
         for a in range(3):
             for b in range(3):
                 m_ab = 0.5 * (seg_mass + seg_added) * (1.0 if a == b else 0.0) - 0.5 * seg_added * e[a] * e[b]
@@ -136,6 +139,9 @@ def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
     diag = np.zeros((m, 3, 3))
     upper = np.zeros((m, 3, 3))
     rhs = np.zeros((m, 3))
+    # the block elimination's work arrays, reused by every iteration
+    work_d, work_b, dv = np.empty((m, 3, 3)), np.empty((m, 3)), np.empty((m, 3))
+    inv, factor = np.empty((3, 3)), np.empty((3, 3))
     done = 0
     for it in range(iterations):
         done = it + 1
@@ -150,7 +156,7 @@ def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
                     upper[r, a, b] = -(h * damp[j, a, b] + h * h * stiff[j, a, b]) if r + 1 < m else 0.0
                     inertia += mass[j, a, b] * (v_new[j, b] - v[j, b])
                 rhs[r, a] = h * forces[j, a] - inertia
-        dv = solve_block_tridiagonal(diag, upper, rhs)
+        solve_block_tridiagonal_into(diag, upper, rhs, work_d, work_b, dv, inv, factor)
         largest = 0.0
         for r in range(m):
             for a in range(3):
@@ -162,13 +168,13 @@ def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
     return p_new, v_new, done
 
 
-def inverse3(a):
-    """Inverse of a 3 x 3 matrix by its cofactors (the blocks here are symmetric positive definite)."""
+def inverse3_into(a, out):
+    """Inverse of a 3 x 3 matrix ``a`` by its cofactors into ``out`` (3, 3) (the blocks here are symmetric
+    positive definite)."""
     c00 = a[1, 1] * a[2, 2] - a[1, 2] * a[2, 1]
     c01 = a[1, 2] * a[2, 0] - a[1, 0] * a[2, 2]
     c02 = a[1, 0] * a[2, 1] - a[1, 1] * a[2, 0]
     det = a[0, 0] * c00 + a[0, 1] * c01 + a[0, 2] * c02
-    out = np.empty((3, 3))
     out[0, 0], out[1, 0], out[2, 0] = c00 / det, c01 / det, c02 / det
     out[0, 1] = (a[0, 2] * a[2, 1] - a[0, 1] * a[2, 2]) / det
     out[0, 2] = (a[0, 1] * a[1, 2] - a[0, 2] * a[1, 1]) / det
@@ -176,22 +182,30 @@ def inverse3(a):
     out[1, 2] = (a[0, 2] * a[1, 0] - a[0, 0] * a[1, 2]) / det
     out[2, 1] = (a[0, 1] * a[2, 0] - a[0, 0] * a[2, 1]) / det
     out[2, 2] = (a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]) / det
+
+
+def inverse3(a):
+    """Inverse of a 3 x 3 matrix by its cofactors (:func:`inverse3_into`), a new array."""
+    out = np.empty((3, 3))
+    inverse3_into(a, out)
     return out
 
 
-def solve_block_tridiagonal(diag, upper, rhs):
-    """Solve the symmetric block tridiagonal system (3 x 3 blocks; lower = upper^T) by block elimination.
+def solve_block_tridiagonal_into(diag, upper, rhs, d, b, x, inv, factor):
+    """Solve the symmetric block tridiagonal system (3 x 3 blocks; lower = upper^T) by block elimination
+    into ``x`` (m, 3), with the work arrays ``d`` (m, 3, 3), ``b`` (m, 3), ``inv`` and ``factor`` (3, 3)
+    (a step's Newton iterations reuse them: no array is made here).
 
     diag (m, 3, 3) the diagonal blocks, upper (m, 3, 3) block (r, r + 1) in row r (the last unused),
-    rhs (m, 3); returns x (m, 3).
+    rhs (m, 3).
     """
     m = diag.shape[0]
-    d = diag.copy()
-    b = rhs.copy()
+    d[:] = diag
+    b[:] = rhs
     for r in range(1, m):
-        inv = inverse3(d[r - 1])
+        inverse3_into(d[r - 1], inv)
         # factor = upper[r-1]^T inv; d[r] -= factor upper[r-1]; b[r] -= factor b[r-1]
-        factor = np.zeros((3, 3))
+        factor[:] = 0.0
         for i in range(3):
             for j in range(3):
                 for k in range(3):
@@ -201,9 +215,9 @@ def solve_block_tridiagonal(diag, upper, rhs):
                 for k in range(3):
                     d[r, i, j] -= factor[i, k] * upper[r - 1, k, j]
                 b[r, i] -= factor[i, j] * b[r - 1, j]
-    x = np.zeros((m, 3))
+    x[:] = 0.0
     for r in range(m - 1, -1, -1):
-        inv = inverse3(d[r])
+        inverse3_into(d[r], inv)
         for i in range(3):
             acc = b[r, i]
             if r + 1 < m:
@@ -213,20 +227,32 @@ def solve_block_tridiagonal(diag, upper, rhs):
         y0, y1, y2 = x[r, 0], x[r, 1], x[r, 2]
         for i in range(3):
             x[r, i] = inv[i, 0] * y0 + inv[i, 1] * y1 + inv[i, 2] * y2
+
+
+def solve_block_tridiagonal(diag, upper, rhs):
+    """:func:`solve_block_tridiagonal_into` with arrays of its own: returns x (m, 3)."""
+    m = diag.shape[0]
+    x = np.empty((m, 3))
+    solve_block_tridiagonal_into(diag, upper, rhs, np.empty((m, 3, 3)), np.empty((m, 3)), x, np.empty((3, 3)),
+                                 np.empty((3, 3)))
     return x
 
 
 def end_force(p, v, k_axial, l0, damping):
     """Force [N] (3,) NED the tether exerts on the attachment point (node n): its last segment's pull."""
     n = p.shape[0] - 1
-    axial, e, _ = segment_axial(p, v, n - 1, k_axial, l0, damping)
-    return -axial * e
+    axial, ex, ey, ez, _ = segment_axial(p, v, n - 1, k_axial, l0, damping)
+    out = np.empty(3)
+    out[0], out[1], out[2] = -axial * ex, -axial * ey, -axial * ez
+    return out
 
 
 def base_force(p, v, k_axial, l0, damping):
     """Force [N] (3,) NED the tether exerts on the base (node 0)."""
-    axial, e, _ = segment_axial(p, v, 0, k_axial, l0, damping)
-    return axial * e
+    axial, ex, ey, ez, _ = segment_axial(p, v, 0, k_axial, l0, damping)
+    out = np.empty(3)
+    out[0], out[1], out[2] = axial * ex, axial * ey, axial * ez
+    return out
 
 
 def attachment_point(state, r_a, position, velocity):
@@ -258,7 +284,8 @@ def pull_wrench(state, force_ned, r_a, out):
     out[5] = r_a[0] * out[1] - r_a[1] * out[0]
 
 
-KERNELS = (segment_axial, add_drag, node_loads, step, inverse3, solve_block_tridiagonal, end_force,
+KERNELS = (segment_axial, add_drag, node_loads, step, inverse3_into, inverse3, solve_block_tridiagonal_into,
+           solve_block_tridiagonal, end_force,
            rotation_ned_frd, attachment_point, pull_wrench)   # rotation_ned_frd: physics.kinematics' (a callee)
 
 
