@@ -90,18 +90,23 @@ def _exact_yaw_log(dt, neutral=None):
     """(t, torque, r, (inertia, b_lin, b_quad)): a yaw rate obeying the fit's integral equation exactly
     (held torque, trapezoidal drag), solved row by row by fixed-point iteration. ``neutral`` (n,) bool:
     rows where the vehicle got no torque instead of the one returned (a neutral override)."""
-    inertia, b_lin, b_quad = 1.3, 0.4, 2.0
     t = np.arange(0.0, 20.0, dt)
     torque = 6.0 * np.sign(np.sin(1.7 * t)) + 2.0 * np.sin(0.3 * t)
     got = torque if neutral is None else np.where(neutral, 0.0, torque)
-    r = np.zeros(len(t))
-    for k in range(len(t) - 1):
+    return (t, torque) + _exact_yaw_rates(got, dt)
+
+
+def _exact_yaw_rates(got, dt, inertia=1.3, b_lin=0.4, b_quad=2.0):
+    """(r, (inertia, b_lin, b_quad)): the yaw rate at rows dt apart under the row-held torque ``got``,
+    obeying the fit's integral equation exactly (trapezoidal drag), by fixed-point iteration per row."""
+    r = np.zeros(len(got))
+    for k in range(len(got) - 1):
         nxt = r[k]
         for _ in range(50):
             mean_drag = 0.5 * (b_lin * (r[k] + nxt) + b_quad * (r[k] * abs(r[k]) + nxt * abs(nxt)))
             nxt = r[k] + dt * (got[k] - mean_drag) / inertia
         r[k + 1] = nxt
-    return t, torque, r, (inertia, b_lin, b_quad)
+    return r, (inertia, b_lin, b_quad)
 
 
 def test_attitude_fit_recovers_an_exact_discrete_model():
@@ -152,25 +157,17 @@ def _yaw_log_with_model_error(seed, error_sd, noise_rad_s=0.002, dt=0.02):
     half period of the square wave (a command the vehicle got scaled a little differently each
     step: what the fit's model cannot see), and white rate noise."""
     rng = np.random.default_rng(seed)
-    inertia, b_lin, b_quad = 1.3, 0.4, 2.0
     t = np.arange(0.0, 20.0, dt)
     square = np.sign(np.sin(1.7 * t))
     torque = 6.0 * square + 2.0 * np.sin(0.3 * t)
     step = np.cumsum(np.concatenate([[0], np.diff(square) != 0]))
-    got = torque * (1.0 + rng.normal(0.0, error_sd, step[-1] + 1))[step]
-    r = np.zeros(len(t))
-    for k in range(len(t) - 1):
-        nxt = r[k]
-        for _ in range(30):
-            mean_drag = 0.5 * (b_lin * (r[k] + nxt) + b_quad * (r[k] * abs(r[k]) + nxt * abs(nxt)))
-            nxt = r[k] + dt * (got[k] - mean_drag) / inertia
-        r[k + 1] = nxt
+    r, params = _exact_yaw_rates(torque * (1.0 + rng.normal(0.0, error_sd, step[-1] + 1))[step], dt)
     zeros = np.zeros(len(t))
     log = {"time_s": t, "roll_rad": zeros, "pitch_rad": zeros, "yaw_rad": zeros, "p_rad_s": zeros,
            "q_rad_s": zeros, "r_rad_s": r + rng.normal(0.0, noise_rad_s, len(t))}
     wrench = np.zeros((len(t), 6))
     wrench[:, 5] = torque
-    return log, wrench, (inertia, b_lin, b_quad)
+    return log, wrench, params
 
 
 def _yaw_coverage(error_sd, jackknife_blocks, seeds=40):

@@ -4,7 +4,7 @@
     brov2-analyze integral | robustness [--samples N]   PD vs PD+I
     brov2-analyze allocators                   saturation-aware allocation vs Eq. 9 on an aggressive dive
     brov2-analyze options                      which law option helps on which kind of input
-    brov2-analyze omega-limit                  how far omega_d can go: loop margins, latency, lag, noise
+    brov2-analyze omega-limit [--docs]         how far omega_d can go: loop margins, latency, lag, noise
     brov2-analyze design --vehicle FILE        what a vehicle can do: gains, margins, thrust headroom per omega_d
     brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
     brov2-analyze depth-hold-compare [--docs]  the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub
@@ -15,11 +15,11 @@
     brov2-analyze summarize LOG.csv [--out DIR]
     brov2-analyze compare-log LOG.csv          logged yaw step vs the in-process loop
     brov2-analyze identify --plant FILE | --log LOG.csv   identify a vehicle (docs/identification.md)
-    brov2-analyze identify-coverage            do the identification's intervals hold the truth (repeated flights)
+    brov2-analyze identify-coverage [--docs]   do the identification's intervals hold the truth (repeated flights)
 
-Each command writes CSVs and PNGs into ``--out`` (default ``analysis_out``), prints
-where, and runs its sweep over the machine's cores (``--jobs``) or a Dask cluster
-(``--dask ADDRESS``). Settings come from ``params/analysis.yaml`` (``--params``).
+Each command writes CSVs and PNGs into ``--out`` (default ``analysis_out``), prints where, and runs its sweep
+over the cores (``--jobs``) or a Dask cluster (``--dask ADDRESS``). Settings: ``params/analysis.yaml``
+(``--params``). ``--docs`` also rewrites the command's generated table in docs/ (``make reproduce``: all).
 """
 import argparse
 import importlib
@@ -52,7 +52,6 @@ COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains
             "head-to-head", "tether", "tether-loop", "reproduce", "summarize", "compare-log", "identify", "identify-coverage")
 #: Commands of other rooms, by module name (analysis/ must not import them): ``add_parser(sub, parents)``, ``run(ctx, args)``.
 _ROOMS = {"head-to-head": "brov2_hybrid.head_to_head.command"}
-
 
 #: Commands run as ``module.function(ctx, omegas)`` (modules of brov2_hybrid.analysis).
 _EXPERIMENTS = {"integral": ("integral", "integral_experiment"), "allocators": ("allocators", "allocators_experiment"),
@@ -132,17 +131,18 @@ def build_parser():
     sub.add_parser("design", parents=[common, loop],
                    help="what a vehicle file can do: gains, delay margins and thrust headroom per omega_d "
                         "(e.g. --vehicle out/identify/identified.yaml)")
-    p = sub.add_parser("identify-coverage", parents=[common, loop], help="how often the identification's intervals "
-                       "hold the truth over repeated in-process flights (docs/identification.md)")
-    p.add_argument("--docs", action="store_true", help="also write its table in docs/identification.md")
+    sub.add_parser("identify-coverage", parents=[common, loop], help="how often the identification's intervals "
+                   "hold the truth over repeated in-process flights (docs/identification.md)")
     sub.add_parser("ardusub", parents=[common, loop],
                    help="hybrid autopilot vs ArduSub's own attitude control (default and tuned gains) on real "
                         "ArduSub SITL flying our model (make ardusub first)")
-    p = sub.add_parser("depth-hold-compare", parents=[common, loop],
-                       help="the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub SITL flying our model: depth "
-                            "error and effort on the bundled dive and a depth step (make ardusub first)")
-    p.add_argument("--docs", action="store_true", help="also write docs/tables/depth_hold_compare.json and its "
-                   "generated block (docs/depth-hold.md)")
+    sub.add_parser("depth-hold-compare", parents=[common, loop],
+                   help="the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub SITL flying our model: depth "
+                        "error and effort on the bundled dive and a depth step (make ardusub first)")
+    for name, document in (("omega-limit", "experiments"), ("identify-coverage", "identification"),
+                           ("depth-hold-compare", "depth-hold")):
+        sub.choices[name].add_argument("--docs", action="store_true", help="also write docs/tables/%s.json and its "
+                                       "generated block (docs/%s.md)" % (name.replace("-", "_"), document))
     for module in _ROOMS.values():
         importlib.import_module(module).add_parser(sub, [common, loop])
     tether_experiment.add_parser(sub, common)

@@ -17,7 +17,9 @@ thruster lag and whether the IMU is noisy):
   attitude waits for no timer: a fixed-timer loop would add up to a control period more. With the
   loop-delay compensation on (a condition's ``delay_compensation``), the law predicts over
   all of these but the thruster lag, which alone is left in the loop. The
-  smallest margin over roll, pitch and yaw is reported.
+  smallest margin over roll, pitch and yaw is reported. A condition may run the law at a rate of
+  its own (``control_rate_hz``: the on-board Lua script's, with the attitude read on the vehicle and
+  no tether in the loop).
 * **Flown** in the in-process loop with the condition's latency, lag and noise: a yaw step
   (overshoot, settling) and the bundled dive (summed IAE, attitude effort: Eq. 26 energy
   of the roll, pitch and yaw channels).
@@ -56,6 +58,8 @@ class Condition:
     noise: bool
     #: the law predicts over the condition's delays (control/delay_compensation.py; key optional, default off)
     delay_compensation: bool = False
+    #: the law's own rate [Hz] where it is not the loop's (the on-board script's; key optional)
+    control_rate_hz: float = None
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,8 @@ def load_omega_limit_settings(path=None):
             telemetry_delay_s=cs.number("telemetry_delay_s", minimum=0.0),
             command_delay_s=cs.number("command_delay_s", minimum=0.0),
             thruster_lag=cs.choice("thruster_lag", LAGS), noise=cs.boolean("noise"),
-            delay_compensation=cs.boolean("delay_compensation") if "delay_compensation" in c else False))
+            delay_compensation=cs.boolean("delay_compensation") if "delay_compensation" in c else False,
+            control_rate_hz=cs.positive("control_rate_hz") if "control_rate_hz" in c else None))
     names = [c.name for c in conditions]
     design = str(s.raw("design_condition"))
     if design not in names:
@@ -117,12 +122,23 @@ def lag_delay_s(sim_options, lag):
 
 
 def effective_delay_s(condition, control_rate_hz, sim_options):
-    """The loop delay [s] a condition adds (module docstring); with the delay compensation, what it does not
-    predict over: the thruster lag."""
+    """The loop delay [s] a condition adds (module docstring), the law at ``control_rate_hz`` [Hz] unless the
+    condition has a rate of its own; with the delay compensation, what it does not predict over: the
+    thruster lag."""
     lag = lag_delay_s(sim_options, condition.thruster_lag)
     if condition.delay_compensation:
         return lag
-    return condition.telemetry_delay_s + condition.command_delay_s + 0.5 / control_rate_hz + lag
+    rate = condition.control_rate_hz or control_rate_hz
+    return condition.telemetry_delay_s + condition.command_delay_s + 0.5 / rate + lag
+
+
+def condition_loop(loop, condition):
+    """The loop settings ``loop`` flown under ``condition``: its telemetry rate and delays, and its own
+    control rate when it has one."""
+    from brov2_hybrid.analysis.settings import LatencyCase
+    flown = loop.with_latency(LatencyCase(condition.name, condition.telemetry_rate_hz, condition.telemetry_delay_s,
+                                          condition.command_delay_s))
+    return replace(flown, control_rate_hz=condition.control_rate_hz) if condition.control_rate_hz else flown
 
 
 def condition_options(condition):
@@ -245,10 +261,7 @@ CSV_COLUMNS = ("condition", "omega_d", "effective_delay_s", "crossover_rad_s", "
 def omega_limit_experiment(ctx, omegas=None, settings=None):
     """Every condition at every omega_d; ``omega_limit.csv``; the safe omega_d per condition."""
     s = settings or load_omega_limit_settings()
-    from brov2_hybrid.analysis.settings import LatencyCase
-    jobs = [LimitJob(ctx.loop.with_latency(LatencyCase(c.name, c.telemetry_rate_hz, c.telemetry_delay_s,
-                                                       c.command_delay_s)), w, c, s)
-            for c in s.conditions for w in (omegas or s.omega_d_rad_s)]
+    jobs = [LimitJob(condition_loop(ctx.loop, c), w, c, s) for c in s.conditions for w in (omegas or s.omega_d_rad_s)]
     rows = limit_rows(ctx, s, ctx.runner.map(run_limit_job, jobs, "omega-limit"))
     write_csv(ctx.path("omega_limit.csv"), list(CSV_COLUMNS), [[r[k] for k in CSV_COLUMNS] for r in rows])
     safe = {c.name: safe_omega_d(rows, c.name) for c in s.conditions}
@@ -291,9 +304,10 @@ def markdown_table(summary):
     lines.append("")
     for c in summary["conditions"]:
         name, w = c["name"], summary["safe_omega_d"][c["name"]]
-        lines.append("- **%s** (telemetry %g Hz + %g ms, command %g ms, thruster lag %s, IMU noise %s%s): highest safe "
-                     "omega_d %s rad/s; lowest dive IAE at omega_d %s rad/s." % (
-                         name, c["telemetry_rate_hz"], 1e3 * c["telemetry_delay_s"], 1e3 * c["command_delay_s"],
+        lines.append("- **%s** (%stelemetry %g Hz + %g ms, command %g ms, thruster lag %s, IMU noise %s%s): highest "
+                     "safe omega_d %s rad/s; lowest dive IAE at omega_d %s rad/s." % (
+                         name, "law at %g Hz, " % c["control_rate_hz"] if c.get("control_rate_hz") else "",
+                         c["telemetry_rate_hz"], 1e3 * c["telemetry_delay_s"], 1e3 * c["command_delay_s"],
                          c["thruster_lag"], "on" if c["noise"] else "off",
                          ", delay compensation on" if c.get("delay_compensation") else "", f(w, "%g"),
                          f(summary["best_dive_omega_d"][name], "%g")))
