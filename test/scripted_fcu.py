@@ -47,7 +47,7 @@ class ScriptedFcu(mio.MissionIO):
     def __init__(self, vehicle, rc_map, firmware="quantitative", connect_at_s=0.5, mode_delay_s=0.2,
                  accepts_mode=True, arm_replies=(), arm_takes_effect=True, dive_s=10.0, disarm_at_s=math.inf,
                  prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy", override_time_s=1.0,
-                 sends=("attitude", "outputs")):
+                 sends=("attitude", "outputs"), vehicle_clock_rate=1.0):
         self.vehicle, self.rc_map, self.firmware = vehicle, rc_map, firmware
         self.connect_at_s, self.mode_delay_s, self.accepts_mode = connect_at_s, mode_delay_s, accepts_mode
         self.arm_replies, self.arm_takes_effect = list(arm_replies), arm_takes_effect
@@ -55,6 +55,7 @@ class ScriptedFcu(mio.MissionIO):
         self.prearm_until_s, self.prearm_text = prearm_until_s, prearm_text
         self.params = {"RC_OVERRIDE_TIME": override_time_s}     # None: the read fails
         self.sends = sends              # the streams the vehicle sends: attitude, outputs
+        self.vehicle_clock_rate = vehicle_clock_rate    # vehicle seconds per wall second (a busy lockstep SITL: < 1)
         self.t = 0.0
         self.shutdown_at_s = math.inf
         self.connected, self.armed, self.mode = False, False, "STABILIZE"
@@ -69,6 +70,9 @@ class ScriptedFcu(mio.MissionIO):
     # MissionIO
     def now_s(self):
         return self.t
+
+    def vehicle_now_s(self):
+        return self.vehicle_clock_rate * self.t
 
     def is_shutdown(self):
         return self.t >= self.shutdown_at_s

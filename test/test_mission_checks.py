@@ -116,6 +116,15 @@ def test_auto_without_a_verdict_times_out(vehicle, rc_map):
     assert ("engaged", True) not in io.published("engaged")
 
 
+def test_the_firmware_timeout_counts_the_vehicles_clock_not_the_wall(vehicle, rc_map):
+    """A busy machine slows a lockstep SITL's clock (here to half the wall's rate): the firmware check's
+    6 s run on the vehicle's clock, so the run stops 12 s of wall after arming, not 6 (timed on the
+    wall clock it would stop after 6 s with half the output samples a quiet machine sees)."""
+    mission, io = make_mission(vehicle, rc_map, firmware="unknown", vehicle_clock_rate=0.5)
+    assert mission.run() == ec.EXIT_FIRMWARE
+    assert io.time_of("release", True) - io.time_of("arm", True) == pytest.approx(0.1 + 12.0, abs=3 * ms.POLL_S)
+
+
 def test_a_disarmed_vehicle_is_reported_every_5_s(vehicle, rc_map):
     mission, io = make_mission(vehicle, rc_map, mission_settings(firmware="stock"), firmware="stock", dive_s=30.0,
                            disarm_at_s=5.0)

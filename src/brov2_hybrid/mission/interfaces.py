@@ -85,6 +85,12 @@ class MissionIO(object):
         """Monotonic wall time [s]."""
         raise NotImplementedError
 
+    def vehicle_now_s(self):
+        """The vehicle's clock [s]: what the firmware check times (its vote window and timeout). On ROS the
+        ROS time: the simulator's lockstep clock under /use_sim_time, which a busy machine slows down with
+        everything the vehicle does, and wall time on a real vehicle. Default: :meth:`now_s`."""
+        return self.now_s()
+
     def sleep(self, seconds):
         """Wait ``seconds`` [wall s] (returns early only on shutdown)."""
         raise NotImplementedError

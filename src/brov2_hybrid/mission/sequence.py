@@ -82,7 +82,7 @@ class Mission(OnboardChecks):
         self._state = FcuState()
         self._dive_done = False
         self._firmware_told = False
-        self._armed_since = None
+        self._armed_since_vehicle_s = None
         self._not_armed_warned_s = None
         self._texts = []                # (wall s, severity, text) the vehicle said, newest last
         self._started_s = None          # when run() began [wall s]
@@ -104,7 +104,7 @@ class Mission(OnboardChecks):
         """An RC override we sent (channel PWMs [us] from channel 1)."""
         with self._lock:
             self.verifier.on_override(self.io.now_s(), channels)
-            self.detector.on_override(self.io.now_s(), channels)
+            self.detector.on_override(self.io.vehicle_now_s(), channels)
 
     def on_outputs(self, channels):
         """The vehicle's motor outputs [us]."""
@@ -112,7 +112,7 @@ class Mission(OnboardChecks):
             self._heard.add(OUTPUTS)
             self.verifier.on_outputs(list(channels))
             if self._state.armed:
-                self.detector.on_outputs(self.io.now_s(), list(channels))
+                self.detector.on_outputs(self.io.vehicle_now_s(), list(channels))
 
     def on_attitude(self):
         """An attitude from the vehicle arrived (MAVROS imu/data)."""
@@ -212,7 +212,7 @@ class Mission(OnboardChecks):
             return False
         if not self.arm():
             return False
-        self._armed_since = io.now_s()
+        self._armed_since_vehicle_s = io.vehicle_now_s()
         if self.onboard:
             io.log(INFO, "armed in %s; dive starts (placement onboard: the vehicle's script flies it)" % s.mode)
             self._engage()
@@ -264,7 +264,8 @@ class Mission(OnboardChecks):
         return False
 
     def check_firmware(self, now_s):
-        """Latch the firmware once told; an exit code when the run must stop, else None."""
+        """Latch the firmware once told; an exit code when the run must stop, else None. ``now_s``: the
+        vehicle's clock (:meth:`~brov2_hybrid.mission.interfaces.MissionIO.vehicle_now_s`)."""
         s, io = self.settings, self.io
         with self._lock:
             found = self.detector.firmware
@@ -273,7 +274,7 @@ class Mission(OnboardChecks):
             dist = dict(self.detector.last_distances)
             record = list(self.detector.vote_record)
         if found is None:
-            if s.firmware == "auto" and self._armed_since is not None and now_s - self._armed_since > s.firmware_timeout_s:
+            if s.firmware == "auto" and self._armed_since_vehicle_s is not None and now_s - self._armed_since_vehicle_s > s.firmware_timeout_s:
                 io.log(FATAL, "parameter 'firmware' is auto but the vehicle's motor outputs (%s) matched neither "
                               "stock ArduSub (Algorithm 1) nor the paper's firmware (Algorithm 2) within %.0f s "
                               "armed (votes %s, last per-motor differences %s us); set firmware:=stock or "
@@ -363,7 +364,7 @@ class Mission(OnboardChecks):
                 io.log(FATAL, self.verifier.failure_message(RC_OUT_NAME))
                 self.finish(disarm=True)
                 return EXIT_NO_TELEMETRY if self.verifier.no_outputs() else EXIT_OVERRIDE_IGNORED
-            code = self.check_script_active(io.now_s()) if self.onboard else self.check_firmware(io.now_s())
+            code = self.check_script_active(io.now_s()) if self.onboard else self.check_firmware(io.vehicle_now_s())
             if code is not None:
                 self.finish(disarm=True)
                 return code
