@@ -63,13 +63,19 @@ def start_xvfb(tmp_path):
 
 
 def screenshot(env, path):
-    """The X screen as an (H, W, 3) float array in [0, 1] (ImageMagick import, PNG), or None."""
+    """The X screen as an (H, W, 3) float array in [0, 1] (ImageMagick import, PNG), or None.
+
+    A screen of grays only (one still blank, before RViz has drawn: a busy machine) is written by
+    ImageMagick as a grayscale PNG, read back as (H, W): it is spread to three equal channels."""
     import matplotlib.image
     code = subprocess.call(["import", "-window", "root", str(path)], env=env, stdout=subprocess.DEVNULL,
                            stderr=subprocess.DEVNULL, timeout=60)
     if code != 0 or not os.path.exists(str(path)):
         return None
-    return matplotlib.image.imread(str(path))[:, :, :3]
+    image = matplotlib.image.imread(str(path))
+    if image.ndim == 2:
+        return np.repeat(image[:, :, None], 3, axis=2)
+    return image[:, :, :3]
 
 
 def pixels_near(image, rgba, tolerance=COLOUR_TOLERANCE):
