@@ -149,10 +149,9 @@ def test_reference_feedforward_removes_most_of_the_lag_of_fast_turns(option_runs
 def _tether_loop(loop_settings):
     """The omega-limit table's 'tether' condition: 50 Hz telemetry + 20 ms, 20 ms to the motors, the
     T200's spin-up and IMU noise."""
-    from brov2_hybrid.analysis.omega_limit import load_omega_limit_settings
+    from brov2_hybrid.analysis.omega_limit import condition_loop, load_omega_limit_settings
     c = [c for c in load_omega_limit_settings().conditions if c.name == "tether"][0]
-    latency = LatencyCase(c.name, c.telemetry_rate_hz, c.telemetry_delay_s, c.command_delay_s)
-    return ClosedLoop(loop_settings.with_latency(latency),
+    return ClosedLoop(condition_loop(loop_settings, c),
                       sim_options=replace(load_sim_options(), thruster_lag=c.thruster_lag, noise_enabled=c.noise))
 
 

@@ -99,6 +99,32 @@ def test_the_compiled_step_gives_the_python_numbers(settings):
         np.testing.assert_array_equal(a, b)
 
 
+def test_the_block_tridiagonal_solver_solves_the_system():
+    """The implicit step's linear solve (block elimination, 3 x 3 blocks) against numpy's dense solve, on a
+    random symmetric, diagonally dominant block tridiagonal system like a cable's Jacobian."""
+    rng = np.random.default_rng(7)
+    m = 9
+    upper = rng.normal(size=(m, 3, 3))
+    diag = np.empty((m, 3, 3))
+    for r in range(m):
+        a = rng.normal(size=(3, 3))
+        diag[r] = a @ a.T + 20.0 * np.eye(3)
+    rhs = rng.normal(size=(m, 3))
+    dense = np.zeros((3 * m, 3 * m))
+    for r in range(m):
+        dense[3 * r:3 * r + 3, 3 * r:3 * r + 3] = diag[r]
+        if r + 1 < m:
+            dense[3 * r:3 * r + 3, 3 * r + 3:3 * r + 6] = upper[r]
+            dense[3 * r + 3:3 * r + 6, 3 * r:3 * r + 3] = upper[r].T
+    x = np.empty((m, 3))
+    tether_math.solve_block_tridiagonal_into(diag, upper, rhs, np.empty((m, 3, 3)), np.empty((m, 3)), x,
+                                             np.empty((3, 3)), np.empty((3, 3)))
+    np.testing.assert_allclose(x.ravel(), np.linalg.solve(dense, rhs.ravel()), rtol=1e-10, atol=1e-12)
+    inv = np.empty((3, 3))
+    tether_math.inverse3_into(diag[0], inv)
+    np.testing.assert_allclose(inv @ diag[0], np.eye(3), atol=1e-12)
+
+
 def test_the_pull_acts_at_the_attachment_point(settings):
     """The body wrench is R^T F at the attachment point: its moment is r_a x R^T F."""
     tether = Tether(settings, np.zeros(3), [-0.2, 0.1, -0.05])

@@ -184,13 +184,6 @@ def inverse3_into(a, out):
     out[2, 2] = (a[0, 0] * a[1, 1] - a[0, 1] * a[1, 0]) / det
 
 
-def inverse3(a):
-    """Inverse of a 3 x 3 matrix by its cofactors (:func:`inverse3_into`), a new array."""
-    out = np.empty((3, 3))
-    inverse3_into(a, out)
-    return out
-
-
 def solve_block_tridiagonal_into(diag, upper, rhs, d, b, x, inv, factor):
     """Solve the symmetric block tridiagonal system (3 x 3 blocks; lower = upper^T) by block elimination
     into ``x`` (m, 3), with the work arrays ``d`` (m, 3, 3), ``b`` (m, 3), ``inv`` and ``factor`` (3, 3)
@@ -227,15 +220,6 @@ def solve_block_tridiagonal_into(diag, upper, rhs, d, b, x, inv, factor):
         y0, y1, y2 = x[r, 0], x[r, 1], x[r, 2]
         for i in range(3):
             x[r, i] = inv[i, 0] * y0 + inv[i, 1] * y1 + inv[i, 2] * y2
-
-
-def solve_block_tridiagonal(diag, upper, rhs):
-    """:func:`solve_block_tridiagonal_into` with arrays of its own: returns x (m, 3)."""
-    m = diag.shape[0]
-    x = np.empty((m, 3))
-    solve_block_tridiagonal_into(diag, upper, rhs, np.empty((m, 3, 3)), np.empty((m, 3)), x, np.empty((3, 3)),
-                                 np.empty((3, 3)))
-    return x
 
 
 def end_force(p, v, k_axial, l0, damping):
@@ -284,8 +268,7 @@ def pull_wrench(state, force_ned, r_a, out):
     out[5] = r_a[0] * out[1] - r_a[1] * out[0]
 
 
-KERNELS = (segment_axial, add_drag, node_loads, step, inverse3_into, inverse3, solve_block_tridiagonal_into,
-           solve_block_tridiagonal, end_force,
+KERNELS = (segment_axial, add_drag, node_loads, step, inverse3_into, solve_block_tridiagonal_into, end_force,
            rotation_ned_frd, attachment_point, pull_wrench)   # rotation_ned_frd: physics.kinematics' (a callee)
 
 
