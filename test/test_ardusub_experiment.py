@@ -44,6 +44,24 @@ def test_motor_effort_is_the_time_integral_of_eq_26_on_the_motors():
     assert ae.motor_effort_s(t, pwm) == pytest.approx(3.0)
 
 
+def test_electric_energy_counts_what_the_bench_table_draws_and_nothing_in_the_dead_band(vehicle):
+    """On the vehicle's T200 table (16 V bench data): 1520 us sits in the dead band, drawing nothing, though
+    the motor effort counts it; 1700 us on every motor for 10 s costs 8 x 10 s x the table's power there."""
+    from brov2_hybrid import paths
+    from brov2_hybrid.vehicle.thrust_table import read_t200_csv
+    table = ae.power_table(vehicle)
+    pwm_us, power_w = read_t200_csv(paths.params_path("t200_16V.csv"), "power_w")
+    np.testing.assert_array_equal(table[1], power_w)
+    t = np.linspace(0.0, 10.0, 101)
+    idle = np.full((t.size, 8), 1520.0)
+    assert ae.motor_effort_s(t, idle) == pytest.approx(8 * 20.0 / 400.0 * 10.0)
+    assert ae.electric_energy_kj(t, idle, *table) == 0.0
+    busy = np.full((t.size, 8), 1700.0)
+    at_1700 = float(power_w[pwm_us == 1700.0][0])
+    assert at_1700 > 50.0
+    assert ae.electric_energy_kj(t, busy, *table) == pytest.approx(8 * 10.0 * at_1700 / 1000.0)
+
+
 def test_step_metrics_of_a_first_order_response():
     t = np.arange(0.0, 8.0, 0.02)
     tau, hold, step = 0.5, 3.0, math.radians(20.0)
@@ -206,3 +224,54 @@ def test_a_run_that_did_not_fly_is_refused_with_its_reason(monkeypatch):
     pilot = type("P", (), {"mode": "MANUAL"})()
     with pytest.raises(af.FlightRefused, match="not a flight, not scored: ArduSub was disarmed"):
         af.run_on(_FakeFlight(), pilot, None, False)
+
+
+class _TargetFlight(_FakeFlight):
+    def __init__(self):
+        super().__init__()
+        self.targets = []
+
+    def attitude_target(self, eta2d):
+        self.targets.append(np.array(eta2d))
+
+
+def test_ardusubs_pilot_input_arrives_over_the_pilots_link(vehicle):
+    """A pilot at the surface flies ArduSub over the tether too: with a 40 ms link at 50 Hz ticks,
+    ArduSub is sent nothing for two ticks, then each attitude target and stick two ticks late."""
+    from brov2_hybrid.analysis.ardusub_pilots import ArduSubAttitudePilot
+    rows = [(np.array([0.0, 0.0, 0.1 * k]), np.array([0.1 * k, 0.0, 0.0])) for k in range(8)]
+    for delay_s, late in ((0.0, 0), (0.04, 2)):
+        pilot, flight = ArduSubAttitudePilot(vehicle.rc_map, delay_s), _TargetFlight()
+        sticks = []
+        for k, (eta2d, u_lin) in enumerate(rows):
+            sticks.append(pilot.tick(flight, 0.02 * k, eta2d, u_lin, np.zeros(3), np.zeros(3))[1][0])
+        assert len(flight.targets) == len(rows) - late
+        assert [t[2] for t in flight.targets] == pytest.approx([0.1 * k for k in range(len(rows) - late)])
+        assert sticks == pytest.approx([0.0] * late + [0.1 * k for k in range(len(rows) - late)])
+
+
+def test_a_law_on_the_vehicle_is_fed_the_pilots_input_over_the_link(vehicle):
+    """The hybrid on the vehicle (the onboard placement) with a 40 ms pilot link forms, at each tick, the
+    torque the topside law forms on the input of two ticks before (the rate estimator's too)."""
+    from brov2_hybrid.analysis.ardusub_pilots import HybridPilot
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
+    from brov2_hybrid.analysis.settings import load_analysis_settings
+    from dataclasses import replace
+    loop = ClosedLoop(replace(load_analysis_settings().loop, mixer="stock", output_stage="stock"), vehicle)
+    late = HybridPilot(loop.new_controller(6.0), loop.output, vehicle.tau_max, reference_delay_s=0.04)
+    now = HybridPilot(loop.new_controller(6.0), loop.output, vehicle.tau_max)
+    direct = HybridPilot(loop.new_controller(6.0), loop.output, vehicle.tau_max)
+    eta2 = np.array([0.05, -0.02, 0.3])
+    desired = [np.array([0.0, 0.1 * math.sin(0.5 * k), 0.3 + 0.05 * k]) for k in range(12)]
+    got, want, undelayed = [], [], []
+    for k in range(12):
+        t = 0.02 * k
+        late.on_desired(t, desired[k])
+        got.append(late.tick(_FakeFlight(), t, desired[k], np.zeros(3), eta2, np.zeros(3))[0])
+        direct.on_desired(t, desired[k])
+        undelayed.append(direct.tick(_FakeFlight(), t, desired[k], np.zeros(3), eta2, np.zeros(3))[0])
+        if k >= 2:
+            now.on_desired(t, desired[k - 2])
+            want.append(now.tick(_FakeFlight(), t, desired[k - 2], np.zeros(3), eta2, np.zeros(3))[0])
+    np.testing.assert_allclose(got[2:], want, rtol=1e-12, atol=1e-12)
+    assert not np.allclose(got[2:], undelayed[2:], rtol=1e-3)     # the link is felt

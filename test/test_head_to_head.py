@@ -32,6 +32,41 @@ def test_the_stored_hybrid_placements_have_the_issues_latencies():
     assert got["tether"] == (50.0, 0.02, 0.02) and got["realistic"] == (50.0, 0.05, 0.05)
     assert got["onboard"][1] < 0.02 and got["onboard"][2] < 0.02
     assert placements["tether"][1][0].omega_d_rad_s == 6.0 and placements["realistic"][1][0].omega_d_rad_s == 5.0
+    # the pilot's input crosses the same tether: the override's link topside, the tether's on board
+    links = {n: (p.pilot_link_s, p.reference_delay_s) for n, (p, _) in placements.items()}
+    assert links == {"tether": (0.02, 0.0), "realistic": (0.05, 0.0), "onboard": (0.02, 0.02)}
+
+
+def test_the_onboard_placement_is_omega_limits_onboard_condition_at_an_omega_d_it_finds_safe():
+    """The stored onboard placement flies the loop omega-limit's "onboard" row is computed for, and the
+    script's law (no optional term) at an omega_d that row finds safe (docs/tables/omega_limit.json)."""
+    import json
+    import os
+    from brov2_hybrid import paths
+    from brov2_hybrid.analysis.omega_limit import load_omega_limit_settings
+    (cond,) = [c for c in load_omega_limit_settings().conditions if c.name == "onboard"]
+    _, placements = stored.load_hybrid_settings()
+    place, settings = placements["onboard"]
+    assert (place.telemetry_rate_hz, place.telemetry_delay_s, place.command_delay_s) == (
+        cond.telemetry_rate_hz, cond.telemetry_delay_s, cond.command_delay_s)
+    with open(os.path.join(paths.package_root(), "docs", "tables", "omega_limit.json")) as handle:
+        safe = json.load(handle)["safe_omega_d"]["onboard"]
+    for h in settings:
+        assert set(dict(h.options)) == {"omega_d_rad_s"}     # the script has none of the optional terms
+        assert h.omega_d_rad_s <= safe
+
+
+def test_a_placement_on_the_vehicle_must_state_its_pilot_link(tmp_path):
+    path = tmp_path / "h.yaml"
+    path.write_text("status: s\nplacements:\n  onboard:\n    telemetry_rate_hz: 100.0\n    settings:\n"
+                    "      - {label: a, omega_d_rad_s: 8.0}\n")
+    with pytest.raises(ParameterError, match=r"h.yaml.*placements.onboard.pilot_link_s.*missing"):
+        stored.load_hybrid_settings(str(path))
+    path.write_text("status: s\nplacements:\n  tether:\n    telemetry_rate_hz: 50.0\n    telemetry_delay_s: 0.0\n"
+                    "    command_delay_s: 0.03\n"
+                    "    settings:\n      - {label: a, omega_d_rad_s: 8.0}\n")
+    _, got = stored.load_hybrid_settings(str(path))
+    assert got["tether"][0].pilot_link_s == 0.03 and got["tether"][0].reference_delay_s == 0.0   # the override's
 
 
 def test_parm_files_round_trip_and_bad_lines_name_file_and_line(tmp_path):
@@ -146,22 +181,26 @@ def fake_log(n=501, duration=10.0, pwm=1600.0, error_deg=1.0):
 
 def test_a_flights_figures_against_hand_computed_values():
     log, truth = fake_log()
-    row = scoring.flight_row(log, truth, 15.0, 0.5)
+    table = (np.array([1100.0, 1472.0, 1500.0, 1528.0, 1900.0]), np.array([400.0, 0.0, 0.0, 0.0, 400.0]))
+    row = scoring.flight_row(log, truth, 15.0, 0.5, table)
     for axis in AXES:
         assert row["iae_est_%s" % axis] == pytest.approx(10.0)     # 1 deg for 10 s
         assert row["iae_true_%s" % axis] == pytest.approx(20.0)    # 2 deg for 10 s
     assert row["iae_true_sum"] == pytest.approx(60.0)
     assert row["effort_s"] == pytest.approx(8 * 100.0 / 400.0 * 10.0)
+    # 1600 us: (1600 - 1528) / (1900 - 1528) of 400 W per motor, 8 motors, 10 s
+    assert row["energy_kj"] == pytest.approx(8 * 400.0 * 72.0 / 372.0 * 10.0 / 1000.0)
     # asked 0.4 x 0.5 m/s for 2 s deeper = 0.4 m, stayed at 15 m: 0.4 m shallow at the end
     assert row["depth_end_m"] == pytest.approx(-0.4, abs=1e-3)
     assert row["depth_max_m"] == pytest.approx(0.4, abs=1e-3)
     assert set(row) == set(scoring.FIGURE_COLUMNS)
 
 
-def _row(pilot, placement, setting, iae, effort, trial=1, dive="d"):
-    r = {"pilot": pilot, "placement": placement, "setting": setting, "dive": dive, "trial": trial, "attempts": 1}
+def _row(pilot, placement, setting, iae, effort, trial=1, dive="d", link_ms=20.0, energy=None):
+    r = {"pilot": pilot, "placement": placement, "setting": setting, "pilot_link_ms": link_ms, "dive": dive,
+         "trial": trial, "attempts": 1}
     r.update({c: 0.0 for c in scoring.FIGURE_COLUMNS})
-    r.update(iae_true_sum=iae, effort_s=effort, iae_est_sum=iae)
+    r.update(iae_true_sum=iae, effort_s=effort, iae_est_sum=iae, energy_kj=effort / 10.0 if energy is None else energy)
     return r
 
 
@@ -183,7 +222,8 @@ def summary_of(rows):
     return {"points": scoring.points(rows), "dives": [{"name": "d", "source": "s", "duration_s": 60.0}],
             "trials": 1, "flights": len(rows), "refusals": 0, "unscored": [], "ardusub_status": ["x"],
             "hybrid_status": "y", "placements": {"tether": {"telemetry_rate_hz": 50.0, "telemetry_delay_s": 0.02,
-                                                            "command_delay_s": 0.02}}}
+                                                            "command_delay_s": 0.02, "pilot_link_s": 0.02,
+                                                            "reference_delay_s": 0.0}}}
 
 
 def test_the_verdict_follows_the_medians():
@@ -195,9 +235,45 @@ def test_the_verdict_follows_the_medians():
     assert "ArduSub wins" in report.verdicts(loses)[0]
     costly = summary_of([_row("ardusub", "ardusub", "tuned", 100.0, 400.0), _row("hybrid", "tether", "w6", 50.0, 450.0)])
     (v,) = report.verdicts(costly)
-    assert "no hybrid setting at no more effort" in v and "IAE 50 deg s at 450 s" in v and "better, for more effort" in v
+    assert "at no more motor effort than ArduSub's 400 s no hybrid setting" in v and "IAE 50 deg s at 450 s" in v
+    assert "better, for more motor effort" in v
     text = "\n".join(report.markdown_table(wins))
     assert "| hybrid | tether (50 Hz + 20 / 20 ms) | w6 |" in text and "#### d" in text
+    assert "| ardusub | ardusub (on board, 400 Hz; pilot input +20 ms) | tuned |" in text
+
+
+def test_the_verdict_judges_the_electric_energy_apart_from_the_motor_effort():
+    """A hybrid that spends more motor effort (PWM away from neutral, dead band included) but draws less
+    electric energy than ArduSub: it loses on the one budget and wins on the other."""
+    rows = [_row("ardusub", "ardusub", "tuned", 100.0, 160.0, energy=90.0),
+            _row("hybrid", "tether", "w6", 95.0, 200.0, energy=70.0)]
+    (v,) = report.verdicts(summary_of(rows))
+    effort, energy = v.split(". Per axis")[0].split("; ")
+    assert "no hybrid setting" in effort and "better, for more motor effort" in effort
+    assert "at no more electric energy than ArduSub's 90 kJ, hybrid w6 reaches IAE 95 deg s at 70 kJ, the hybrid wins" \
+        in energy
+
+
+def test_the_verdict_says_on_which_axes_the_hybrid_is_ahead():
+    ardusub_row, hybrid_row = _row("ardusub", "ardusub", "tuned", 100.0, 160.0), _row("hybrid", "tether", "w6", 95.0, 200.0)
+    for row, (r, p, y) in ((ardusub_row, (20.0, 20.0, 60.0)), (hybrid_row, (30.0, 25.0, 40.0))):
+        row.update(iae_true_roll=r, iae_true_pitch=p, iae_true_yaw=y)
+    (v,) = report.verdicts(summary_of([ardusub_row, hybrid_row]))
+    assert "Per axis, true IAE hybrid (w6) / ArduSub [deg s]: roll 30 / 20, pitch 25 / 20, yaw 40 / 60; the hybrid " \
+        "ahead on yaw." in v
+
+
+def test_the_verdict_meets_ardusub_behind_the_placements_own_pilot_link():
+    """ArduSub with the pilot's input on board at once (0 ms) beats the hybrid; behind the tether's 20 ms,
+    which the hybrid's override crosses too, it does not: the verdict judges against that one."""
+    rows = [_row("ardusub", "ardusub", "tuned", 100.0, 400.0, link_ms=0.0),
+            _row("ardusub", "ardusub", "tuned", 160.0, 400.0, link_ms=20.0),
+            _row("ardusub", "ardusub", "tuned", 250.0, 400.0, link_ms=50.0),
+            _row("hybrid", "tether", "w6", 150.0, 390.0)]
+    (v,) = report.verdicts(summary_of(rows))
+    assert "the hybrid wins" in v and "+20 ms (IAE 160" in v
+    alone = summary_of([r for r in rows if r["pilot"] == "hybrid" or r["pilot_link_ms"] != 20.0])
+    assert "no scored ArduSub flight behind the same pilot link" in report.verdicts(alone)[0]
 
 
 # ---------------------------------------------------------------- pilots and jobs
@@ -225,7 +301,10 @@ def test_every_setting_flies_every_dive_every_trial(settings):
     dives = inputs.held_out_dives(settings)
     jobs = flight_jobs(ctx, dives, 3, settings, load_compare_settings(), 0.5, a, placements)
     n_hybrid = sum(len(s) for _, s in placements.values())
-    assert len(jobs) == 3 * len(dives) * (len(a) + n_hybrid)
+    links = sorted({0.0} | {p.pilot_link_s for p, _ in placements.values()})
+    assert links == [0.0, 0.02, 0.05]
+    assert len(jobs) == 3 * len(dives) * (len(a) * len(links) + n_hybrid)
+    assert sorted({j.pilot_link_ms for j in jobs if j.pilot == ARDUSUB}) == [0.0, 20.0, 50.0]
     assert {j.cs.start_depth_m for j in jobs} == {settings.start_depth_m}
     assert {j.placement_name for j in jobs} == {"ardusub", "tether", "realistic", "onboard"}
 
@@ -287,6 +366,7 @@ def test_a_flight_is_scored_on_its_dive_alone_and_refused_when_it_surfaces(monke
     monkeypatch.setattr(flights, "run_on", fake_run_on)
     monkeypatch.setattr(flights, "_context", lambda loop: argparse.Namespace(vehicle=None))
     monkeypatch.setattr(flights, "make_pilot", lambda job, vehicle: None)
+    monkeypatch.setattr(flights, "power_table", lambda vehicle: None)
     dive = inputs.first_seconds(inputs.held_out_dives(settings)[0][1], 10.0)
     cs = flights.fresh_sitl_settings(load_compare_settings(), settings)
     job = flights.FlightJob(ARDUSUB, None, "a", (("ATC_INPUT_TC", 0.01),), "d", dive, 2,

@@ -1,7 +1,7 @@
 """``brov2-analyze head-to-head`` on real ArduSub (4.5 SITL flying our model): one cheap point per side.
 
-A few seconds of dive, one trial, ArduSub's stored setting and the hybrid's in the tether placement
-(a --store folder holding just those): both fly, nothing is refused, and fronts.csv has the columns the
+A few seconds of dive, one trial, ArduSub's stored setting (behind the tether's pilot link and with no
+link) and the hybrid's in the tether placement (a --store folder holding just those): all fly, nothing is refused, and fronts.csv has the columns the
 comparison promises. Skipped without an ArduSub build unless ``BROV2_REQUIRE_ARDUSUB=1``, as
 test_real_ardusub.py.
 """
@@ -16,8 +16,8 @@ from brov2_hybrid.analysis import cli
 from brov2_hybrid.dive.dive_csv import write_dive_csv
 from brov2_hybrid.head_to_head import stored
 
-COLUMNS = ["pilot", "placement", "setting", "dive", "trial", "effort_s", "iae_true_roll", "iae_true_pitch",
-           "iae_true_yaw", "iae_est_roll", "iae_est_pitch", "iae_est_yaw"]
+COLUMNS = ["pilot", "placement", "setting", "pilot_link_ms", "dive", "trial", "effort_s", "energy_kj",
+           "iae_true_roll", "iae_true_pitch", "iae_true_yaw", "iae_est_roll", "iae_est_pitch", "iae_est_yaw"]
 
 
 def short_dive(path, seconds=6.0, rate_hz=20.0):
@@ -48,11 +48,14 @@ def test_one_cheap_point_per_side_flies_and_fills_fronts_csv(tmp_path, ardusub_b
     with open(str(out / "fronts.csv")) as handle:
         rows = list(csv.DictReader(handle))
     assert list(rows[0])[:len(COLUMNS)] == COLUMNS
-    assert sorted((r["pilot"], r["placement"]) for r in rows) == [("ardusub", "ardusub"), ("hybrid", "tether")]
+    # ArduSub behind the tether's pilot link (the hybrid's placement) and with its pilot's input on board
+    assert sorted((r["pilot"], r["placement"], float(r["pilot_link_ms"])) for r in rows) == [
+        ("ardusub", "ardusub", 0.0), ("ardusub", "ardusub", 1000.0 * place.pilot_link_s),
+        ("hybrid", "tether", 1000.0 * place.pilot_link_s)]
     for r in rows:
         assert r["dive"] == "short" and r["trial"] == "1"
-        assert float(r["effort_s"]) > 0.0                      # the motors followed: a real flight
-        for key in COLUMNS[6:]:
+        assert float(r["effort_s"]) > 0.0 and float(r["energy_kj"]) > 0.0     # the motors followed: a real flight
+        for key in COLUMNS[8:]:
             assert math.isfinite(float(r[key])) and float(r[key]) >= 0.0
         # the 30 deg yaw turn is tracked: well under the IAE of not moving (30 deg for the last 3+ s)
         assert float(r["iae_true_yaw"]) < 0.5 * 30.0 * 4.0

@@ -108,6 +108,29 @@ def motor_effort_s(t_s, pwm_us, neutral_us=ardusub.PWM_NEUTRAL_US, half_range_us
     return float(np.sum(0.5 * (load[1:] + load[:-1]) * np.diff(t_s))) if load.size > 1 else 0.0
 
 
+def electric_energy_kj(t_s, pwm_us, table_pwm_us, table_power_w, neutral_us=ardusub.PWM_NEUTRAL_US):
+    """What the thrusters draw from the battery [kJ]: the time integral of sum_i P(PWM_i), P the bench
+    table's electric power [W] at that PWM (``table_pwm_us``, ``table_power_w``: a T200 CSV's ``pwm_us``
+    and ``power_w``, linear between its rows). Unlike :func:`motor_effort_s` it counts nothing inside
+    the thrusters' dead band, where they turn no propeller and draw no current, and counts a PWM by
+    what it costs, which grows faster than linearly with it."""
+    p = np.asarray(pwm_us, dtype=float)
+    p = np.where(p <= 0, neutral_us, p)   # outputs not reported yet read 0
+    load = np.sum(np.interp(p, table_pwm_us, table_power_w), axis=1)
+    return float(np.sum(0.5 * (load[1:] + load[:-1]) * np.diff(t_s))) / 1000.0 if load.size > 1 else 0.0
+
+
+def power_table(vehicle):
+    """(pwm_us, power_w) of ``vehicle``'s T200 bench table (its thrust table's CSV), or None when that CSV
+    has no ``power_w`` column (the energy figures then read NaN)."""
+    from brov2_hybrid.errors import InputDataError
+    from brov2_hybrid.vehicle.thrust_table import read_t200_csv
+    try:
+        return read_t200_csv(vehicle.thrusters.csv_file, "power_w")
+    except InputDataError:
+        return None
+
+
 def estimate_quality(t_s, estimate, truth, max_lag_s=0.2):
     """ArduSub's attitude estimate vs the truth: RMS error per axis [deg] and best lag [s].
 

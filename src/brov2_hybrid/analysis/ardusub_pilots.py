@@ -22,7 +22,10 @@ class HybridPilot(object):
     delays (the attitude reaches the law that much later, the override reaches ArduSub that
     much later; sample and hold, :class:`~brov2_hybrid.sim.delay.DelayLine`), as the
     in-process loop models them; until the first delayed attitude arrives the pilot sends
-    neutral, as the nodes do.
+    neutral, as the nodes do. ``reference_delay_s`` [s, vehicle time]: how late the pilot's input (the
+    desired attitude and the sticks) reaches the law, 0 when the law runs topside beside the pilot;
+    a law on the vehicle is fed over the tether (:attr:`~brov2_hybrid.head_to_head.stored.Placement.
+    reference_delay_s`). Until the first input arrives the law holds a level attitude at neutral sticks.
     """
 
     mode = "MANUAL"
@@ -30,12 +33,22 @@ class HybridPilot(object):
     depth_source = ("ArduSub's reported depth, GLOBAL_POSITION_INT relative_alt at 10 Hz (what the bridge and "
                     "MAVROS give the control_law node)")
 
-    def __init__(self, controller, output_stage, tau_max, telemetry_delay_s=0.0, command_delay_s=0.0):
+    def __init__(self, controller, output_stage, tau_max, telemetry_delay_s=0.0, command_delay_s=0.0,
+                 reference_delay_s=0.0):
         self.controller = controller
         self.output = output_stage
         self.tau_max = tau_max
         self._delays_s = (telemetry_delay_s, command_delay_s)
+        self.reference_delay_s = float(reference_delay_s)
         self._last_t = None
+
+    def _start(self, t_s):
+        """A time before the last one starts a new run: the delay lines start empty."""
+        if self._last_t is None or t_s < self._last_t:
+            from brov2_hybrid.sim.delay import DelayLine
+            self._telemetry, self._commands = DelayLine(self._delays_s[0]), DelayLine(self._delays_s[1])
+            self._rows, self._inputs = DelayLine(self.reference_delay_s), DelayLine(self.reference_delay_s)
+        self._last_t = t_s
 
     @property
     def omega_d_rad_s(self):
@@ -44,8 +57,12 @@ class HybridPilot(object):
 
     def on_desired(self, t_s, eta2d):
         """A new dive row: feed the desired attitude ``eta2d`` [rad] at ``t_s`` [s] to the controller's
-        rate estimator."""
-        self.controller.update_desired(t_s, eta2d)
+        rate estimator (when it reaches the law: ``reference_delay_s`` later)."""
+        if self.reference_delay_s == 0.0:
+            self.controller.update_desired(t_s, eta2d)
+            return
+        self._start(t_s)
+        self._rows.push(t_s, np.array(eta2d, dtype=float))
 
     def on_depth(self, t_s, depth_m):
         """A depth reading [m, positive down] taken at ``t_s`` [s] (flight time): for the depth hold."""
@@ -60,10 +77,13 @@ class HybridPilot(object):
     def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
         """One control tick; returns (tau (6,), u (6,), RC channels {ch: PWM} sent now). A time before
         the last tick's starts a new run: the delay lines start empty."""
-        if self._last_t is None or t_s < self._last_t:
-            from brov2_hybrid.sim.delay import DelayLine
-            self._telemetry, self._commands = DelayLine(self._delays_s[0]), DelayLine(self._delays_s[1])
-        self._last_t = t_s
+        self._start(t_s)
+        if self.reference_delay_s != 0.0:
+            for sent_s, row in self._rows.pop_due(t_s):
+                self.controller.update_desired(sent_s + self.reference_delay_s, row)
+            self._inputs.push(t_s, (np.array(eta2d, dtype=float), np.array(u_lin, dtype=float)))
+            arrived = self._inputs.get(t_s)
+            eta2d, u_lin = arrived if arrived is not None else (np.array([0.0, 0.0, eta2[2]]), np.zeros(3))
         self._telemetry.push(t_s, (eta2, nu2, t_s))
         seen = self._telemetry.get(t_s)
         if seen is None:
@@ -91,8 +111,13 @@ class ArduSubAttitudePilot(object):
     #: ArduSub's ALT_HOLD keeps its depth target to itself (the log's column reads NaN).
     depth_setpoint_m = math.nan
 
-    def __init__(self, rc_map):
+    def __init__(self, rc_map, input_delay_s=0.0):
         self.rc_map = rc_map
+        #: How late the pilot's input (desired attitude and sticks) reaches ArduSub [s, vehicle time]:
+        #: the topside-to-vehicle link a pilot at the surface flies over (sample and hold,
+        #: :class:`~brov2_hybrid.sim.delay.DelayLine`); 0: the input is on the vehicle at once.
+        self.input_delay_s = float(input_delay_s)
+        self._last_t = None
 
     def on_desired(self, t_s, eta2d):
         """A new dive row: nothing to do (ArduSub takes the attitude itself on every tick)."""
@@ -103,11 +128,23 @@ class ArduSubAttitudePilot(object):
         pass
 
     def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
-        """One tick: SET_ATTITUDE_TARGET ``eta2d`` [rad] and RC override of the linear commands ``u_lin``.
+        """One tick: SET_ATTITUDE_TARGET ``eta2d`` [rad] and RC override of the linear commands ``u_lin``,
+        as they arrive ``input_delay_s`` after ``t_s`` (before the first arrives: no attitude target, the
+        linear sticks at neutral). A time before the last tick's starts a new run.
 
         Returns (tau (6,) all NaN: ArduSub's torque is unknown, u (6,) = (u_lin, 0, 0, 0), RC channels
         {ch: PWM [us]})."""
-        flight.attitude_target(eta2d)
+        if self._last_t is None or t_s < self._last_t:
+            from brov2_hybrid.sim.delay import DelayLine
+            self._inputs = DelayLine(self.input_delay_s)
+        self._last_t = t_s
+        self._inputs.push(t_s, (np.array(eta2d, dtype=float), np.array(u_lin, dtype=float)))
+        arrived = self._inputs.get(t_s)
+        if arrived is not None:         # until the first input arrives, ArduSub keeps what it had
+            flight.attitude_target(arrived[0])
+            u_lin = arrived[1]
+        else:
+            u_lin = np.zeros(3)
         u = np.concatenate([u_lin, np.zeros(3)])
         rc = self.rc_map.pwm_from_u(u)
         flight.override([rc.get(ch, 0) for ch in range(1, 9)])

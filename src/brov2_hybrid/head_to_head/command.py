@@ -4,8 +4,9 @@
     brov2-analyze head-to-head --tune [--tune-trials N]   tune both sides, store, then score
     brov2-analyze head-to-head --docs                     also write the verdict block (docs/experiments.md)
 
-Every stored ArduSub setting (:mod:`~.stored`, placement ``ardusub``) and every stored hybrid setting
-of every placement flies every scoring dive (``--dive`` files, else the held-out dives:
+Every stored ArduSub setting (:mod:`~.stored`, placement ``ardusub``), behind each placement's pilot
+link (how late a pilot's input at the surface reaches the vehicle; and behind none), and every stored
+hybrid setting of every placement flies every scoring dive (``--dive`` files, else the held-out dives:
 :func:`~.inputs.held_out_dives`) ``--trials`` times, each flight on a fresh real ArduSub SITL
 (:mod:`~.flights`). Writes ``fronts.csv`` (one row per scored flight: :data:`~.scoring.COLUMNS`),
 ``points.csv`` (medians and spread per point), ``refused.csv`` (the flights that did not count, with
@@ -23,7 +24,7 @@ from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.head_to_head import figures, inputs, report, scoring, stored
 from brov2_hybrid.head_to_head.flights import ARDUSUB, HYBRID, FlightJob, fresh_sitl_settings, run_flight_job
 
-REFUSED_COLUMNS = ("pilot", "placement", "setting", "dive", "trial", "reason")
+REFUSED_COLUMNS = ("pilot", "placement", "setting", "pilot_link_ms", "dive", "trial", "reason")
 
 
 def add_parser(sub, parents):
@@ -75,15 +76,24 @@ def run(ctx, args):
     return summary
 
 
+def ardusub_links_s(hybrid_placements):
+    """The pilot links ArduSub flies behind [s], shortest first: 0 (the pilot's input on the vehicle at once)
+    and each placement's ``pilot_link_s``, so that every placement meets ArduSub behind its own link."""
+    return sorted({0.0} | {p.pilot_link_s for p, _ in hybrid_placements.values()})
+
+
 def flight_jobs(ctx, dives, trials, s, cs, depth_rate_m_s, ardusub_settings, hybrid_placements):
-    """Every flight: per trial, per dive, each ArduSub setting then each hybrid setting of each placement."""
+    """Every flight: per trial, per dive, each ArduSub setting behind each pilot link
+    (:func:`ardusub_links_s`), then each hybrid setting of each placement."""
     cs = fresh_sitl_settings(cs, s)
+    links = ardusub_links_s(hybrid_placements)
     jobs = []
     for trial in range(1, trials + 1):
         for name, dive in dives:
             common = dict(dive_name=name, dive=dive, trial=trial, loop=ctx.loop, cs=cs, depth_rate_m_s=depth_rate_m_s,
                           max_attempts=s.max_attempts, descent_s=s.descent_s, settle_s=s.settle_s)
-            jobs += [FlightJob(ARDUSUB, None, a.label, a.params, **common) for a in ardusub_settings]
+            jobs += [FlightJob(ARDUSUB, None, a.label, a.params, pilot_link_s=link, **common)
+                     for a in ardusub_settings for link in links]
             for place, settings in hybrid_placements.values():
                 jobs += [FlightJob(HYBRID, place, h.label, h.options, **common) for h in settings]
     return jobs
@@ -114,7 +124,7 @@ def head_to_head_experiment(ctx, dive_paths=(), trials=None, progress=print, set
                                                                        ctx.runner.describe()))
     results = ctx.runner.map(run_flight_job, jobs, "head-to-head")
     rows = [r["row"] for r in results if r["row"] is not None]
-    refused = [[j.pilot, j.placement_name, j.setting, j.dive_name, j.trial, reason]
+    refused = [[j.pilot, j.placement_name, j.setting, j.pilot_link_ms, j.dive_name, j.trial, reason]
                for j, r in zip(jobs, results) for reason in r["refusals"]]
     os.makedirs(ctx.out_dir, exist_ok=True)
     write_csv(ctx.path("fronts.csv"), scoring.COLUMNS, [[r[c] for c in scoring.COLUMNS] for r in rows])
@@ -130,12 +140,13 @@ def head_to_head_experiment(ctx, dive_paths=(), trials=None, progress=print, set
             if any(p["dive"] == name for p in pts):
                 figures.iae_effort_figure(ctx.path(png), pts, name, estimate)
                 files.append(png)
-    lost = [[j.pilot, j.placement_name, j.setting, j.dive_name, j.trial] for j, r in zip(jobs, results)
-            if r["row"] is None]
+    lost = [[j.pilot, j.placement_name, "%s (pilot link %g ms)" % (j.setting, j.pilot_link_ms), j.dive_name, j.trial]
+            for j, r in zip(jobs, results) if r["row"] is None]
     return {"points": pts, "dives": [{"name": n, "source": d.source, "duration_s": d.duration_s} for n, d in dives],
             "held_out": not dive_paths, "trials": trials, "flights": len(rows), "refusals": len(refused),
             "unscored": lost, "ardusub_status": sorted({a.status for a in ardusub_settings}),
             "hybrid_status": status, "start_depth_m": s.start_depth_m, "speedup": cs.speedup,
             "placements": {n: {"telemetry_rate_hz": p.telemetry_rate_hz, "telemetry_delay_s": p.telemetry_delay_s,
-                               "command_delay_s": p.command_delay_s} for n, (p, _) in placements.items()},
+                               "command_delay_s": p.command_delay_s, "pilot_link_s": p.pilot_link_s,
+                               "reference_delay_s": p.reference_delay_s} for n, (p, _) in placements.items()},
             "depth_rate_m_s": rate, "files": files}

@@ -22,7 +22,7 @@ from dataclasses import dataclass, replace
 
 import numpy as np
 
-from brov2_hybrid.analysis.ardusub_experiment import new_flight
+from brov2_hybrid.analysis.ardusub_experiment import new_flight, power_table
 from brov2_hybrid.analysis.ardusub_fly import run_on
 from brov2_hybrid.analysis.ardusub_pilots import ArduSubAttitudePilot, HybridPilot
 from brov2_hybrid.errors import Brov2Error
@@ -54,7 +54,8 @@ class FlightJob:
     ``values``: ArduSub's parameters ((name, value), ...) or the hybrid's configure keywords;
     ``loop``: the analysis loop settings (vehicle, model); ``cs``: the ``ardusub`` section
     (speedup, boot wait, refusal bounds) with ``start_depth_m`` the flights' start depth;
-    ``depth_rate_m_s``: full heave stick's depth rate [m/s]."""
+    ``depth_rate_m_s``: full heave stick's depth rate [m/s]; ``pilot_link_s``: for ArduSub, how late the
+    pilot's input reaches it from the surface [s] (the hybrid's comes with its placement)."""
 
     pilot: str
     placement: object
@@ -69,11 +70,18 @@ class FlightJob:
     max_attempts: int = 1
     descent_s: float = 0.0
     settle_s: float = 0.0
+    pilot_link_s: float = 0.0
 
     @property
     def placement_name(self):
         """The placement column: the hybrid's placement, or ``ardusub`` (on board)."""
         return ARDUSUB_PLACEMENT if self.placement is None else self.placement.name
+
+    @property
+    def pilot_link_ms(self):
+        """The pilot_link_ms column: how late the pilot's input reaches the vehicle [ms] (the hybrid's
+        placement's link; ArduSub's ``pilot_link_s``)."""
+        return 1000.0 * (self.pilot_link_s if self.placement is None else self.placement.pilot_link_s)
 
 
 def _context(loop):
@@ -86,7 +94,7 @@ def make_pilot(job, vehicle):
     """The pilot of ``job`` for ``vehicle``: the hybrid (stock-compensated output stage, the
     placement's delays, depth hold on, the setting's options) or ArduSub's attitude controller."""
     if job.pilot == ARDUSUB:
-        return ArduSubAttitudePilot(vehicle.rc_map)
+        return ArduSubAttitudePilot(vehicle.rc_map, job.pilot_link_s)
     if job.pilot != HYBRID:
         raise Brov2Error("FlightJob.pilot: expected %r or %r, got %r" % (HYBRID, ARDUSUB, job.pilot))
     from brov2_hybrid.loop.closed_loop import ClosedLoop
@@ -95,7 +103,7 @@ def make_pilot(job, vehicle):
     controller = loop.new_controller(float(options.pop("omega_d_rad_s")))
     controller.configure(depth_hold_enabled=True, **options)
     return HybridPilot(controller, loop.output, vehicle.tau_max, job.placement.telemetry_delay_s,
-                       job.placement.command_delay_s)
+                       job.placement.command_delay_s, job.placement.reference_delay_s)
 
 
 def fly_once(job, ctx):
@@ -127,7 +135,8 @@ def fly_once(job, ctx):
     if shallowest < job.cs.min_depth_m:
         raise Brov2Error("the vehicle rose to %.2f m during the dive (bound %.2f m, ardusub.min_depth_m): not "
                          "submerged throughout" % (shallowest, job.cs.min_depth_m))
-    return flight_row(dive_log, truth[keep], float(dive_log["depth_m"][0]), job.depth_rate_m_s)
+    return flight_row(dive_log, truth[keep], float(dive_log["depth_m"][0]), job.depth_rate_m_s,
+                      power_table(ctx.vehicle))
 
 
 def run_flight_job(job):
@@ -142,8 +151,8 @@ def run_flight_job(job):
         except (Brov2Error, OSError) as exc:     # refused, or ArduSub / its link failed: not a flight
             refusals.append("%s: %s" % (type(exc).__name__, exc))
             continue
-        row = {"pilot": job.pilot, "placement": job.placement_name, "setting": job.setting, "dive": job.dive_name,
-               "trial": job.trial, "attempts": attempt}
+        row = {"pilot": job.pilot, "placement": job.placement_name, "setting": job.setting,
+               "pilot_link_ms": job.pilot_link_ms, "dive": job.dive_name, "trial": job.trial, "attempts": attempt}
         row.update(figures)
         return {"row": row, "refusals": refusals}
     return {"row": None, "refusals": refusals}

@@ -4,7 +4,7 @@
   (ArduPilot's .parm format, ``NAME,VALUE`` too), its label on a ``# setting:`` line and how it was
   found on a ``# status:`` line. Its controller always runs on board (placement ``ardusub``).
 * The hybrid (``params/head_to_head/hybrid_tuned.yaml``): per placement (``tether``, ``realistic``,
-  ``onboard``) the loop's telemetry rate [Hz] and delays [s] and a list of settings, each a label
+  ``onboard``) the loop's telemetry rate [Hz] and delays [s], the pilot's link [s] and a list of settings, each a label
   and keywords of :meth:`~brov2_hybrid.control.law.HybridController.configure` (omega_d_rad_s, ...).
 
 :func:`write_parm` and :func:`write_hybrid` are what ``--tune`` stores. Errors name the file and field.
@@ -28,6 +28,8 @@ ARDUSUB_PATTERN = "ardusub_tuned*.parm"
 HYBRID_FILE = "hybrid_tuned.yaml"
 #: The hybrid's placements, in the order of the tables.
 PLACEMENTS = ("tether", "realistic", "onboard")
+#: The placements whose law runs on the vehicle: the pilot's input reaches the law over the link.
+ON_VEHICLE = ("onboard",)
 #: ArduSub's placement: its controller runs on board, on its own 400 Hz loop.
 ARDUSUB_PLACEMENT = "ardusub"
 _NAME = re.compile(r"^[A-Z][A-Z0-9_]{0,15}$")   # an ArduPilot parameter name (at most 16 characters)
@@ -45,12 +47,35 @@ class ArduSubSetting:
 
 @dataclass(frozen=True)
 class Placement:
-    """Where the hybrid's law runs: its loop's telemetry rate [Hz] and delays [s]."""
+    """Where the hybrid's law runs: its loop's telemetry rate [Hz] and delays [s], and ``pilot_link_s``:
+    how late the pilot's input (desired attitude, sticks) reaches the vehicle from the surface over
+    the link this placement flies behind [s]. A topside law sends its override over that link, so its
+    default is ``command_delay_s``; a law on the vehicle (:data:`ON_VEHICLE`) is fed the pilot's
+    input over it (:attr:`reference_delay_s`) and must state it. ArduSub, compared with this
+    placement, gets the pilot's input that late too: a pilot at the surface flies either over the
+    same tether."""
 
     name: str
     telemetry_rate_hz: float
     telemetry_delay_s: float
     command_delay_s: float
+    pilot_link_s: float = math.nan
+
+    def __post_init__(self):
+        if math.isnan(self.pilot_link_s):
+            if self.name in ON_VEHICLE:
+                raise ParameterError("placement %s: pilot_link_s missing (the law runs on the vehicle: how late "
+                                     "does the pilot's input reach it from the surface [s]?)" % self.name)
+            object.__setattr__(self, "pilot_link_s", float(self.command_delay_s))
+        if not (math.isfinite(self.pilot_link_s) and self.pilot_link_s >= 0.0):
+            raise ParameterError("placement %s: pilot_link_s: expected a finite value >= 0, got %r"
+                                 % (self.name, self.pilot_link_s))
+
+    @property
+    def reference_delay_s(self):
+        """How late the pilot's input reaches the law [s]: the link's delay on the vehicle, 0 topside (the
+        pilot's input is beside the law there; its override then crosses the link)."""
+        return self.pilot_link_s if self.name in ON_VEHICLE else 0.0
 
 
 @dataclass(frozen=True)
@@ -158,8 +183,12 @@ def load_hybrid_settings(path=None):
         if name not in placements:
             continue
         s = placements.sub(name)
+        if name in ON_VEHICLE and "pilot_link_s" not in s:
+            raise ParameterError("%s: missing key (the law runs on the vehicle: how late the pilot's input reaches "
+                                 "it from the surface [s])" % s.key("pilot_link_s"))
         place = Placement(name, s.positive("telemetry_rate_hz"), s.number("telemetry_delay_s", 0.0),
-                          s.number("command_delay_s", 0.0))
+                          s.number("command_delay_s", 0.0),
+                          s.number("pilot_link_s", 0.0) if "pilot_link_s" in s else math.nan)
         entries = s.raw("settings")
         if not isinstance(entries, list) or not entries:
             raise ParameterError("%s: expected a non-empty list of settings" % s.key("settings"))
@@ -193,7 +222,8 @@ def write_hybrid(path, status, placements):
         place, settings = placements[name]
         lines += ["  %s:" % name, "    telemetry_rate_hz: %r" % place.telemetry_rate_hz,
                   "    telemetry_delay_s: %r" % place.telemetry_delay_s,
-                  "    command_delay_s: %r" % place.command_delay_s, "    settings:"]
+                  "    command_delay_s: %r" % place.command_delay_s, "    pilot_link_s: %r" % place.pilot_link_s,
+                  "    settings:"]
         for h in settings:
             lines.append("      - {%s}" % ", ".join(["label: %s" % json.dumps(h.label)] + ["%s: %s" % (k, _yaml_value(v))
                                                                        for k, v in h.options]))

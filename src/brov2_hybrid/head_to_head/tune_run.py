@@ -94,13 +94,16 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     sides = [(ARDUSUB, None, dict(stored.load_ardusub_settings(store)[0].params))]
     status, placements = stored.load_hybrid_settings(os.path.join(store, stored.HYBRID_FILE))
     sides += [(HYBRID, place, dict(settings_[0].options)) for place, settings_ in placements.values()]
+    # ArduSub is tuned behind the tether's pilot link (the first placement's), as it is scored against it.
+    ardusub_link_s = next(iter(placements.values()))[0].pilot_link_s
     results, records = {}, []
     for pilot, place, values in sides:
         side_knobs = knobs[pilot]
         name = pilot if place is None else "hybrid %s" % place.name
 
         def jobs_for(p, dive_name, dive, pilot=pilot, place=place):
-            return FlightJob(pilot, place, "tune", tuple(p.items()), dive_name, dive, **common)
+            return FlightJob(pilot, place, "tune", tuple(p.items()), dive_name, dive,
+                             pilot_link_s=ardusub_link_s if place is None else 0.0, **common)
         evaluate = training_objective(ctx, jobs_for, train, "tune %s" % name)
         known, results[name] = [], []
         for w in s.effort_weights_deg:

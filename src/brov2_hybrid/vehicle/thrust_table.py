@@ -31,12 +31,13 @@ KGF_TO_N = 9.80665  # standard gravity, the definition of the kilogram-force
 ZERO_FORCE_TOLERANCE_N = 1e-9
 
 
-def read_t200_csv(path):
-    """Read ``pwm_us`` and ``force_kgf`` columns of a T200 bench CSV.
+def read_t200_csv(path, value_column="force_kgf"):
+    """Read the ``pwm_us`` column and ``value_column`` (default ``force_kgf``; ``power_w``: the electric
+    power the thruster draws [W]) of a T200 bench CSV.
 
     Returns
     -------
-    pwm_us, force_kgf : ndarray
+    pwm_us, value : ndarray
         Sorted by PWM.
 
     Raises
@@ -47,13 +48,13 @@ def read_t200_csv(path):
     with open_csv(path, "thrust table") as handle:
         reader = csv.DictReader(handle)
         fields = reader.fieldnames or []
-        for col in ("pwm_us", "force_kgf"):
+        for col in ("pwm_us", value_column):
             if col not in fields:
                 raise InputDataError("%s:1: missing column '%s' (have %s)" % (path, col, fields))
         pwm, force = [], []
         for row in reader:
             line = reader.line_num
-            for col, out in (("pwm_us", pwm), ("force_kgf", force)):
+            for col, out in (("pwm_us", pwm), (value_column, force)):
                 try:
                     value = float(row[col])
                 except (TypeError, ValueError):
