@@ -60,12 +60,25 @@ def test_energy_narrows_the_extra_spend_without_removing_it(data, dive):
     assert energy_ratio < effort_ratio
 
 
+SCRIPT_LAW = "omega_d 10 (the on-board script's law)"
+ON_BOARD_WITH_TERMS = "omega_d 10 + ref FF + I (not yet in the script)"
+
+
 def test_the_script_law_on_board_matches_the_tether_on_turns_and_falls_behind_at_tilt(data):
     def ratio(dive):
-        (onboard,) = points(data, dive, placement="onboard")
+        onboard = setting(data, dive, "onboard", SCRIPT_LAW)
         return onboard["iae_true_sum"] / best_at_effort(points(data, dive), "hybrid", placement="tether")["iae_true_sum"]
     assert ratio("fast_turns") <= 1.1
     assert ratio("tilted_translation") > 1.3
+
+
+@pytest.mark.parametrize("dive", DIVES)
+def test_on_board_with_its_terms_the_law_beats_ardusub_behind_the_same_link_for_more_energy(data, dive):
+    mine = setting(data, dive, "onboard", ON_BOARD_WITH_TERMS)
+    theirs = ardusub(data, dive, 1000.0 * data["placements"]["onboard"]["pilot_link_s"])
+    assert mine["iae_true_sum"] < theirs["iae_true_sum"]
+    assert mine["iae_true_sum"] < setting(data, dive, "onboard", SCRIPT_LAW)["iae_true_sum"]
+    assert mine["effort_s"] > theirs["effort_s"] and mine["energy_kj"] > theirs["energy_kj"]
 
 
 def test_the_training_set_pick_without_integral_falls_behind_at_tilt(data):

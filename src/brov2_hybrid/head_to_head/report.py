@@ -4,7 +4,8 @@ which reaches this module by name) and the lines for the terminal (:func:`consol
 
 Where each side wins is read from the points' medians: per scoring dive and hybrid placement, ArduSub's
 best setting (least summed true-attitude IAE) behind the same pilot link (the pilot's input reaches
-either vehicle over the same tether) against the hybrid's best in that placement at no more motor effort.
+either vehicle over the same tether) against the hybrid's best in that placement at no more motor effort,
+and apart at no more electric energy; then axis by axis.
 """
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES as AXES
 from brov2_hybrid.head_to_head.scoring import best_at_effort
