@@ -52,6 +52,9 @@ def test_electric_energy_counts_what_the_bench_table_draws_and_nothing_in_the_de
     table = ae.power_table(vehicle)
     pwm_us, power_w = read_t200_csv(paths.params_path("t200_16V.csv"), "power_w")
     np.testing.assert_array_equal(table[1], power_w)
+    # the dead band docs/experiments.md quotes: no power from 1472 to 1528 us, power just outside
+    band = (pwm_us >= 1472.0) & (pwm_us <= 1528.0)
+    assert np.all(power_w[band] == 0.0) and np.all(power_w[~band] > 0.0)
     t = np.linspace(0.0, 10.0, 101)
     idle = np.full((t.size, 8), 1520.0)
     assert ae.motor_effort_s(t, idle) == pytest.approx(8 * 20.0 / 400.0 * 10.0)
