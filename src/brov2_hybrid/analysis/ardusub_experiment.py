@@ -102,9 +102,18 @@ def step_input(axis, step_rad, hold_s, after_s, rate_hz=50.0):
 
 def motor_effort_s(t_s, pwm_us, neutral_us=ardusub.PWM_NEUTRAL_US, half_range_us=ardusub.PWM_HALF_RANGE_US):
     """Integral over time of sum_i |PWM_i - neutral| / half_range [s] (motor outputs, (k, n))."""
+    load = np.sum(np.abs(_reported(pwm_us, neutral_us) - neutral_us), axis=1) / half_range_us
+    return _time_integral(t_s, load)
+
+
+def _reported(pwm_us, neutral_us):
+    """Motor outputs (k, n) [us] as floats, an output not reported yet (0) read as neutral."""
     p = np.asarray(pwm_us, dtype=float)
-    p = np.where(p <= 0, neutral_us, p)   # outputs not reported yet read 0
-    load = np.sum(np.abs(p - neutral_us), axis=1) / half_range_us
+    return np.where(p <= 0, neutral_us, p)
+
+
+def _time_integral(t_s, load):
+    """Trapezoidal time integral of ``load`` (k,) over ``t_s`` (k,) [s]."""
     return float(np.sum(0.5 * (load[1:] + load[:-1]) * np.diff(t_s))) if load.size > 1 else 0.0
 
 
@@ -114,10 +123,8 @@ def electric_energy_kj(t_s, pwm_us, table_pwm_us, table_power_w, neutral_us=ardu
     and ``power_w``, linear between its rows). Unlike :func:`motor_effort_s` it counts nothing inside
     the thrusters' dead band, where they turn no propeller and draw no current, and counts a PWM by
     what it costs, which grows faster than linearly with it."""
-    p = np.asarray(pwm_us, dtype=float)
-    p = np.where(p <= 0, neutral_us, p)   # outputs not reported yet read 0
-    load = np.sum(np.interp(p, table_pwm_us, table_power_w), axis=1)
-    return float(np.sum(0.5 * (load[1:] + load[:-1]) * np.diff(t_s))) / 1000.0 if load.size > 1 else 0.0
+    load = np.sum(np.interp(_reported(pwm_us, neutral_us), table_pwm_us, table_power_w), axis=1)
+    return _time_integral(t_s, load) / 1000.0
 
 
 def power_table(vehicle):

@@ -15,6 +15,13 @@ from brov2_hybrid.control.depth_hold import HOLDING
 from brov2_hybrid.control.law import normalize
 
 
+def _over_link(line, t_s, eta2d, u_lin):
+    """Send the pilot's input (``eta2d`` [rad], ``u_lin``) at ``t_s`` down the link ``line`` (a DelayLine);
+    returns the (eta2d, u_lin) that has arrived by then, or None."""
+    line.push(t_s, (np.array(eta2d, dtype=float), np.array(u_lin, dtype=float)))
+    return line.get(t_s)
+
+
 class HybridPilot(object):
     """The hybrid autopilot (control_law + thruster_allocation's core objects) in MANUAL.
 
@@ -81,8 +88,7 @@ class HybridPilot(object):
         if self.reference_delay_s != 0.0:
             for sent_s, row in self._rows.pop_due(t_s):
                 self.controller.update_desired(sent_s + self.reference_delay_s, row)
-            self._inputs.push(t_s, (np.array(eta2d, dtype=float), np.array(u_lin, dtype=float)))
-            arrived = self._inputs.get(t_s)
+            arrived = _over_link(self._inputs, t_s, eta2d, u_lin)
             eta2d, u_lin = arrived if arrived is not None else (np.array([0.0, 0.0, eta2[2]]), np.zeros(3))
         self._telemetry.push(t_s, (eta2, nu2, t_s))
         seen = self._telemetry.get(t_s)
@@ -138,8 +144,7 @@ class ArduSubAttitudePilot(object):
             from brov2_hybrid.sim.delay import DelayLine
             self._inputs = DelayLine(self.input_delay_s)
         self._last_t = t_s
-        self._inputs.push(t_s, (np.array(eta2d, dtype=float), np.array(u_lin, dtype=float)))
-        arrived = self._inputs.get(t_s)
+        arrived = _over_link(self._inputs, t_s, eta2d, u_lin)
         if arrived is not None:         # until the first input arrives, ArduSub keeps what it had
             flight.attitude_target(arrived[0])
             u_lin = arrived[1]
