@@ -4,6 +4,7 @@ import dataclasses
 import os
 import re
 
+import numpy as np
 import pytest
 import yaml
 
@@ -49,11 +50,24 @@ def test_the_gains_inputs_and_the_knob_come_from_controller_yaml():
     assert script_values(vehicle, dataclasses.replace(SETTINGS, feedforward_enabled=False), ONBOARD)["ff_lever"] == "false"
 
 
-@pytest.mark.parametrize("key", ["integral_enabled", "drag_feedforward_enabled", "reference_feedforward_enabled",
-                                 "depth_hold_enabled", "delay_compensation_enabled"])
+@pytest.mark.parametrize("key", ["depth_hold_enabled", "delay_compensation_enabled"])
 def test_an_option_the_script_does_not_run_is_refused_by_name(key):
-    with pytest.raises(ParameterError, match=r"controller\.%s: the on-board script runs the paper's PD law" % key):
+    with pytest.raises(ParameterError, match=r"controller\.%s: the on-board script does not run this option" % key):
         script_values(load_vehicle("bluerov2_heavy"), dataclasses.replace(SETTINGS, **{key: True}), ONBOARD)
+
+
+def test_the_optional_terms_settings_come_from_controller_yaml():
+    vehicle = load_vehicle("bluerov2_heavy")
+    off = script_values(vehicle, SETTINGS, ONBOARD)
+    assert (off["integral"], off["reference_feedforward"], off["drag_feedforward"]) == ("false",) * 3
+    on = script_values(vehicle, dataclasses.replace(
+        SETTINGS, integral_enabled=True, integral_ratio=0.3, integral_band_rad=0.05, reference_feedforward_enabled=True,
+        reference_filter_omega_rad_s=17.0, drag_feedforward_enabled=True), ONBOARD)
+    assert (on["integral"], on["reference_feedforward"], on["drag_feedforward"]) == ("true",) * 3
+    assert (on["integral_ratio"], on["integral_band_rad"], on["reference_omega"]) == ("0.3", "0.05", "17.0")
+    assert on["reference_max_gap_s"] == repr(SETTINGS.reference_filter_max_gap_s)
+    drag = np.vstack([vehicle.body.linear_drag[3:], vehicle.body.quadratic_drag[3:]])
+    assert on["drag"] == "{" + ", ".join("{" + ", ".join(repr(float(x)) for x in row) + "}" for row in drag) + "}"
 
 
 def test_a_nonlinear_allocator_is_refused():
@@ -87,8 +101,12 @@ def test_the_command_line_writes_the_script(tmp_path, capsys):
     data = yaml.safe_load(open(SETTINGS.source))
     data["controller"]["integral_enabled"] = True
     bad.write_text(yaml.safe_dump(data))
+    assert onboard_cli.main(["--controller", str(bad), "--out", str(out)]) == 0
+    assert "integral = true," in out.read_text()
+    data["controller"]["depth_hold_enabled"] = True
+    bad.write_text(yaml.safe_dump(data))
     assert onboard_cli.main(["--controller", str(bad), "--out", str(out)]) == 2
-    assert "integral_enabled" in capsys.readouterr().err
+    assert "depth_hold_enabled" in capsys.readouterr().err
 
 
 def test_the_desired_state_message_refuses_bad_values():

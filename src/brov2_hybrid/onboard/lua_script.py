@@ -14,9 +14,11 @@ project's single sources (docs/onboard.md):
   parameter names.
 
 Numbers are written with Python's shortest round-trip ``repr``, so Lua reads the same doubles.
-The script runs the paper's PD law with the buoyancy feed-forward; the optional additions
-(:data:`NOT_ON_BOARD`) are not on board and a controller that enables one is refused, as is an
-allocator that is not linear (no force matrix).
+The script runs the paper's PD law with the buoyancy feed-forward and, as controller.yaml sets them,
+the drag or reference feed-forward and the integral action (law_kernels' arithmetic, ported line by
+line). The depth hold (ArduSub's depth is not read by the script) and the delay compensation (no
+tether delay to compensate on board) are not on board (:data:`NOT_ON_BOARD`): a controller that
+enables one is refused, as is an allocator that is not linear (no force matrix).
 """
 import math
 import os
@@ -33,8 +35,7 @@ from brov2_hybrid.vehicle.thrust_table import ZERO_FORCE_TOLERANCE_N
 TEMPLATE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "hybrid_onboard.lua.template")
 ONBOARD_FILE = "onboard.yaml"
 #: Controller options the script does not run (controller.yaml keys): refused when on.
-NOT_ON_BOARD = ("integral_enabled", "drag_feedforward_enabled", "reference_feedforward_enabled", "depth_hold_enabled",
-                "delay_compensation_enabled")
+NOT_ON_BOARD = ("depth_hold_enabled", "delay_compensation_enabled")
 
 
 @dataclass(frozen=True)
@@ -124,7 +125,8 @@ def check_on_board(controller_settings):
     """ParameterError naming the controller file and key of an option the script does not run."""
     for key in NOT_ON_BOARD:
         if getattr(controller_settings, key):
-            raise ParameterError("%s:controller.%s: the on-board script runs the paper's PD law only; "
+            raise ParameterError("%s:controller.%s: the on-board script does not run this option (it runs the "
+                                 "paper's PD law, the drag and reference feed-forward and the integral action); "
                                  "expected false, got true (docs/onboard.md)" % (controller_settings.source, key))
 
 
@@ -138,6 +140,7 @@ def script_values(vehicle, controller_settings, onboard):
     law = HybridController(vehicle.body, controller_settings, vehicle.tau_max, vehicle.passive_dofs)
     settings = law.kernel_settings()
     lever, enabled = settings[4], settings[10]
+    flag = {True: "true", False: "false"}
     table, thr = vehicle.table, vehicle.thrusters
     return {
         "sources": "%s, %s and %s" % (os.path.basename(vehicle.source), os.path.basename(controller_settings.source),
@@ -159,6 +162,14 @@ def script_values(vehicle, controller_settings, onboard):
         "kappa": lua_number(law.gains.kappa),
         "omega_d": lua_number(law.gains.omega_d_rad_s),
         "ff_lever": "false" if math.isnan(lever[0]) else lua_list(lever),
+        "drag": lua_matrix(law.drag_model),
+        "drag_feedforward": flag[law.drag_feedforward_enabled],
+        "reference_feedforward": flag[law.reference_feedforward_enabled],
+        "reference_omega": lua_number(law.reference_filter.omega_rad_s),
+        "reference_max_gap_s": lua_number(law.reference_filter.max_gap_s),
+        "integral": flag[law.integral_enabled],
+        "integral_ratio": lua_number(law.integral_ratio),
+        "integral_band_rad": lua_number(law.integral.band_rad) if math.isfinite(law.integral.band_rad) else "math.huge",
         "linear_scale": lua_number(law.linear_scale),
         "enabled": lua_list(enabled),
         "gimbal_lock_cos": lua_number(GIMBAL_LOCK_COS),
