@@ -53,7 +53,7 @@ def test_onboard_has_no_topside_command_path_and_tells_every_node(sim):
     assert "thruster_allocation" not in nodes
     assert {"mavlink_bridge", "control_law", "mission", "logger", "csv_reader"} <= set(nodes)
     assert "brov2_sitl" not in nodes
-    for node in ("mavlink_bridge", "mission", "logger"):
+    for node in ("mavlink_bridge", "mission", "logger", "control_law"):
         assert params["/%s/placement" % node] == "onboard"
     if sim == "ardusub":
         args = nodes["ardusub_sitl"].args.split()
@@ -74,6 +74,7 @@ def test_omega_d_of_the_launch_reaches_control_law_whose_status_the_bridge_sends
     (("placement:=onboard", "sim:=true"), "brov2_sitl cannot run Lua"),
     (("placement:=onboard", "sim:=ardusub", "use_mavros:=true"), "MAVROS has none"),
     (("placement:=elsewhere",), "placement is topside or onboard"),
+    (("placement:=onboard", "sim:=ardusub", "depth_hold:=true"), "does not run the depth hold"),
 ])
 def test_what_cannot_fly_on_board_is_refused_when_the_file_is_read(args, reason):
     with pytest.raises(roslaunch.core.RLException, match=reason):

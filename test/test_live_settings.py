@@ -100,3 +100,18 @@ def test_launch_files_leave_the_controller_defaults_to_controller_yaml():
         for name in ("omega_d", "kappa"):
             if name in args:
                 assert args[name] == "", "%s: arg %s defaults to %r" % (path, name, args[name])
+
+
+def test_on_board_every_knob_but_omega_d_is_named_when_it_changes():
+    settings = load_controller_params()
+    before = live_settings.from_settings(settings)
+    assert live_settings.not_live_on_board(None, before) == []
+    assert live_settings.not_live_on_board(before, dict(before)) == []
+    assert live_settings.not_live_on_board(before, dict(before, omega_d_rad_s=9.0)) == []
+    changed = dict(before, integral_enabled=not before["integral_enabled"], yaw_enabled=not before["yaw_enabled"],
+                   integral_band_deg=before["integral_band_deg"] + 1.0)
+    assert live_settings.not_live_on_board(before, changed) == ["integral_band_deg", "integral_enabled", "yaw_enabled"]
+    # every knob is one or the other: none slips past the warning
+    for name in live_settings.NAMES:
+        flipped = dict(before, **{name: "changed"})
+        assert live_settings.not_live_on_board(before, flipped) == ([] if name in live_settings.ON_BOARD_LIVE else [name])

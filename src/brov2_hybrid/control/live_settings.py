@@ -49,3 +49,18 @@ def configure_kwargs(config):
     kwargs["closed_loop_enabled"] = [bool(config[name]) for name in AXIS_SWITCHES]
     kwargs[BAND[1]] = math.radians(config[BAND[0]])
     return kwargs
+
+
+#: The knobs that reach the on-board script live (placement:=onboard): omega_d, as its HYB_OMEGA_D
+#: parameter (brov2_hybrid.onboard.uplink). Every other setting is written into the script when it is
+#: generated (brov2_hybrid.onboard.lua_script, from controller.yaml) and is fixed for the run.
+ON_BOARD_LIVE = ("omega_d_rad_s",)
+
+
+def not_live_on_board(before, after):
+    """The knobs (sorted names) whose value differs between two knob mappings and that do not reach the
+    on-board script live (not in :data:`ON_BOARD_LIVE`): with placement:=onboard, such a change acts on
+    nothing and must be said. A mapping of None (no settings yet) differs in nothing."""
+    if before is None or after is None:
+        return []
+    return sorted(name for name in NAMES if name not in ON_BOARD_LIVE and before.get(name) != after.get(name))
