@@ -1,20 +1,19 @@
 """The on-board script with its optional terms in real ArduSub 4.5 SITL: it loads in ArduSub's own Lua and flies,
 and its integral action does on board what it is for. That the terms' arithmetic is the Python core's, turn by
 turn, is test_onboard_lua_terms.py's; this is what only real ArduSub can show (its Lua, its loop, our physics).
-Each test starts its own SITL at real time (about 15 s); skipped without a build unless ``BROV2_REQUIRE_ARDUSUB=1``.
+Each flight starts its own SITL at real time; skipped without a
+build unless ``BROV2_REQUIRE_ARDUSUB=1``.
 """
 import contextlib
 import dataclasses
 import math
-import time
 
 import numpy as np
 
-from brov2_hybrid.onboard.lua_script import load_onboard_settings, write_script
-from brov2_hybrid.sim.config import load_initial_state, load_sim_options
+from brov2_hybrid.onboard.lua_script import load_onboard_settings
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from onboard_lua_support import SETTINGS, TERMS
-from test_real_ardusub_onboard import current_yaw, stream, turn
+from test_real_ardusub_onboard import current_yaw, onboard_flight, stream, turn
 
 ONBOARD = load_onboard_settings()
 VEHICLE = load_vehicle("bluerov2_heavy")
@@ -25,22 +24,11 @@ AS_BUILT = dataclasses.replace(VEHICLE, body=dataclasses.replace(
 
 
 @contextlib.contextmanager
-def flying(binary, settings, physics=VEHICLE):
-    """ArduSub SITL on ``physics`` with the script generated from the model (VEHICLE) and ``settings``, in
-    MANUAL, armed, the script loaded; yields the SitlFlight."""
-    from brov2_hybrid.analysis.ardusub_flight import SitlFlight
-    from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
-    sitl = ArduSubSitl(physics, load_sim_options(), load_initial_state().eta(), instance=free_instance(),
-                       speedup=1.0, binary=binary, onboard=ONBOARD, controller_settings=settings)
-    write_script(sitl.script, VEHICLE, settings, ONBOARD)         # the law knows the model, not the vehicle
-    f = SitlFlight(sitl, stream_rate_hz=100.0)
+def flying(binary, settings, physics=VEHICLE, settled=True):
+    """ArduSub SITL on ``physics`` with the script generated from the model (VEHICLE) and ``settings``
+    (test_real_ardusub_onboard.onboard_flight), in MANUAL, armed; yields the SitlFlight."""
+    f = onboard_flight(binary, settings, physics=physics, model=VEHICLE, settled=settled)
     try:
-        end = time.monotonic() + 60.0
-        while not any("brov2_hybrid: loaded" in t for t in f.statustext):
-            assert time.monotonic() < end, "the script did not load: %s" % f.statustext[-5:]
-            assert not any(t.startswith("Lua:") for t in f.statustext), "ArduSub's Lua: %s" % f.statustext
-            f.recv(None, 1.0)
-        f.set_mode("MANUAL")
         f.arm(timeout_s=60.0)
         yield f
     finally:
@@ -71,7 +59,7 @@ def test_with_ref_ff_and_integral_the_script_turns_the_vehicle_without_an_error(
 
 def steady_pitch_deg(binary, settings):
     """Mean pitch [deg] over the last 2 s of 8 s holding level on AS_BUILT (the model's CB 3 cm off)."""
-    with flying(binary, settings, physics=AS_BUILT) as f:
+    with flying(binary, settings, physics=AS_BUILT, settled=False) as f:     # the pitch: no heading needed
         rec = stream(f, 8.0, ([0.0, 0.0, current_yaw(f)], [0.0, 0.0, 0.0], [0.0, 0.0, 0.0]))
     assert rec.mode_codes() and rec.mode_codes()[-1] == 1.0, rec.texts
     t_end = rec.attitude[-1][0]

@@ -101,7 +101,19 @@ def _with_command_delay(loop, extra_s):
 
 def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loop=None, dive_csv_path=None,
                      window_s=None, floor_rad=None):
+    """:func:`compare_log` of the log CSV at ``log_csv_path`` (:func:`~brov2_hybrid.tick_log.logfile.read_log`)."""
+    from brov2_hybrid.tick_log.logfile import read_log
+    return compare_log(read_log(log_csv_path), log_csv_path, settings, band, tolerance, loop, dive_csv_path,
+                       window_s, floor_rad)
+
+
+def compare_log(log, log_csv_path, settings=None, band=0.05, tolerance=0.10, loop=None, dive_csv_path=None,
+                window_s=None, floor_rad=None):
     """Replay a logged yaw step in the in-process loop and compare the responses.
+
+    ``log``: the columns of a log (:func:`~brov2_hybrid.tick_log.logfile.read_log`; at least time_s, the
+    desired and actual attitude, the linear commands, depth_m and omega_d_rad_s, ``mode`` optional);
+    ``log_csv_path`` names it in errors and in the result.
 
     The log (e.g. from the ROS ``logger`` node) supplies omega_d (median of the
     ``omega_d_rad_s`` column), the start attitude, the step time (first sample of
@@ -127,12 +139,10 @@ def compare_with_log(log_csv_path, settings=None, band=0.05, tolerance=0.10, loo
     from brov2_hybrid.analysis import metrics
     from brov2_hybrid.analysis.settings import load_analysis_settings
     from brov2_hybrid.dive.dive_csv import load_dive_csv
-    from brov2_hybrid.tick_log.logfile import read_log
     if window_s is None or floor_rad is None:
         compare = load_analysis_settings().compare
         window_s = compare.error_window_s if window_s is None else window_s
         floor_rad = compare.error_floor_rad if floor_rad is None else floor_rad
-    log = read_log(log_csv_path)
     # Rows logged while the autopilot had no input or attitude carry NaN angles: skip them.
     finite = np.isfinite(log["yaw_d_rad"]) & np.isfinite(log["yaw_rad"])
     log = {k: (np.asarray(v)[finite] if k != "mode" else [m for m, f in zip(v, finite) if f]) for k, v in log.items()}
