@@ -60,8 +60,8 @@ def test_energy_narrows_the_extra_spend_without_removing_it(data, dive):
     assert energy_ratio < effort_ratio
 
 
-SCRIPT_LAW = "omega_d 10 (the on-board script's law)"
-ON_BOARD_WITH_TERMS = "omega_d 10 + ref FF + I (not yet in the script)"
+SCRIPT_LAW = "omega_d 10 (the on-board script's PD)"
+ON_BOARD_WITH_TERMS = "omega_d 10 + ref FF + I (on-board script)"
 
 
 def test_the_script_law_on_board_matches_the_tether_on_turns_and_falls_behind_at_tilt(data):
