@@ -45,6 +45,7 @@ from brov2_hybrid.tick_log.logfile import read_log  # noqa: E402
 NODES = ("control_law", "thruster_allocation", "mavlink_bridge", "csv_reader", "logger", "mission")
 NEUTRAL_US = int(PWM_NEUTRAL_US)   # every motor output when disarmed or at neutral [us]
 RETUNED_OMEGA_D = 4.0   # rad/s, set with dynparam before control_law is killed; the respawn must keep it
+RESPAWN_WAIT_S = 30.0   # s: how long a killed node may take to come back and register (a busy machine starts it slowly)
 SURGE_CMD = 0.3     # constant surge in the test dive: the motors are never at neutral while controlled
 
 
@@ -222,9 +223,15 @@ def run_case(node, out_dir, observe_s, python):
         result["neutral_s"] = neutral[0] if neutral else None
         result["moving_at_end"] = bool(after) and any(c != NEUTRAL_US for c in after[-1][1])
         result["armed"] = watch.armed
-        new_pid = node_pid(master_uri, node)
         result["launch_ended"] = launch.poll() is not None
-        result["respawned"] = new_pid is not None and new_pid != pid
+        # a respawned node registers with the master only once it has started: on a busy machine that
+        # can be after the observation window (the console has said "respawning" already)
+        new_pid = [None]
+
+        def came_back():
+            new_pid[0] = node_pid(master_uri, node)
+            return new_pid[0] is not None and new_pid[0] != pid
+        result["respawned"] = not result["launch_ended"] and wait(came_back, RESPAWN_WAIT_S)
         result["told"] = rosout_after(ros_log, t_wall)
         with open(os.path.join(case_dir, "roslaunch.log"), errors="replace") as handle:
             result["roslaunch"] = [ln.strip() for ln in handle if "has died" in ln or "respawning" in ln
