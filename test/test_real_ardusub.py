@@ -21,6 +21,11 @@ from brov2_hybrid.sim.joystick import joystick_gain, manual_control_channels
 
 
 
+#: Vehicle time waited past MOT_SPOOL_TIME after arming [s]: a few of ArduSub's 400 Hz loops and a
+#: SERVO_OUTPUT_RAW period.
+SPOOL_MARGIN_S = 0.1
+
+
 def armed_flight(vehicle, binary):
     """Real ArduSub (the build at ``binary``) on our physics for ``vehicle`` (a free SITL instance), armed in MANUAL."""
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
@@ -31,6 +36,12 @@ def armed_flight(vehicle, binary):
     try:
         f.set_mode("MANUAL")
         f.attempts_to_arm = f.arm(timeout_s=60.0)
+        # After arming, ArduSub's motors spool up over MOT_SPOOL_TIME (vehicle time), and until then the
+        # throttle they take is limited (AP_MotorsMulticopter's spool logic): the mixing is not yet its
+        # steady one. How much vehicle time passes on its own before the first override depends on the
+        # machine's load (the physics runs as fast as it can), so wait for it. (Seen once on a busy
+        # machine: the second vector after arming, all channels 1900, mixed as if heave were 0.04.)
+        settle(f, float(f.get_param("MOT_SPOOL_TIME")) + SPOOL_MARGIN_S)
     except BaseException:
         f.close()
         raise
