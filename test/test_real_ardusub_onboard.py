@@ -79,7 +79,7 @@ class Record(object):
     the script's named floats (t, name, value) and texts (the last servo output's t, text)."""
 
     def __init__(self):
-        self.servo, self.attitude, self.named, self.texts = [], [], [], []
+        self.servo, self.attitude, self.named, self.texts, self.sent = [], [], [], [], []
 
     def mode_codes(self):
         return [v for _, n, v in self.named if n == "HYB_MODE"]
@@ -92,7 +92,9 @@ STREAM_WALL_FACTOR = 10.0
 def stream(f, seconds, desired=None):
     """Send ``desired`` (eta2d, eta2d_dot, u_linear), if any, every STREAM_PERIOD_S for ``seconds``, both in
     vehicle time (the physics' clock, lockstep with ArduSub's: on a busy machine the SITL runs slower than
-    real time, and the script's timeouts count its clock); return a :class:`Record` of what came in."""
+    real time, and the script's timeouts count its clock); ``desired`` may also be a function of the vehicle
+    time [s] giving that triple. Returns a :class:`Record` of what came in and, in ``sent``, what went out
+    (vehicle time, triple)."""
     rec = Record()
     clock = f.sitl.physics.plant
     end, next_send = clock.t_s + seconds, -math.inf
@@ -102,7 +104,9 @@ def stream(f, seconds, desired=None):
                                                                                           seconds)
         now = clock.t_s
         if desired is not None and now >= next_send:
-            send_desired(f.link.mav, ONBOARD, int(now * 1e6), *desired)
+            state = desired(now) if callable(desired) else desired
+            send_desired(f.link.mav, ONBOARD, int(now * 1e6), *state)
+            rec.sent.append((now, state))
             next_send = now + STREAM_PERIOD_S
         msg = f.recv(None, 0.005)
         if msg is None:
@@ -213,40 +217,31 @@ def fly_logged_step(f, omega, hold_s=1.0, step_s=5.0, step_rad=0.6):
     the vehicle's (the physics' clock, lockstep with ArduSub's): a sample is stamped with the time it was
     sent, so the log's desired yaw steps where the vehicle could first have it, however late the ATTITUDE
     messages are read, and the durations hold on a SITL slowed by a busy machine."""
-    from brov2_hybrid.analysis.ardusub_fly import truth_at
     from brov2_hybrid.control.rate_estimate import DesiredRateEstimator
     from brov2_hybrid.tick_log.logfile import DESIRED_COLUMNS, LINEAR_CMD_COLUMNS
-    physics = f.sitl.physics
     yaw0 = current_yaw(f)
-    estimator, sent, rows = DesiredRateEstimator(SETTINGS.rate_window), [], []
-    clock = physics.plant
-    start = clock.t_s
-    next_send, step_at = start, None
-    wall_end = time.monotonic() + STREAM_WALL_FACTOR * (hold_s + step_s) + 10.0
-    while clock.t_s < start + hold_s + step_s:
-        assert time.monotonic() < wall_end, "the SITL's clock stalled"
-        t_vehicle = clock.t_s
-        if t_vehicle >= next_send:
-            stepped = t_vehicle >= start + hold_s
-            if stepped and step_at is None:
-                step_at = t_vehicle
-            eta2d = [0.0, 0.0, yaw0 + (step_rad if stepped else 0.0)]
-            estimator.update(t_vehicle, eta2d)
-            send_desired(f.link.mav, ONBOARD, int(t_vehicle * 1e6), eta2d, estimator.rate(t_vehicle), [0.0] * 3)
-            sent.append((t_vehicle, eta2d))
-            next_send = t_vehicle + STREAM_PERIOD_S
-        msg = f.recv(("ATTITUDE",), 0.005)
-        if msg is not None:
-            t = msg.time_boot_ms * 1e-3
-            rows.append((t, msg.roll, msg.pitch, msg.yaw, truth_at(physics.history, t)[1]))
+    estimator = DesiredRateEstimator(SETTINGS.rate_window)
+    plant = f.sitl.physics.plant
+    start, depth0 = plant.t_s, float(plant.eta[2])
+
+    def desired(t_vehicle):
+        eta2d = [0.0, 0.0, yaw0 + (step_rad if t_vehicle >= start + hold_s else 0.0)]
+        estimator.update(t_vehicle, eta2d)
+        return eta2d, estimator.rate(t_vehicle), [0.0] * 3
+    rec = stream(f, hold_s + step_s, desired)
+    sent = [(t, state[0]) for t, state in rec.sent]
+    step_at = next(t for t, eta2d in sent if eta2d[2] != yaw0)
+    rows = [(t, e[0], e[1], e[2]) for t, e, _ in rec.attitude]
     r = np.array(sorted(rows))
     # a row at the step's own time (the attitude of the row before it): the replay aligns its step on the
     # log's first stepped row, and a row up to an ATTITUDE period late would shift it by that much
     k = int(np.searchsorted(r[:, 0], step_at))
     r = np.vstack([r[:k], np.concatenate([[step_at], r[max(k - 1, 0), 1:]]), r[k:]])
     stepped = r[:, 0] >= step_at
+    depth = np.full(len(r), np.nan)
+    depth[0] = depth0                                   # the physics' depth: where the replay starts
     log = {"time_s": r[:, 0], "roll_rad": r[:, 1], "pitch_rad": r[:, 2], "yaw_rad": r[:, 3],
-           "depth_m": r[:, 4], "omega_d_rad_s": np.full(len(r), omega)}     # the physics' depth: the replay's start
+           "depth_m": depth, "omega_d_rad_s": np.full(len(r), omega)}
     log.update({c: np.zeros(len(r)) for c in DESIRED_COLUMNS[:2] + LINEAR_CMD_COLUMNS})
     log[DESIRED_COLUMNS[2]] = yaw0 + np.where(stepped, step_rad, 0.0)
     return log, [(t - sent[0][0], eta2d) for t, eta2d in sent]
