@@ -13,7 +13,7 @@ from brov2_hybrid.node_logic.node_params import ParamReader, load_node_params
 from brov2_hybrid.onboard.desired_link import ARRAY_NAME, DATA_LENGTH
 from brov2_hybrid.onboard.lua_script import load_onboard_settings
 from brov2_hybrid.onboard.uplink import (MAV_PARAM_TYPE_REAL32, SCRIPT_MODES, ScriptReports, Uplink, omega_param_name,
-                                         script_mode)
+                                         parse_reports_summary, script_mode)
 from brov2_hybrid.params import load_controller_params
 
 ONBOARD = load_onboard_settings()
@@ -173,6 +173,14 @@ def test_the_scripts_reports_are_summarized():
     assert reports.summary() == ("rate 88 Hz median (80 .. 90) over 3 reports, loop period 7 .. 70 ms "
                                  "(median of the longest per report 20 ms)")
     assert reports.summary(since=2).startswith("rate 88 Hz median (88 .. 88) over 1 reports")
+    # read back from the bridge's log line (brov2-analyze onboard-pair does)
+    line = "[INFO] [1.2, 3.4]: mavlink_bridge: the on-board script reports %s since the start" % reports.summary()
+    assert parse_reports_summary(line) == {"rate_hz_median": 88, "rate_hz_min": 80, "rate_hz_max": 90, "reports": 3,
+                                           "period_ms_min": 7, "period_ms_max": 70, "longest_ms_median": 20}
+    only_rate = ScriptReports()
+    only_rate.add("HYB_HZ", 99.0)
+    assert parse_reports_summary(only_rate.summary())["period_ms_max"] is None
+    assert parse_reports_summary("mavlink_bridge: no reports") is None
 
 
 def test_the_scripts_mode_texts_are_read_as_the_template_writes_them():

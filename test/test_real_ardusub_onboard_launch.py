@@ -11,9 +11,7 @@ Without a build this test is skipped with one line saying so; with ``BROV2_REQUI
 (``.ci/run``) a missing build is a failure.
 """
 import glob
-import json
 import os
-import subprocess
 import sys
 
 import numpy as np
@@ -44,23 +42,29 @@ def short_dive(path):
 
 def test_a_dive_flown_by_the_onboard_script_through_the_ros_pipeline(tmp_path, ardusub_binary):
     from brov2_hybrid.sim.ardusub_sitl import free_instance
+    from brov2_hybrid.analysis.onboard_pair import expected_run, fly, refusal
     runs = tmp_path / "runs"
     env = dict(os.environ, ROS_HOME=str(tmp_path), ROS_LOG_DIR=str(tmp_path / "log"), BROV2_RUNS_DIR=str(runs))
-    done = subprocess.run(["bash", os.path.join(REPO, "scripts", "run_dive.sh"), "sim:=ardusub", "placement:=onboard",
-                           "omega_d:=%g" % OMEGA_D, "instance:=%d" % free_instance(),
-                           "dive:=%s" % short_dive(str(tmp_path / "short.csv"))],
-                          stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True, timeout=400,
-                          env=env)
-    sys.stdout.write("\n".join(line for line in done.stdout.splitlines() if not line.startswith("setup:")) + "\n")
-    assert done.returncode == 0, done.stdout[-4000:]
-    assert "speed-up 1x" in done.stdout
+    args = ["sim:=ardusub", "placement:=onboard", "omega_d:=%g" % OMEGA_D, "instance:=%d" % free_instance(),
+            "dive:=%s" % short_dive(str(tmp_path / "short.csv"))]
+    done = fly(args, 400, env=env)        # as brov2-analyze onboard-pair flies make run
+    sys.stdout.write("\n".join(line for line in done["output"].splitlines() if not line.startswith("setup:")) + "\n")
+    assert done["exit_code"] == 0, done["output"][-4000:]
+    assert "speed-up 1x" in done["output"]
     logs = glob.glob(str(runs / "dive_*" / "dive_onboard_*.csv"))
     assert len(logs) == 1, logs
     folder = os.path.dirname(logs[0])
-    with open(glob.glob(os.path.join(folder, "*_summary.json"))[0]) as handle:
-        summary = json.load(handle)
+    assert done["folder"] == folder
+    summary = done["summary"]
     assert summary["placement"] == "onboard"
-    assert "placement onboard: the law ran on board" in done.stdout
+    # onboard-pair would score it: it flew the whole short dive, on board, at the omega_d asked, ACTIVE throughout
+    placement, omega_d, duration_s = expected_run(args)
+    assert (placement, omega_d, duration_s) == ("onboard", OMEGA_D, 8.0)
+    assert refusal(done, placement, omega_d, duration_s, 1.0) is None, summary
+    # the script's own rate reports, as the bridge logged them over the run (onboard-pair's rate column)
+    assert done["script"] is not None and done["script"]["reports"] >= 5, done["script"]
+    print("onboard launch: the script reports %s" % done["script"])
+    assert "placement onboard: the law ran on board" in done["output"]
     with open(os.path.join(folder, "roslaunch.log")) as handle:
         launch_log = handle.read()
     assert "thruster_allocation" not in launch_log                       # no topside command path

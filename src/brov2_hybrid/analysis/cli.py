@@ -8,6 +8,7 @@
     brov2-analyze design --vehicle FILE        what a vehicle can do: gains, margins, thrust headroom per omega_d
     brov2-analyze ardusub                      hybrid vs ArduSub's attitude control on real ArduSub
     brov2-analyze depth-hold-compare [--docs]  the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub
+    brov2-analyze onboard-pair [--docs]        make run on board (the Lua script) vs topside, real ArduSub SITL
     brov2-analyze head-to-head [--dive FILE]   the hybrid vs tuned ArduSub, stored settings (head_to_head room)
     brov2-analyze tether --case free-float     seed 003's free-floating tethered vehicle, with convergence runs
     brov2-analyze tether-loop                  the tether in the closed loop: its steady pull vs PD and PD+I, the dive on it
@@ -49,7 +50,7 @@ from brov2_hybrid.analysis.step_experiments import compare_models_experiment, la
 
 COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains", "trim", "firmware", "integral",
             "robustness", "allocators", "options", "omega-limit", "design", "ardusub", "depth-hold-compare",
-            "head-to-head", "tether", "tether-loop", "reproduce", "summarize", "compare-log", "identify", "identify-coverage")
+            "onboard-pair", "head-to-head", "tether", "tether-loop", "reproduce", "summarize", "compare-log", "identify", "identify-coverage")
 #: Commands of other rooms, by module name (analysis/ must not import them): ``add_parser(sub, parents)``, ``run(ctx, args)``.
 _ROOMS = {"head-to-head": "brov2_hybrid.head_to_head.command"}
 
@@ -139,8 +140,12 @@ def build_parser():
     sub.add_parser("depth-hold-compare", parents=[common, loop],
                    help="the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub SITL flying our model: depth "
                         "error and effort on the bundled dive and a depth step (make ardusub first)")
+    sub.add_parser("onboard-pair", parents=[common, loop],
+                   help="the bundled dive by make run on real ArduSub SITL, topside at the default omega_d and "
+                        "on board (the Lua script) at a higher one: summed IAE and their ratio (params/analysis.yaml "
+                        "onboard_pair; make ardusub first)")
     for name, document in (("omega-limit", "experiments"), ("identify-coverage", "identification"),
-                           ("depth-hold-compare", "depth-hold")):
+                           ("depth-hold-compare", "depth-hold"), ("onboard-pair", "onboard")):
         sub.choices[name].add_argument("--docs", action="store_true", help="also write docs/tables/%s.json and its "
                                        "generated block (docs/%s.md)" % (name.replace("-", "_"), document))
     for module in _ROOMS.values():
@@ -157,7 +162,8 @@ def build_parser():
     p = sub.add_parser("compare-log", parents=[common, loop],
                        help="replay a logged yaw step (e.g. from the ROS pipeline) in-process; compare the responses")
     p.add_argument("log_csv", help="a brov2_hybrid log CSV of a yaw step")
-    p.add_argument("--tolerance", type=float, default=0.10, help="allowed relative difference of the Eq. 25 yaw errors")
+    p.add_argument("--tolerance", type=float, default=None, help="allowed relative difference of the Eq. 25 yaw "
+                   "errors (default: analysis.log_replay.TOLERANCE)")
     p.add_argument("--dive", default=None, help="the dive CSV the logged run played (recommended)")
     p = sub.add_parser("identify", parents=[common, loop],
                        help="identification flight: fly the excitation on --plant (in-process) or fit --log; "
@@ -316,6 +322,9 @@ def run_one(ctx, args, omegas):
     if c == "depth-hold-compare":
         from brov2_hybrid.analysis.depth_hold_compare import depth_hold_compare_experiment
         return depth_hold_compare_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
+    if c == "onboard-pair":
+        from brov2_hybrid.analysis.onboard_pair import onboard_pair_experiment
+        return onboard_pair_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
     raise Brov2Error("unknown command %r (expected one of %s)" % (c, ", ".join(COMMANDS)))
 
 
@@ -385,6 +394,7 @@ def reproduce(ctx, omegas=None, quick=False):
              ("tether_free_float", lambda: tether_experiment.free_float_summary(ctx.out_dir, convergence=not quick)),
              ("ardusub", lambda: _ardusub_or_reason(ctx, quick, "ardusub")),
              ("depth_hold_compare", lambda: _ardusub_or_reason(ctx, quick, "depth-hold-compare")),
+             ("onboard_pair", lambda: _ardusub_or_reason(ctx, quick, "onboard-pair")),
              ("head_to_head", lambda: _ardusub_or_reason(ctx, quick, "head-to-head")))
     summaries = {}
     for name, fn in order:

@@ -55,7 +55,8 @@ def console_lines(command, summary):
     if command in ("integral", "robustness", "allocators", "options", "omega-limit", "design", "identify-coverage",
                    "tether-loop"):
         return importlib.import_module("brov2_hybrid.analysis." + command.replace("-", "_")).console_lines(summary)
-    if command in ("ardusub", "depth-hold-compare"):
-        module = {"ardusub": "ardusub_report", "depth-hold-compare": "depth_hold_report"}[command]
+    if command in ("ardusub", "depth-hold-compare", "onboard-pair"):
+        module = {"ardusub": "ardusub_report", "depth-hold-compare": "depth_hold_report",
+                  "onboard-pair": "onboard_pair"}[command]
         return importlib.import_module("brov2_hybrid.analysis." + module).console_lines(summary)
     return ""

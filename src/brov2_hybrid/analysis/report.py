@@ -54,7 +54,8 @@ def write_report(ctx, summaries, wall_s):
                          ("options", "options"), ("omega_limit", "omega_limit"),
                          ("identify_coverage", "identify_coverage"), ("tether_loop", "tether_loop"),
                          ("ardusub", "ardusub_report"),
-                         ("depth_hold_compare", "depth_hold_report"), ("head_to_head", "brov2_hybrid.head_to_head.report")):
+                         ("depth_hold_compare", "depth_hold_report"), ("onboard_pair", "onboard_pair"),
+                         ("head_to_head", "brov2_hybrid.head_to_head.report")):
         if name in s:   # these sections live in their own modules (another room's by its full name)
             full = module if "." in module else "brov2_hybrid.analysis." + module
             lines += importlib.import_module(full).report_section(s[name])

@@ -20,6 +20,7 @@ Plain Python, no rospy: ``send`` is :meth:`brov2_hybrid.link.mavlink_connection.
 """
 import functools
 import math
+import re
 import threading
 
 import numpy as np
@@ -181,6 +182,23 @@ class ScriptReports(object):
     def count(self):
         """Reports of the rate received so far."""
         return len(self.values["HYB_HZ"])
+
+
+#: A :meth:`ScriptReports.summary` line, read back (:func:`parse_reports_summary`).
+_SUMMARY = re.compile(r"rate (\d+) Hz median \((\d+) \.\. (\d+)\) over (\d+) reports(?:, loop period (\d+) \.\. (\d+) ms "
+                      r"\(median of the longest per report (\d+) ms\))?")
+
+
+def parse_reports_summary(text):
+    """The figures of a :meth:`ScriptReports.summary` line found in ``text`` (e.g. the bridge's log line):
+    {rate_hz_median, rate_hz_min, rate_hz_max, reports, period_ms_min, period_ms_max, longest_ms_median}
+    (the periods None when the line has none), or None when ``text`` holds no such line."""
+    m = _SUMMARY.search(text)
+    if m is None:
+        return None
+    keys = ("rate_hz_median", "rate_hz_min", "rate_hz_max", "reports", "period_ms_min", "period_ms_max",
+            "longest_ms_median")
+    return {k: (None if v is None else int(v)) for k, v in zip(keys, m.groups())}
 
 
 #: The script's STATUSTEXTs start so (hybrid_onboard.lua.template, ``say``); a mode change is
