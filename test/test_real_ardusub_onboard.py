@@ -163,8 +163,16 @@ def test_disarmed_the_script_drives_nothing(flight):
     assert rec.mode_codes() and set(rec.mode_codes()) == {0.0}
 
 
+def armed(flight):
+    """The module's one vehicle, armed (the tests after the disarmed one fly it armed; each arms it when run
+    alone)."""
+    if not flight.armed:
+        flight.arm(timeout_s=60.0)
+    return flight
+
+
 def test_armed_the_motors_follow_the_law_at_the_scripts_rate(flight):
-    flight.arm(timeout_s=60.0)
+    armed(flight)
     desired = turn(current_yaw(flight))
     rec = stream(flight, 4.0, desired)
     assert rec.mode_codes() and rec.mode_codes()[-1] == 1.0, rec.texts
@@ -188,6 +196,7 @@ def test_armed_the_motors_follow_the_law_at_the_scripts_rate(flight):
 
 
 def test_hyb_omega_d_set_from_the_topside_retunes_the_law(flight):
+    armed(flight)
     omega = 2.0 * SETTINGS.omega_d_rad_s
     assert flight.set_param(ONBOARD.param_prefix + "OMEGA_D", omega) == pytest.approx(omega)
     try:
@@ -209,9 +218,11 @@ AGREEMENT_OMEGA_D = 8.0
 #: physics), which the law holds and the in-process loop does not have: over the analysis' 5 s window that
 #: slow drift, not the loop, would decide the comparison.
 AGREEMENT_WINDOW_S = 2.0
+#: The agreement's yaw step [rad], flown up and back down.
+AGREEMENT_STEP_RAD = 0.6
 
 
-def fly_logged_step(f, omega, hold_s=1.0, step_s=5.0, step_rad=0.6):
+def fly_logged_step(f, omega, hold_s=1.0, step_s=5.0, step_rad=AGREEMENT_STEP_RAD):
     """Hold the current yaw, then step it by ``step_rad``, streaming the desired state as the uplink does (its
     rate estimate over the samples sent); returns (log columns on each ATTITUDE, the samples sent). Times are
     the vehicle's (the physics' clock, lockstep with ArduSub's): a sample is stamped with the time it was
@@ -248,11 +259,15 @@ def fly_logged_step(f, omega, hold_s=1.0, step_s=5.0, step_rad=0.6):
 
 
 def test_the_in_process_onboard_condition_agrees_with_the_scripts_flight(flight, tmp_path):
-    """The script's yaw step on SITL, replayed by the in-process loop under omega-limit's ``onboard``
-    condition (the script's rate, its 2.5 / 2.5 ms) on the SITL's physics, with the logged dead time's excess
-    added (analysis.log_replay, as for the ROS stack's yaw step): the Eq. 25 errors agree to 10 %."""
+    """The script's yaw step on SITL, up and back down, replayed by the in-process loop under omega-limit's
+    ``onboard`` condition (the script's rate, its 2.5 / 2.5 ms) on the SITL's physics, with the logged dead
+    time's excess added (analysis.log_replay, as for the ROS stack's yaw step): the Eq. 25 errors of the two
+    steps together agree to log_replay's tolerance. Why two steps: the SITL figure of one step varies from run
+    to run while the replay's barely moves (one step alone came out 0.6 to 9.7 % apart over runs, against
+    10 %); two steps' sum varies less. The SITL's error has come out below the replay's in most runs."""
+    armed(flight)
     from brov2_hybrid.analysis import omega_limit
-    from brov2_hybrid.analysis.log_replay import compare_log
+    from brov2_hybrid.analysis.log_replay import TOLERANCE, compare_log
     from brov2_hybrid.analysis.settings import load_analysis_settings
     from brov2_hybrid.dive.dive_csv import write_dive_csv
     from brov2_hybrid.loop.closed_loop import ClosedLoop
@@ -260,21 +275,32 @@ def test_the_in_process_onboard_condition_agrees_with_the_scripts_flight(flight,
     loop = ClosedLoop(omega_limit.condition_loop(load_analysis_settings().loop, condition),
                       vehicle=VEHICLE, sim_options=load_sim_options())       # the SITL's physics
     assert flight.set_param(ONBOARD.param_prefix + "OMEGA_D", AGREEMENT_OMEGA_D) == pytest.approx(AGREEMENT_OMEGA_D)
+    results = []
     try:
-        log, sent = fly_logged_step(flight, AGREEMENT_OMEGA_D)
+        for k, step_rad in enumerate((AGREEMENT_STEP_RAD, -AGREEMENT_STEP_RAD)):
+            log, sent = fly_logged_step(flight, AGREEMENT_OMEGA_D, step_rad=step_rad)
+            dive = str(tmp_path / ("sent_%d.csv" % k))
+            write_dive_csv(dive, [t for t, _ in sent], [e for _, e in sent], [[0.0, 0.0, 0.0]] * len(sent))
+            results.append(compare_log(log, "the script's SITL flight", loop=loop, dive_csv_path=dive,
+                                       window_s=AGREEMENT_WINDOW_S))
     finally:
         flight.set_param(ONBOARD.param_prefix + "OMEGA_D", SETTINGS.omega_d_rad_s)
-    dive = str(tmp_path / "sent.csv")
-    write_dive_csv(dive, [t for t, _ in sent], [e for _, e in sent], [[0.0, 0.0, 0.0]] * len(sent))
-    r = compare_log(log, "the script's SITL flight", loop=loop, dive_csv_path=dive, window_s=AGREEMENT_WINDOW_S)
-    print("onboard SITL vs the in-process onboard condition at omega_d %g: Eq. 25 yaw error %.4f vs %.4f "
-          "(%.1f %% apart); dead time %.3f s logged, %.3f s added; settling %.2f s vs %.2f s"
-          % (AGREEMENT_OMEGA_D, r["ros_error"], r["inprocess_error"], 100.0 * r["relative_difference"],
-             r["dead_time_s"], r["added_delay_s"], r["ros_settling_s"], r["inprocess_settling_s"]))
-    assert r["ok"], r
+    for r in results:
+        print("onboard SITL vs the in-process onboard condition at omega_d %g, step %+.1f rad: Eq. 25 yaw error "
+              "%.4f vs %.4f (%.1f %% apart); dead time %.3f s logged, %.3f s added; settling %.2f s vs %.2f s"
+              % (AGREEMENT_OMEGA_D, r["step_rad"], r["ros_error"], r["inprocess_error"],
+                 100.0 * r["relative_difference"], r["dead_time_s"], r["added_delay_s"], r["ros_settling_s"],
+                 r["inprocess_settling_s"]))
+    sitl, replay = (sum(r[key] for r in results) for key in ("ros_error", "inprocess_error"))
+    apart = abs(replay - sitl) / sitl
+    print("both steps: Eq. 25 yaw error %.4f vs %.4f, %.1f %% apart (tolerance %.0f %%)"
+          % (sitl / 2, replay / 2, 100.0 * apart, 100.0 * TOLERANCE))
+    assert [round(r["step_rad"], 6) for r in results] == [AGREEMENT_STEP_RAD, -AGREEMENT_STEP_RAD]
+    assert apart <= TOLERANCE, results
 
 
 def test_losing_the_desired_stream_holds_then_goes_neutral(flight):
+    armed(flight)
     stream(flight, 1.0, turn(current_yaw(flight)))
     # the mode is reported once a second of vehicle time: long enough for a report after the neutral
     rec = stream(flight, 1.0e-3 * (1000.0 * ONBOARD.desired_lost_s + 2000.0))
@@ -291,6 +317,7 @@ def test_after_the_script_drove_them_arduSub_no_longer_can(flight):
     a mode switch hands the pilot a vehicle at neutral, not a flying one: full yaw stick in
     STABILIZE moves no motor. (On stock ArduSub without the script the same stick moves them:
     test_real_ardusub.py.)"""
+    armed(flight)
     stream(flight, 1.0, turn(current_yaw(flight)))
     flight.set_mode("STABILIZE")
     end, outputs = time.monotonic() + 2.0, []
@@ -308,6 +335,7 @@ def test_after_the_script_drove_them_arduSub_no_longer_can(flight):
 def test_disarming_puts_the_motors_at_neutral_at_once(flight):
     """ArduSub 4.5 never lets a script's override lapse (docs/onboard.md), so the script itself
     writes neutral on the first loop turn that sees the vehicle disarmed, and nothing after."""
+    armed(flight)
     yaw = current_yaw(flight)
     desired = ([0.0, 0.0, yaw], [0.0, 0.0, 0.0], [0.3, 0.0, 0.0])      # surging: the motors never settle
     rec = stream(flight, 1.5, desired)
