@@ -38,7 +38,8 @@ def add_parser(sub, parents):
     p.add_argument("--attitude-only", action="store_true", help="also fly each scoring dive with its surge, sway "
                    "and heave commands at 0 (dive '<name> attitude-only'): its effort is the attitude-only effort")
     p.add_argument("--tune", action="store_true", help="tune both sides on the training set first and store the "
-                   "settings in params/head_to_head/ (long: head_to_head.tune_trials per side and weighting)")
+                   "settings in params/head_to_head/ (long: head_to_head.tune_trials per side and weighting; every "
+                   "flight is journaled in OUT/tune_journal.jsonl, and the same command into the same --out resumes)")
     p.add_argument("--tune-trials", type=int, default=None, help="--tune's budget per side and weighting")
     p.add_argument("--store", metavar="DIR", default=None, help="the stored settings' folder: read, and written by "
                    "--tune (default: params/head_to_head; give another to try a tuning without replacing them)")

@@ -8,16 +8,22 @@ whose flights were refused on every attempt is told to the optimizer as failed, 
 and each hybrid placement get ``tune_trials`` trials per effort weighting; the candidates flown for one
 weighting are told to the next for free.
 """
+import collections
 import glob
+import hashlib
+import json
 import os
+import sys
 
 from brov2_hybrid.analysis.context import write_csv
-from brov2_hybrid.errors import ParameterError
+from brov2_hybrid.errors import Brov2Error, ParameterError
 from brov2_hybrid.head_to_head import inputs, stored, tune
 from brov2_hybrid.head_to_head.flights import ARDUSUB, HYBRID, FlightJob, fresh_sitl_settings, run_flight_job
 from brov2_hybrid.params import Section, load_yaml
 
 SPACE_FILE = "search_space.yaml"
+#: The tuning's flight journal in the output folder (:class:`FlightJournal`): a rerun into it resumes.
+JOURNAL = "tune_journal.jsonl"
 
 
 def load_knobs(path=None):
@@ -56,18 +62,107 @@ def _start(values, knobs):
     return start
 
 
-def training_objective(ctx, jobs_for, train, label):
+class FlightJournal(object):
+    """The tuning's flights, each appended to ``path`` (JSON lines) as its batch lands, so that an
+    interrupted ``--tune`` resumes where it stopped.
+
+    Optuna's TPE sampler with a fixed seed asks the same trials again when it is told the same figures
+    in the same order; so a rerun is served every flight the journal holds (the n-th flight of a side,
+    setting and training input is the n-th one journaled), replays the interrupted run's trials without
+    flying them, and flies on from the first flight the journal lacks. The first line holds a
+    fingerprint of everything the figures depend on (settings, search space, start values, loop,
+    ArduSub's build); a journal written with another refuses to resume, naming both.
+
+    A flight is journaled as its two figures (training IAE [deg s] and motor effort [s]) or null
+    (refused on every attempt). A last line cut short by the interruption is dropped.
+    """
+
+    def __init__(self, path, fingerprint):
+        self.path, self.fingerprint = path, fingerprint
+        self.rows, self.replayed, self.flown = {}, 0, 0
+        self._seen = collections.Counter()
+        if not os.path.exists(path):
+            with open(path, "w") as handle:
+                handle.write(json.dumps({"fingerprint": fingerprint}) + "\n")
+            return
+        with open(path) as handle:
+            text = handle.read()
+        if text and not text.endswith("\n"):          # the last line, cut short when the run was stopped
+            text = text[:text.rfind("\n") + 1]
+            with open(path, "w") as handle:
+                handle.write(text)
+        lines = text.split("\n")
+        try:
+            header = json.loads(lines[0])
+        except ValueError:
+            header = None
+        if not isinstance(header, dict) or header.get("fingerprint") != fingerprint:
+            raise Brov2Error("%s: a tuning journal of other settings (fingerprint %s, this tuning's %s): remove it, or "
+                             "tune into another --out" % (path, header.get("fingerprint") if isinstance(header, dict)
+                                                          else "unreadable", fingerprint))
+        for k, line in enumerate(lines[1:]):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+                self.rows[record["key"]] = record["figures"]
+            except (ValueError, KeyError, TypeError):
+                raise Brov2Error("%s:%d: expected a journal line {\"key\": ..., \"figures\": ...}, got %r"
+                                 % (path, k + 2, line[:80]))
+
+    def key(self, pilot_side, params, dive_name):
+        """The key of the next flight of ``params`` by ``pilot_side`` on ``dive_name`` (counted: repeats differ)."""
+        base = json.dumps([pilot_side, sorted((str(k), repr(v)) for k, v in dict(params).items()), dive_name])
+        self._seen[base] += 1
+        return "%s #%d" % (base, self._seen[base])
+
+    def map(self, runner, jobs, keys, label):
+        """The figures of each job ((IAE, effort) or None): the journal's where it has them, else flown over
+        ``runner`` and appended."""
+        out = [None] * len(jobs)
+        todo = [i for i, k in enumerate(keys) if k not in self.rows]
+        for i, k in enumerate(keys):
+            if k in self.rows:
+                row = self.rows[k]
+                out[i] = None if row is None else tuple(row)
+                self.replayed += 1
+        if todo:
+            results = runner.map(run_flight_job, [jobs[i] for i in todo], label)
+            with open(self.path, "a") as handle:
+                for i, r in zip(todo, results):
+                    row = r["row"]
+                    out[i] = None if row is None else (float(row["iae_true_sum"]), float(row["effort_s"]))
+                    self.rows[keys[i]] = out[i]
+                    handle.write(json.dumps({"key": keys[i], "figures": out[i]}) + "\n")
+            self.flown += len(todo)
+        return out
+
+
+def fingerprint(*parts):
+    """A short hash of ``parts``' reprs, arrays in full (what a journal's figures depend on)."""
+    import numpy as np
+    with np.printoptions(threshold=sys.maxsize, precision=17):
+        return hashlib.sha256(repr(parts).encode()).hexdigest()[:16]
+
+
+def training_objective(ctx, jobs_for, train, label, journal=None, side=""):
     """``evaluate(params_list)`` for :func:`~.tune.optimize`: each params dict flown on every training
-    input (``jobs_for(params, name, dive)`` -> FlightJob) over ``ctx.runner``; (IAE sum, effort sum),
-    or None when an input's flight was refused on every attempt."""
+    input (``jobs_for(params, name, dive)`` -> FlightJob) over ``ctx.runner``, through ``journal``
+    (:class:`FlightJournal`; None: none) under ``side``'s name; (IAE sum, effort sum), or None when an
+    input's flight was refused on every attempt."""
     def evaluate(params_list):
         jobs = [jobs_for(p, name, dive) for p in params_list for name, dive in train]
-        results = ctx.runner.map(run_flight_job, jobs, label)
+        if journal is None:
+            figures = [None if r["row"] is None else (r["row"]["iae_true_sum"], r["row"]["effort_s"])
+                       for r in ctx.runner.map(run_flight_job, jobs, label)]
+        else:
+            keys = [journal.key(side, p, name) for p in params_list for name, _ in train]
+            figures = journal.map(ctx.runner, jobs, keys, label)
         out = []
         for j in range(len(params_list)):
-            rows = [r["row"] for r in results[j * len(train):(j + 1) * len(train)]]
+            rows = figures[j * len(train):(j + 1) * len(train)]
             out.append(None if any(r is None for r in rows) else
-                       (sum(r["iae_true_sum"] for r in rows), sum(r["effort_s"] for r in rows)))
+                       (sum(r[0] for r in rows), sum(r[1] for r in rows)))
         return out
     return evaluate
 
@@ -96,6 +191,11 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     sides += [(HYBRID, place, dict(settings_[0].options)) for place, settings_ in placements.values()]
     # ArduSub is tuned behind the tether's pilot link (the first placement's), as it is scored against it.
     ardusub_link_s = next(iter(placements.values()))[0].pilot_link_s
+    journal = FlightJournal(os.path.join(ctx.out_dir, JOURNAL),
+                            fingerprint(budget, s, cs, knobs, sides, ardusub_link_s, ctx.loop, os.path.realpath(find_ardusub()), train))
+    if journal.rows:
+        progress("tune: resuming from %s (%d flights journaled: replayed, not flown again)"
+                 % (journal.path, len(journal.rows)))
     results, records = {}, []
     for pilot, place, values in sides:
         side_knobs = knobs[pilot]
@@ -104,7 +204,7 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
         def jobs_for(p, dive_name, dive, pilot=pilot, place=place):
             return FlightJob(pilot, place, "tune", tuple(p.items()), dive_name, dive,
                              pilot_link_s=ardusub_link_s if place is None else 0.0, **common)
-        evaluate = training_objective(ctx, jobs_for, train, "tune %s" % name)
+        evaluate = training_objective(ctx, jobs_for, train, "tune %s" % name, journal, name)
         known, results[name] = [], []
         for w in s.effort_weights_deg:
             r = tune.optimize(evaluate, side_knobs, budget, w, s, batch, _start(values, side_knobs), progress, known)
