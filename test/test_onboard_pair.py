@@ -71,7 +71,7 @@ def test_refused_runs_are_flown_again_and_only_scored_runs_make_the_ratio():
     assert asked == ["topside"] * 3 + ["onboard"] * 2
     top, on = s["sides"]["topside"], s["sides"]["onboard"]
     assert [f["sum_deg_s"] for f in top["flights"]] == [300, 360] and top["median_sum_deg_s"] == 330
-    assert top["refused"] == [{"attempt": 1, "reason": "make run exited 1", "folder": "/runs/dive_1"}]
+    assert top["refused"] == [{"attempt": 1, "reason": "make run exited 1", "folder": "dive_1"}]   # no machine path
     assert on["median_sum_deg_s"] == 75 and s["ratio"] == pytest.approx(75 / 330) and s["verdict"] == "met"
     table = "\n".join(op.markdown_table(s))
     assert "| `sim:=ardusub placement:=onboard omega_d:=8` | onboard | 8 | 2 / 0 |" in table

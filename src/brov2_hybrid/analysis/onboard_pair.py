@@ -156,7 +156,8 @@ def onboard_pair_experiment(ctx=None, settings=None, progress=print, fly_run=Non
             flight = fly_run(args)
             why = refusal(flight, placement, omega_d, duration_s, settings.duration_margin_s)
             if why:
-                refused.append({"attempt": attempt + 1, "reason": why, "folder": flight["folder"]})
+                refused.append({"attempt": attempt + 1, "reason": why,
+                                "folder": os.path.basename(flight["folder"].rstrip("/")) if flight["folder"] else None})
                 progress("onboard-pair: %s run %d refused: %s" % (side, attempt + 1, why))
                 continue
             s = flight["summary"]
