@@ -18,7 +18,8 @@ missed: motors neutral <= --goal-s after an autopilot node dies (the bridge: wit
 vehicle's RC_OVERRIDE_TIME + --goal-s, nothing else can release an override a killed
 bridge keeps alive), every log parses, and a killed logger loses no tick (its respawn
 fills the gap from control_law's history: largest gap between logged ticks across the
-files <= --max-log-gap-s).
+files <= --max-log-gap-s, or <= the largest gap inside one file when control_law's own ticks
+were further apart on a busy machine).
 
     scripts/crash_matrix.py                      (all nodes)
     scripts/crash_matrix.py --nodes control_law logger
@@ -242,20 +243,29 @@ def run_case(node, out_dir, observe_s, python):
         stop(launch)
         stop(sim)
     files = sorted(glob.glob(os.path.join(log_dir, "*.csv")))
-    times, problems, omega_d = [], [], None
+    times, problems, omega_d, within = [], [], None, 0.0
     for path in files:
         try:
             log = read_log(path)
             times.extend(log["time_s"])
+            within = max([within] + [b - a for a, b in zip(log["time_s"][:-1], log["time_s"][1:])])
             omega_d = float(log["omega_d_rad_s"][-1]) if len(log["time_s"]) else omega_d
         except Brov2Error as exc:
             problems.append(str(exc))
     times.sort()          # across files: a respawned logger's gap counts too
     rows = len(times)
     gap = max((b - a for a, b in zip(times[:-1], times[1:])), default=0.0)
-    result.update(log_files=len(files), log_rows=rows, log_gap_s=float(gap), log_problems=problems,
-                  log_repeated=rows - len(set(times)), omega_d_at_end=omega_d)
+    result.update(log_files=len(files), log_rows=rows, log_gap_s=float(gap), log_within_gap_s=float(within),
+                  log_problems=problems, log_repeated=rows - len(set(times)), omega_d_at_end=omega_d)
     return result
+
+
+def allowed_log_gap_s(result, max_log_gap_s):
+    """The largest gap [s] a killed logger's files may show between logged ticks: ``max_log_gap_s``, or the
+    largest gap inside one file when that is longer. Inside a file nothing was lost to the kill: a gap there is
+    control_law's own (a busy machine's attitude stream stalls it), and a respawn that lost no tick joins the
+    files with no gap longer than those."""
+    return max(max_log_gap_s, result.get("log_within_gap_s", 0.0))
 
 
 def goal(result, goal_s, override_time_s, max_log_gap_s):
@@ -267,8 +277,10 @@ def goal(result, goal_s, override_time_s, max_log_gap_s):
     if result["node"] == "logger":
         # the respawned logger first writes the ticks it missed (control_law's history)
         goes_on = not (result["neutral_s"] is not None and result["neutral_s"] < 1.0 and not result["moving_at_end"])
-        return goes_on and result["log_gap_s"] <= max_log_gap_s and result["log_repeated"] == 0, \
-            "the dive goes on, no tick missing (log gap <= %.2f s) or written twice" % max_log_gap_s
+        allowed = allowed_log_gap_s(result, max_log_gap_s)
+        return goes_on and result["log_gap_s"] <= allowed and result["log_repeated"] == 0, \
+            "the dive goes on, no tick missing (log gap <= %.2f s, the largest inside a file or %.2f s) or written " \
+            "twice" % (allowed, max_log_gap_s)
     limit = goal_s + (override_time_s if result["node"] == "mavlink_bridge" else 0.0)
     if result["neutral_s"] is None:
         # respawned before the downstream timeouts (<= 1 s) let the held command lapse

@@ -66,3 +66,14 @@ def test_a_different_response_is_told(loop, tmp_path):
     out = compare_with_log(path, loop=loop)
     assert not out["ok"] and out["relative_difference"] > 0.10
     assert out["ros_error"] > out["inprocess_error"]
+
+
+def test_compare_log_prints_the_verdict_and_what_it_replayed():
+    from brov2_hybrid.analysis.log_replay import console_lines
+    r = {"omega_d_rad_s": 3.0, "step_rad": 0.5, "step_time_s": 1.0, "window_s": 5.0, "ros_error": 0.11,
+         "inprocess_error": 0.10, "latency": "telemetry 50 Hz", "dead_time_s": 0.04, "relative_difference": 0.09,
+         "ok": True, "ros_settling_s": 1.2, "inprocess_settling_s": 1.1, "settling_difference": 0.08,
+         "input": "log rows"}
+    lines = console_lines("x.csv", r)
+    assert lines[0].startswith("x.csv: omega_d 3.00, step 28.6 deg") and lines[0].endswith("difference 9.0 % -> agree")
+    assert console_lines("x.csv", dict(r, ok=False))[0].endswith("-> DIFFER") and lines[-1] == "  input replayed: log rows"

@@ -53,6 +53,8 @@ COMMANDS = ("step", "bode", "dive", "latency", "compare-models", "sysid", "gains
             "onboard-pair", "head-to-head", "tether", "tether-loop", "reproduce", "summarize", "compare-log", "identify", "identify-coverage")
 #: Commands of other rooms, by module name (analysis/ must not import them): ``add_parser(sub, parents)``, ``run(ctx, args)``.
 _ROOMS = {"head-to-head": "brov2_hybrid.head_to_head.command"}
+#: Commands with a parser and a runner of their own (``add_parser``, ``run`` as above): other rooms' and these.
+_OWN_PARSERS = dict(_ROOMS, **{"onboard-pair": "brov2_hybrid.analysis.onboard_pair"})
 
 #: Commands run as ``module.function(ctx, omegas)`` (modules of brov2_hybrid.analysis).
 _EXPERIMENTS = {"integral": ("integral", "integral_experiment"), "allocators": ("allocators", "allocators_experiment"),
@@ -140,15 +142,11 @@ def build_parser():
     sub.add_parser("depth-hold-compare", parents=[common, loop],
                    help="the hybrid depth hold vs ArduSub's ALT_HOLD on real ArduSub SITL flying our model: depth "
                         "error and effort on the bundled dive and a depth step (make ardusub first)")
-    sub.add_parser("onboard-pair", parents=[common, loop],
-                   help="the bundled dive by make run on real ArduSub SITL, topside at the default omega_d and "
-                        "on board (the Lua script) at a higher one: summed IAE and their ratio (params/analysis.yaml "
-                        "onboard_pair; make ardusub first)")
     for name, document in (("omega-limit", "experiments"), ("identify-coverage", "identification"),
-                           ("depth-hold-compare", "depth-hold"), ("onboard-pair", "onboard")):
+                           ("depth-hold-compare", "depth-hold")):
         sub.choices[name].add_argument("--docs", action="store_true", help="also write docs/tables/%s.json and its "
                                        "generated block (docs/%s.md)" % (name.replace("-", "_"), document))
-    for module in _ROOMS.values():
+    for module in _OWN_PARSERS.values():
         importlib.import_module(module).add_parser(sub, [common, loop])
     tether_experiment.add_parser(sub, common)
     tether_loop.add_parser(sub, [common, loop])
@@ -239,17 +237,10 @@ def _run(args):
         print("wrote %s" % ", ".join(m["files"]))
         return 0
     if args.command == "compare-log":
-        from brov2_hybrid.analysis.log_replay import compare_with_log
+        from brov2_hybrid.analysis.log_replay import compare_with_log, console_lines as replay_lines
         r = compare_with_log(args.log_csv, _loop_from_args(settings, args), settings.step.settle_band, args.tolerance,
                              dive_csv_path=args.dive)
-        print("%s: omega_d %.2f, step %.1f deg at %.2f s: Eq. 25 error over %.1f s %.4f logged vs %.4f in-process "
-              "(%s; logged dead time %.3f s), difference %.1f %% -> %s" % (
-                  args.log_csv, r["omega_d_rad_s"], math.degrees(r["step_rad"]), r["step_time_s"], r["window_s"],
-                  r["ros_error"], r["inprocess_error"], r["latency"], r["dead_time_s"], 100 * r["relative_difference"],
-                  "agree" if r["ok"] else "DIFFER"))
-        print("  settling %.3f s logged vs %.3f s in-process (%.1f %% apart; not judged: a band-edge crossing)"
-              % (r["ros_settling_s"], r["inprocess_settling_s"], 100 * r["settling_difference"]))
-        print("  input replayed: %s" % r["input"])
+        print("\n".join(replay_lines(args.log_csv, r)))
         return 0 if r["ok"] else 1
     if getattr(args, "docs", False) and (getattr(args, "quick", False) or args.omega_d or args.params
                                          or _loop_from_args(settings, args) != settings.loop):
@@ -311,8 +302,8 @@ def run_one(ctx, args, omegas):
         return firmware_experiment(ctx, omegas)
     if c == "robustness":
         return importlib.import_module("brov2_hybrid.analysis.robustness").robustness_experiment(ctx, omegas, args.samples)
-    if c in _ROOMS:
-        return importlib.import_module(_ROOMS[c]).run(ctx, args)
+    if c in _OWN_PARSERS:
+        return importlib.import_module(_OWN_PARSERS[c]).run(ctx, args)
     if c in _EXPERIMENTS:
         module, function = _EXPERIMENTS[c]
         return getattr(importlib.import_module("brov2_hybrid.analysis." + module), function)(ctx, omegas)
@@ -322,9 +313,6 @@ def run_one(ctx, args, omegas):
     if c == "depth-hold-compare":
         from brov2_hybrid.analysis.depth_hold_compare import depth_hold_compare_experiment
         return depth_hold_compare_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
-    if c == "onboard-pair":
-        from brov2_hybrid.analysis.onboard_pair import onboard_pair_experiment
-        return onboard_pair_experiment(ctx, progress=print if not args.quiet else (lambda text: None))
     raise Brov2Error("unknown command %r (expected one of %s)" % (c, ", ".join(COMMANDS)))
 
 

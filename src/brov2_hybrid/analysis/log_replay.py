@@ -206,3 +206,15 @@ def compare_log(log, log_csv_path, settings=None, band=0.05, tolerance=None, loo
             "omega_d_rad_s": omega_d, "step_time_s": step_time, "step_rad": final - start, "duration_s": float(t[-1]),
             "latency": loop.settings.latency_label(1.0 / float(np.median(np.diff(dive.t_s[1:])))),
             "log_path": log_csv_path, "input": dive_csv_path or "log rows"}
+
+
+def console_lines(log_csv_path, r):
+    """What ``brov2-analyze compare-log`` prints for the result ``r`` of :func:`compare_with_log`."""
+    return ["%s: omega_d %.2f, step %.1f deg at %.2f s: Eq. 25 error over %.1f s %.4f logged vs %.4f in-process "
+            "(%s; logged dead time %.3f s), difference %.1f %% -> %s" % (
+                log_csv_path, r["omega_d_rad_s"], math.degrees(r["step_rad"]), r["step_time_s"], r["window_s"],
+                r["ros_error"], r["inprocess_error"], r["latency"], r["dead_time_s"], 100 * r["relative_difference"],
+                "agree" if r["ok"] else "DIFFER"),
+            "  settling %.3f s logged vs %.3f s in-process (%.1f %% apart; not judged: a band-edge crossing)"
+            % (r["ros_settling_s"], r["inprocess_settling_s"], 100 * r["settling_difference"]),
+            "  input replayed: %s" % r["input"]]

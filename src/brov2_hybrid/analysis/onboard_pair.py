@@ -23,13 +23,14 @@ from dataclasses import dataclass
 
 from brov2_hybrid import paths
 from brov2_hybrid.dive.dive_csv import load_dive_csv
+from brov2_hybrid.dofs import ANGULAR_DOF_NAMES
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.params import Section, load_controller_params, load_yaml
 
 SECTION = "onboard_pair"
 #: The line of ``scripts/run_dive.sh`` that names the run's folder.
 RUN_FOLDER = re.compile(r"^make run: run folder (\S+)\s*$", re.M)
-AXES = ("roll", "pitch", "yaw")
+AXES = ANGULAR_DOF_NAMES
 
 
 @dataclass(frozen=True)
@@ -215,6 +216,22 @@ def script_cell(flights):
             min(r["period_ms_min"] for r in periods), max(r["period_ms_max"] for r in periods),
             ", ".join("%d" % r["longest_ms_median"] for r in periods))
     return text
+
+
+def add_parser(sub, parents):
+    """The ``onboard-pair`` subcommand (``brov2-analyze``) on the subparsers ``sub``."""
+    p = sub.add_parser("onboard-pair", parents=parents,
+                       help="the bundled dive by make run on real ArduSub SITL, topside at the default omega_d and on "
+                            "board (the Lua script) at a higher one: summed IAE and their ratio (params/analysis.yaml "
+                            "onboard_pair; make ardusub first)")
+    p.add_argument("--docs", action="store_true", help="also write docs/tables/onboard_pair.json and its generated "
+                   "block (docs/onboard.md)")
+    return p
+
+
+def run(ctx, args):
+    """``brov2-analyze onboard-pair``: :func:`onboard_pair_experiment` in ``ctx``; returns its summary."""
+    return onboard_pair_experiment(ctx, progress=(lambda text: None) if getattr(args, "quiet", False) else print)
 
 
 def console_lines(summary):
