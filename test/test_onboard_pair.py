@@ -54,6 +54,9 @@ def test_the_expected_run_follows_the_launch_arguments_and_defaults(tmp_path):
     path = str(tmp_path / "d.csv")
     write_dive_csv(path, [0.0, 4.0, 8.0], [[0.0] * 3] * 3, [[0.0] * 3] * 3)
     assert op.expected_run(["placement:=onboard", "omega_d:=5", "dive:=" + path]) == ("onboard", 5.0, 8.0)
+    # the pair names the dive it checks against, rather than trusting the launch file's default to be it
+    assert op.launch_arg(op.with_dive(["sim:=ardusub"]), "dive").endswith("ar_pilot_dive.csv")
+    assert op.with_dive(["dive:=" + path]) == ["dive:=" + path]
 
 
 def test_refused_runs_are_flown_again_and_only_scored_runs_make_the_ratio():

@@ -67,15 +67,23 @@ def launch_arg(args, name, default=None):
     return values[-1] if values else default
 
 
-def expected_run(args):
-    """(placement, omega_d [rad/s], dive duration [s]) a run of ``make run ARGS=args`` must report:
-    the launch's defaults (``params/controller.yaml``, the bundled dive) unless ``args`` set them."""
+def with_dive(args):
+    """``args`` with ``dive:=`` the analysis' bundled dive (``params/analysis.yaml`` dive.csv_file) unless they
+    name one: the pair flies, and checks against, the dive it names, not the launch file's own default."""
     from brov2_hybrid.analysis.settings import load_analysis_settings
+    if launch_arg(args, "dive") is not None:
+        return list(args)
+    return list(args) + ["dive:=%s" % os.path.join(paths.package_root(), load_analysis_settings().dive.csv_file)]
+
+
+def expected_run(args):
+    """(placement, omega_d [rad/s], dive duration [s]) a run of ``make run ARGS=with_dive(args)`` must report:
+    the launch's defaults (``params/controller.yaml``) unless ``args`` set them."""
+    args = with_dive(args)
     placement = launch_arg(args, "placement", "topside")
     omega = launch_arg(args, "omega_d")
     omega_d = float(omega) if omega is not None else load_controller_params().omega_d_rad_s
-    dive = launch_arg(args, "dive") or os.path.join(paths.package_root(), load_analysis_settings().dive.csv_file)
-    return placement, omega_d, load_dive_csv(dive).duration_s
+    return placement, omega_d, load_dive_csv(launch_arg(args, "dive")).duration_s
 
 
 def fly(args, timeout_s, env=None, run=subprocess.run):
@@ -116,7 +124,8 @@ def refusal(flight, placement, omega_d, duration_s, margin_s):
         return "make run exited %d" % flight["exit_code"]
     summary = flight["summary"]
     if summary is None:
-        return "no run summary (*_summary.json) in the run folder %s" % flight["folder"]
+        return "no run summary (*_summary.json) in the run folder %s" % (
+            os.path.basename(flight["folder"].rstrip("/")) if flight["folder"] else None)
     if summary.get("placement") != placement:
         return "the run summary names placement %r, not %r" % (summary.get("placement"), placement)
     if summary.get("omega_d_rad_s") is None or abs(summary["omega_d_rad_s"] - omega_d) > 1e-9:
@@ -146,7 +155,7 @@ def onboard_pair_experiment(ctx=None, settings=None, progress=print, fly_run=Non
             env = dict(os.environ, BROV2_RUNS_DIR=os.path.join(os.path.abspath(ctx.out_dir), "onboard_pair_runs"))
 
         def fly_run(args):      # a free SITL instance each run (another SITL may be running)
-            return fly(list(args) + ["instance:=%d" % free_instance()], settings.timeout_s, env=env)
+            return fly(with_dive(args) + ["instance:=%d" % free_instance()], settings.timeout_s, env=env)
     sides = {}
     for side, args in (("topside", settings.topside_args), ("onboard", settings.onboard_args)):
         placement, omega_d, duration_s = expected_run(args)
