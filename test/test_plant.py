@@ -47,6 +47,38 @@ def test_constant_yaw_torque_reaches_sqrt_n_over_2_42(vehicle):
     assert m.nu[5] == pytest.approx(math.sqrt(torque / 2.42), rel=0.01)
 
 
+def _yaw_spin_up_error(vehicle, dt_s):
+    """Largest |r / r_inf - tanh(t / T)| over 3 s of a yaw torque step from rest at physics step dt_s.
+
+    With no linear yaw drag, I r_dot = N - b r|r| from rest is r = r_inf tanh(t sqrt(N b) / I),
+    r_inf = sqrt(N / b): the analytic answer the stepper is held to.
+    """
+    m = new_plant(vehicle, dt_s=dt_s)
+    m.reset(eta=[0, 0, DEEP_M, 0, 0, 0])
+    m.set_motor_pwm(yaw_pwm(vehicle, 0.3))
+    torque = (vehicle.T @ vehicle.table.force_from_pwm(m.motor_pwm_us))[5]
+    inertia, drag = vehicle.body.total_mass[5], vehicle.body.quadratic_drag[5]
+    assert vehicle.body.linear_drag[5] == 0.0
+    rate_inf, rate_k = math.sqrt(torque / drag), math.sqrt(torque * drag) / inertia
+    worst = 0.0
+    for _ in range(300):
+        m.advance(0.01)
+        worst = max(worst, abs(m.nu[5] / rate_inf - math.tanh(rate_k * m.t_s)))
+    return worst
+
+
+def test_drag_is_integrated_to_second_order(vehicle):
+    """The stepper takes the drag as the trapezoid over each step (sim.stepper.integrate): a yaw spin-up
+    follows its analytic tanh within 2e-4 of its final rate at 400 Hz, and the error falls with the
+    square of the step. Plain semi-implicit Euler, which damps with the drag at the start of each step
+    (an identification reads that as an inertia 0.4 % low), is 2e-3 off and falls only 5x for a 5x
+    finer step."""
+    error_400 = _yaw_spin_up_error(vehicle, 1 / 400)
+    error_2000 = _yaw_spin_up_error(vehicle, 1 / 2000)
+    assert error_400 < 2e-4
+    assert error_2000 / error_400 < 0.1
+
+
 def test_small_angle_roll_period(vehicle):
     """Period 2 pi sqrt((I_xx + K_pdot) / (B * 0.02)) for a small roll release."""
     m = new_plant(vehicle)

@@ -30,7 +30,7 @@ from brov2_hybrid.loop.fly_args import fly_arguments
 from brov2_hybrid.jit import compile_family, grouped_call
 from brov2_hybrid.physics.hydrostatics import lever_moment
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, down_axis, euler_angles, j2_inv_matrix, j2_matrix, wrapped
-from brov2_hybrid.sim.dynamics import accelerations
+from brov2_hybrid.sim.dynamics import accelerations, drag_slopes
 from brov2_hybrid.sim import tether as tether_math
 from brov2_hybrid.sim.plant import integrate, steady_wrench, tethered_steps
 from brov2_hybrid.sim.tether import end_force
@@ -200,7 +200,7 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, teth
 KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, model_drag, drag_torque, filter_step, reference_update,
            reference_output, reference_torque, integral_step, pd_torque, control_torque,
            normalized_command, wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix, euler_angles, integrate,
-           accelerations, steady_wrench, interp_at, rc_from_u, u_from_rc, algorithm2_stars, quantitative_motor_pwm,
+           accelerations, drag_slopes, steady_wrench, interp_at, rc_from_u, u_from_rc, algorithm2_stars, quantitative_motor_pwm,
            stock_motor_pwm, stock_rows, truncated_pwm_rows, star_from_force, pwm_from_star, compensated_command,
            group_search, group_newton, tethered_steps) + tether_math.KERNELS
 

@@ -174,6 +174,25 @@ def accelerations(k, X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w, ur, vr, wr, p
             (N - (bl5 + bq5 * abs(r)) * r + cx * R32 - cy * R31) * im5)
 
 
+def drag_slopes(k, ur, vr, wr, p, q, r):
+    """The drag's slopes per DOF [1/s]: d(drag acceleration)/d(velocity), the diagonal of its Jacobian.
+
+    ``k``: :func:`model_constants`; velocity relative to the water (ur, vr, wr) [m/s] and body
+    rates (p, q, r) [rad/s]. The drag of :func:`accelerations` is (b_lin + b_quad |x|) x over the
+    DOF's mass, so its slope is (b_lin + 2 b_quad |x|) / mass (the stock model has no linear
+    term). The fast stepper divides each velocity increment by 1 + dt/2 * slope, which takes the
+    drag as the trapezoid over the step instead of its value at the start
+    (:func:`brov2_hybrid.sim.stepper.integrate`).
+    """
+    (kind, im0, im1, im2, im3, im4, im5, bl0, bl1, bl2, bl3, bl4, bl5, bq0, bq1, bq2, bq3, bq4, bq5,
+     c0, c1, c2, c3, c4, c5, c6, c7, c8, c9, c10) = k
+    if kind == STOCK_KIND:
+        bl0, bl1, bl2, bl3, bl4, bl5 = 0.0, 0.0, 0.0, 0.0, 0.0, 0.0
+    return ((bl0 + 2.0 * bq0 * abs(ur)) * im0, (bl1 + 2.0 * bq1 * abs(vr)) * im1,
+            (bl2 + 2.0 * bq2 * abs(wr)) * im2, (bl3 + 2.0 * bq3 * abs(p)) * im3,
+            (bl4 + 2.0 * bq4 * abs(q)) * im4, (bl5 + 2.0 * bq5 * abs(r)) * im5)
+
+
 def acceleration_function(params):
     """:func:`accelerations` bound to ``params``' constants: ``accel(X, ..., r)`` -> the 6 accelerations."""
     k = model_constants(params)

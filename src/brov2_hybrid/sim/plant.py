@@ -4,8 +4,9 @@ The equations of motion are :mod:`brov2_hybrid.sim.dynamics` (updated and stock
 models, the force terms written once), the thruster lag
 :mod:`brov2_hybrid.sim.thruster_lag`, the settings :mod:`brov2_hybrid.sim.config`.
 
-Integration: fixed step dt (default 1/400 s), semi-implicit (symplectic) Euler:
-nu_{k+1} = nu_k + dt nu_dot(eta_k, nu_k); position_{k+1} = position_k + dt R_k nu_1,{k+1};
+Integration: fixed step dt (default 1/400 s), semi-implicit (symplectic) Euler with the drag
+taken as the trapezoid over the step: nu_{k+1} = nu_k + dt nu_dot(eta_k, nu_k) / (1 + dt/2 * the
+drag's slope), per DOF; position_{k+1} = position_k + dt R_k nu_1,{k+1};
 attitude as a unit quaternion rotated by the exact exponential of omega_{k+1} dt (no
 gimbal lock). :func:`~brov2_hybrid.sim.stepper.integrate` is the fast stepper (floats); it calls the same
 acceleration function as the reference right-hand side
