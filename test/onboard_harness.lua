@@ -1,8 +1,8 @@
 -- Stand-ins for the ArduSub Lua bindings the on-board script uses (test/test_onboard_lua.py).
 -- H holds the fake vehicle: clock, arming, mode, attitude, parameters, motor functions, the
--- MAVLink queue; and records every servo override, text and named float the script sends.
+-- MAVLink queue, the RC channels; and records every servo override, text and named float the script sends.
 H = {now = 0.0, armed = true, mode = 19, att = {0.0, 0.0, 0.0}, gyro = {0.0, 0.0, 0.0},
-     params = {SYSID_THISMAV = 1}, functions = {}, queue = {}, servo = {}, texts = {}, named = {}}
+     params = {SYSID_THISMAV = 1}, functions = {}, queue = {}, servo = {}, texts = {}, named = {}, rc = {}}
 for i = 1, 8 do H.functions[32 + i] = i - 1 end
 
 arming = {is_armed = function(self) return H.armed end}
@@ -16,6 +16,7 @@ ahrs = {
     return {x = function() return g[1] end, y = function() return g[2] end, z = function() return g[3] end}
   end,
 }
+rc = {get_pwm = function(self, ch) return H.rc[ch] end}   -- ArduSub's RC channel inputs [us] (nil: none)
 SRV_Channels = {
   find_channel = function(self, fn) return H.functions[fn] end,
   set_output_pwm_chan_timeout = function(self, ch, pwm, timeout_ms)

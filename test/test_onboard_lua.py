@@ -6,6 +6,7 @@ core: HybridController + normalize + Algorithm 2 (vehicle.mixers' quantitative k
 control.autopilot_safety for the hold; the desired-state message is packed by pymavlink
 (test/onboard_lua_support.py). The optional terms, turn by turn: test_onboard_lua_terms.py.
 """
+import dataclasses
 import math
 
 import numpy as np
@@ -14,6 +15,7 @@ import pytest
 from brov2_hybrid.control.autopilot_safety import MODE_NO_INPUT, AutopilotCore
 from brov2_hybrid.control.law import HybridController
 from brov2_hybrid.onboard.lua_script import write_script
+from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 from onboard_lua_support import (LUA, ONBOARD, SETTINGS, TERMS, desired_message, lua_list, pwm_of_tau, python_pwm,
                                  run_lua, servo_lines)
@@ -91,12 +93,16 @@ print_servo(0, 2000)
     assert any(pwm != 1500 for t in armed for pwm, _ in by_time[t].values())
 
 
-def test_outside_its_flying_modes_the_script_writes_neutral_once_then_nothing(script):
-    vehicle, path = script
+def test_outside_its_flying_modes_the_script_writes_neutral_once_then_nothing(script, tmp_path):
+    """With ``pilot_takeover`` false: neutral once on leaving the flying modes, then no call."""
+    vehicle, _ = script
+    path = write_script(str(tmp_path / "no_takeover.lua"), vehicle, SETTINGS,
+                        dataclasses.replace(ONBOARD, pilot_takeover=False))
     assert 0 not in ONBOARD.active_modes
     body = """
 H.queue[1] = from_hex(%r)
 H.mode = 0
+H.rc = {1900, 1900, 1900, 1900, 1900, 1900}
 M.start()
 run_until(M, 500)
 H.mode = %d
@@ -108,6 +114,67 @@ print_servo(0, 2000)
     by_time = servo_lines(run_lua(path, body))
     assert min(by_time) >= 500.0 and [t for t in by_time if t >= 1000.0] == [1000.0]
     assert {pwm for pwm, _ in by_time[1000.0].values()} == {1500}
+
+
+def pilot_cases(n, seed):
+    """``n`` stick sets: PWMs of RC channels 1..6 [us], some at the ends, some released (0)."""
+    rng = np.random.default_rng(seed)
+    cases = rng.integers(1100, 1901, (n, 6))
+    cases[::7] = rng.choice([1100, 1500, 1900, 0], (len(cases[::7]), 6))
+    return cases
+
+
+def test_once_it_has_driven_the_motors_the_pilot_flies_them_through_the_script(script):
+    """``pilot_takeover`` (default on): armed outside the flying modes after the script has driven the motors
+    (ArduSub can no longer drive them: docs/onboard.md), each loop turn the motors get the pilot's sticks
+    as the Python core mixes them: vehicle.rc's channel map and Algorithm 2, to the microsecond
+    (mixers.motor_pwm_from_rc). Before the script has driven them it leaves them to ArduSub."""
+    vehicle, path = script
+    assert ONBOARD.pilot_takeover
+    cases = pilot_cases(120, 31)
+    turn_ms = ONBOARD.period_ms
+    steps = "\n".join("H.rc = {%s}\nrun_until(M, %d)" % (", ".join(str(int(p)) for p in case), 1600 + turn_ms * (k + 1))
+                       for k, case in enumerate(cases))
+    body = """
+H.queue[1] = from_hex(%r)
+H.mode = 0
+H.rc = {1900, 1500, 1500, 1900, 1500, 1500}
+M.start()
+run_until(M, 500)
+H.mode = %d
+run_until(M, 1000)
+H.mode = 0
+run_until(M, 1600)
+%s
+print_servo(0, 1000000)
+for _, t in ipairs(H.texts) do print("text " .. t.text) end
+""" % (desired_message([0.2, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0]), ONBOARD.active_modes[0], steps)
+    lines = run_lua(path, body)
+    by_time = servo_lines(lines)
+    assert min(by_time) >= 500.0, "before the script drove them, ArduSub flies: no call in STABILIZE"
+    thr = vehicle.thrusters
+    mixer = vehicle.mixer("quantitative")
+    for k, case in enumerate(cases):
+        got = by_time[1600.0 + turn_ms * k]
+        want = motor_pwm_from_rc(case.tolist(), vehicle.rc_map, mixer, thr.pwm_min_us, thr.pwm_max_us)
+        assert [got[ch][0] for ch in sorted(got)] == want, (case, got)
+    assert len({tuple(p for p, _ in v.values()) for v in by_time.values()}) > 100
+    assert any(line.startswith("text brov2_hybrid: PILOT") for line in lines)
+
+
+def test_a_disarmed_vehicle_gets_nothing_from_the_pilots_sticks(script):
+    vehicle, path = script
+    body = """
+H.queue[1] = from_hex(%r)
+M.start()
+run_until(M, 500)
+H.mode, H.armed = 0, false
+H.rc = {1900, 1900, 1900, 1900, 1900, 1900}
+run_until(M, 1500)
+print_servo(500, 2000)
+""" % desired_message([0.2, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0])
+    by_time = servo_lines(run_lua(path, body))
+    assert list(by_time) == [500.0] and {pwm for pwm, _ in by_time[500.0].values()} == {1500}
 
 
 def test_every_override_carries_the_timeout_of_onboard_yaml(script):

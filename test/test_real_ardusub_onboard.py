@@ -22,13 +22,14 @@ from brov2_hybrid.control.law import HybridController, normalize
 from brov2_hybrid.onboard.desired_link import send_desired
 from brov2_hybrid.onboard.lua_script import load_onboard_settings, write_script
 from brov2_hybrid.sim.config import load_sim_options
+from brov2_hybrid.vehicle.mixers import motor_pwm_from_rc
 from brov2_hybrid.vehicle.vehicle_file import load_vehicle
 
 ONBOARD = load_onboard_settings()
 SETTINGS = params.load_controller_params()
 VEHICLE = load_vehicle("bluerov2_heavy")
 STREAM_PERIOD_S = 0.02           # the topside's desired-state rate, as control_law's 50 Hz
-MODES = {0: "RELEASED", 1: "ACTIVE", 2: "HOLD", 3: "LOST_NEUTRAL"}
+MODES = {0: "RELEASED", 1: "ACTIVE", 2: "HOLD", 3: "LOST_NEUTRAL", 6: "PILOT"}
 
 
 def onboard_flight(binary, settings, physics=VEHICLE, model=VEHICLE, settled=True):
@@ -310,26 +311,35 @@ def test_losing_the_desired_stream_holds_then_goes_neutral(flight):
     assert rec.servo[-1][1] == [1500] * 8
 
 
-def test_after_the_script_drove_them_arduSub_no_longer_can(flight):
-    """The limitation docs/onboard.md states: once a script has overridden a motor output, ArduSub
-    4.5's own output to it is ignored until a reboot (SRV_Channel::set_output_pwm while
-    override_active; only SRV_Channels::calc_pwm clears that flag, and ArduSub never calls it). So
-    a mode switch hands the pilot a vehicle at neutral, not a flying one: full yaw stick in
-    STABILIZE moves no motor. (On stock ArduSub without the script the same stick moves them:
-    test_real_ardusub.py.)"""
+#: The pilot's sticks in the takeover test: RC channels 1..6, channel 4 (yaw) full right.
+PILOT_STICKS = [1500, 1500, 1500, 1900, 1500, 1500]
+
+
+def test_after_the_script_drove_them_the_pilot_flies_them_through_it(flight):
+    """Pilot takeover (``onboard.pilot_takeover``). Once a script has overridden a motor output, ArduSub
+    4.5's own output to it is ignored until a reboot (SRV_Channel::set_output_pwm while override_active;
+    only SRV_Channels::calc_pwm clears that flag, and ArduSub never calls it: docs/onboard.md). So after
+    a switch to STABILIZE the script flies the pilot's sticks itself: full yaw stick gives the motors the
+    Python core's mixing of those sticks (vehicle.rc's map, Algorithm 2: mixers.motor_pwm_from_rc), to
+    the microsecond, and the script says PILOT. Without the takeover the same stick moves no motor."""
     armed(flight)
     stream(flight, 1.0, turn(current_yaw(flight)))
     flight.set_mode("STABILIZE")
     end, outputs = time.monotonic() + 2.0, []
     while time.monotonic() < end:
-        flight.override([1500, 1500, 1500, 1900, 1500, 1500, 1500, 1500])   # channel 4: yaw, full right
-        msg = flight.recv(("SERVO_OUTPUT_RAW",), 0.1)
-        if msg is not None:
+        flight.override(PILOT_STICKS + [1500, 1500])
+        msg = flight.recv(("SERVO_OUTPUT_RAW", "STATUSTEXT"), 0.1)
+        if msg is not None and msg.get_type() == "SERVO_OUTPUT_RAW":
             outputs.append([getattr(msg, "servo%d_raw" % i) for i in range(1, 9)])
     flight.override([0] * 8)
     flight.set_mode("MANUAL")
+    thr = VEHICLE.thrusters
+    want = motor_pwm_from_rc(PILOT_STICKS, VEHICLE.rc_map, VEHICLE.mixer("quantitative"), thr.pwm_min_us,
+                             thr.pwm_max_us)
+    assert want != [1500] * 8
     assert len(outputs) > 20
-    assert all(p == [1500] * 8 for p in outputs[5:]), outputs[-1]
+    assert all(p == want for p in outputs[5:]), (outputs[-1], want)
+    assert any("brov2_hybrid: PILOT" in t for t in flight.statustext), flight.statustext[-5:]
 
 
 def test_disarming_puts_the_motors_at_neutral_at_once(flight):

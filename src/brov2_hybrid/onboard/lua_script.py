@@ -11,7 +11,7 @@ project's single sources (docs/onboard.md):
   Eq. A17/A18/23, so HYB_OMEGA_D retunes them live), the buoyancy feed-forward's lever
   W r_G - B r_B, the per-axis enables (a passive DOF stays open loop), the linear scale;
 * ``params/onboard.yaml`` (:class:`OnboardSettings`): rate, timeouts, modes, MAVLink message,
-  parameter names.
+  parameter names, the pilot takeover (the vehicle file's ``rc_input`` map reads the sticks).
 
 Numbers are written with Python's shortest round-trip ``repr``, so Lua reads the same doubles.
 The script runs the paper's PD law with the buoyancy feed-forward and, as controller.yaml sets them,
@@ -57,6 +57,7 @@ class OnboardSettings:
     param_table_key: int
     param_prefix: str
     motor_function_first: int
+    pilot_takeover: bool
     ardusub_params: dict
 
     @property
@@ -100,7 +101,7 @@ def load_onboard_settings(path=None):
         desired_array_id=s.integer("desired_array_id", 0, 65535),
         message_queue=s.integer("message_queue", 1, 25), param_table_key=s.integer("param_table_key", 0, 200),
         param_prefix=prefix, motor_function_first=s.integer("motor_function_first", 1, 255),
-        ardusub_params=ardusub)
+        pilot_takeover=s.boolean("pilot_takeover"), ardusub_params=ardusub)
 
 
 def lua_number(x):
@@ -141,7 +142,7 @@ def script_values(vehicle, controller_settings, onboard):
     settings = law.kernel_settings()
     lever, enabled = settings[4], settings[10]
     flag = {True: "true", False: "false"}
-    table, thr = vehicle.table, vehicle.thrusters
+    table, thr, rc = vehicle.table, vehicle.thrusters, vehicle.rc_map
     return {
         "sources": "%s, %s and %s" % (os.path.basename(vehicle.source), os.path.basename(controller_settings.source),
                                       os.path.basename(onboard.source)),
@@ -186,6 +187,11 @@ def script_values(vehicle, controller_settings, onboard):
         "param_table_key": str(onboard.param_table_key),
         "param_prefix": onboard.param_prefix,
         "motor_function_first": str(onboard.motor_function_first),
+        "pilot_takeover": flag[onboard.pilot_takeover],
+        "rc_channels": "{" + ", ".join(str(int(c)) for c in rc.channels) + "}",
+        "rc_signs": lua_list(rc.signs),
+        "rc_neutral_us": lua_number(rc.neutral_us),
+        "rc_half_range_us": lua_number(rc.half_range_us),
     }
 
 

@@ -205,7 +205,7 @@ def parse_reports_summary(text):
 #: "brov2_hybrid: MODE" or "brov2_hybrid: MODE: why" (its ``enter``).
 TEXT_PREFIX = "brov2_hybrid: "
 #: The script's modes (the template's M.MODES) and the one that flies the desired state.
-SCRIPT_MODES = ("RELEASED", "ACTIVE", "HOLD", "LOST_NEUTRAL", "NAN_NEUTRAL", "FAULT_NEUTRAL")
+SCRIPT_MODES = ("RELEASED", "ACTIVE", "HOLD", "LOST_NEUTRAL", "NAN_NEUTRAL", "FAULT_NEUTRAL", "PILOT")
 ACTIVE_MODE = "ACTIVE"
 ACTIVE_TEXT = TEXT_PREFIX + ACTIVE_MODE
 
