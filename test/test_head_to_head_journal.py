@@ -115,3 +115,19 @@ def test_the_fingerprint_sees_every_value_of_an_array():
     b = a.copy()
     b[2500] = 1e-9                                                           # where numpy's repr would print "..."
     assert fingerprint(a) != fingerprint(b) and fingerprint(a) == fingerprint(a.copy())
+
+
+def test_the_physics_signature_changes_with_what_a_flight_would_give(vehicle):
+    """The journal's fingerprint holds sim.plant.physics_signature: the same for the same physics, another
+    for another vehicle file's numbers, another model, or another integration step."""
+    import dataclasses
+    from brov2_hybrid.sim.config import load_sim_options
+    from brov2_hybrid.sim.plant import physics_signature
+    options = load_sim_options()
+    base = physics_signature(vehicle, options)
+    assert physics_signature(vehicle, load_sim_options()) == base
+    heavier = dataclasses.replace(vehicle, body=dataclasses.replace(vehicle.body,
+                                                                    weight_n=vehicle.body.weight_n * 1.001))
+    assert physics_signature(heavier, options) != base
+    assert physics_signature(vehicle, dataclasses.replace(options, model="stock")) != base
+    assert physics_signature(vehicle, dataclasses.replace(options, dt_s=options.dt_s / 2.0)) != base

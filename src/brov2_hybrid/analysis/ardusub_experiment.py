@@ -177,16 +177,22 @@ def step_metrics(log, axis, step_rad, hold_s, band):
 
 # ---------------------------------------------------------------------- sessions
 
+def flight_sim_options(ctx):
+    """The physics options of :func:`new_flight`'s SITL: params/simulator.yaml's with the loop's model."""
+    from dataclasses import replace
+    from brov2_hybrid.sim.config import load_sim_options
+    return replace(load_sim_options(), model=ctx.loop.model)
+
+
 def new_flight(ctx, cs, start_depth_m=None):
     """A fresh ArduSub SITL on our physics (level, yaw 0, at ``start_depth_m`` [m], default the
     settings': deep enough that the positively buoyant vehicle, rising while ArduSub boots disarmed,
     is still well under water when the runs start), flown from here once ArduSub's clock is at
     ``ready_after_boot_s``. ArduSub's depth is relative to the shallowest point since its boot."""
-    from dataclasses import replace
     from brov2_hybrid.sim.ardusub_sitl import ArduSubSitl, free_instance
-    from brov2_hybrid.sim.config import load_sim_options, start_eta
+    from brov2_hybrid.sim.config import start_eta
     from brov2_hybrid.analysis.ardusub_flight import SitlFlight
-    options = replace(load_sim_options(), model=ctx.loop.model)
+    options = flight_sim_options(ctx)
     sitl = ArduSubSitl(ctx.vehicle, options, start_eta(cs.start_depth_m if start_depth_m is None else start_depth_m, [0.0, 0.0, 0.0]),
                        instance=free_instance(), speedup=cs.speedup)
     flight = SitlFlight(sitl)

@@ -71,7 +71,7 @@ class FlightJournal(object):
     setting and training input is the n-th one journaled), replays the interrupted run's trials without
     flying them, and flies on from the first flight the journal lacks. The first line holds a
     fingerprint of everything the figures depend on (settings, search space, start values, loop,
-    ArduSub's build); a journal written with another refuses to resume, naming both.
+    ArduSub's build, the physics: :func:`~brov2_hybrid.sim.plant.physics_signature`); a journal written with another refuses to resume, naming both.
 
     A flight is journaled as its two figures (training IAE [deg s] and motor effort [s]) or null
     (refused on every attempt). A last line cut short by the interruption is dropped.
@@ -171,9 +171,10 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     """Tune ArduSub and the hybrid in each placement for every effort weighting; write the optima to
     ``store`` (default params/head_to_head/) and ``tuning.csv`` (every candidate) to ``ctx.out_dir``.
     Returns the tuning summary."""
-    from brov2_hybrid.analysis.ardusub_experiment import load_compare_settings
+    from brov2_hybrid.analysis.ardusub_experiment import flight_sim_options, load_compare_settings
     from brov2_hybrid.params import load_controller_params
     from brov2_hybrid.sim.ardusub_sitl import find_ardusub
+    from brov2_hybrid.sim.plant import physics_signature
     find_ardusub()
     store = store or stored.folder()
     source = getattr(ctx.settings, "source", None)
@@ -192,7 +193,8 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     # ArduSub is tuned behind the tether's pilot link (the first placement's), as it is scored against it.
     ardusub_link_s = next(iter(placements.values()))[0].pilot_link_s
     journal = FlightJournal(os.path.join(ctx.out_dir, JOURNAL),
-                            fingerprint(budget, s, cs, knobs, sides, ardusub_link_s, ctx.loop, os.path.realpath(find_ardusub()), train))
+                            fingerprint(budget, s, cs, knobs, sides, ardusub_link_s, ctx.loop, os.path.realpath(find_ardusub()), train,
+                                        physics_signature(ctx.vehicle, flight_sim_options(ctx))))
     if journal.rows:
         progress("tune: resuming from %s (%d flights journaled: replayed, not flown again)"
                  % (journal.path, len(journal.rows)))

@@ -261,6 +261,21 @@ class Plant(object):
         return (model_constants(p), cn, ce, cd, bool(np.any(p.current_ned_m_s != 0.0)))
 
 
+def physics_signature(vehicle, options):
+    """A short hash of what the plant does: the state after 2 s of fixed motor PWMs from a fixed state,
+    on ``vehicle`` with ``options`` (:class:`~brov2_hybrid.sim.config.SimOptions`). It changes when the
+    stepper, the model or the vehicle file change what a flight gives, and not for a comment: a journal
+    of flights keyed by it (``head-to-head --tune``) refuses to resume over other physics."""
+    import hashlib
+    plant = Plant(vehicle, options)
+    plant.reset(eta=[0.0, 0.0, 10.0, 0.1, -0.1, 0.3], nu=[0.2, -0.1, 0.1, 0.2, -0.3, 0.4])
+    n = len(plant.motor_pwm_us)
+    plant.set_motor_pwm([1500.0 + 300.0 * math.sin(1.0 + 2.0 * i) for i in range(n)])
+    plant.advance(2.0)
+    state = list(plant.eta) + list(plant.nu)
+    return hashlib.sha256(repr([float("%.12g" % x) for x in state]).encode()).hexdigest()[:16]
+
+
 def steady_wrench(pwm_us, pwm_min_us, pwm_max_us, xp, fp, slopes, matrix, pwm_out, force_out, tau_out):
     """The updated model's motor input (a kernel): each PWM clipped to [pwm_min_us, pwm_max_us]
     into ``pwm_out``, its thrust from the T200 table (``xp`` [us], ``fp`` [N], ``slopes``;
