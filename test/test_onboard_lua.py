@@ -93,13 +93,11 @@ print_servo(0, 2000)
     assert any(pwm != 1500 for t in armed for pwm, _ in by_time[t].values())
 
 
-def test_outside_its_flying_modes_the_script_writes_neutral_once_then_nothing(script, tmp_path):
-    """With ``pilot_takeover`` false: neutral once on leaving the flying modes, then no call."""
-    vehicle, _ = script
-    path = write_script(str(tmp_path / "no_takeover.lua"), vehicle, SETTINGS,
-                        dataclasses.replace(ONBOARD, pilot_takeover=False))
+def leave_the_flying_mode(then):
+    """Lua: armed in STABILIZE (0) with full sticks until 500 ms, then MANUAL, driving the desired state until
+    1000 ms, then STABILIZE again; ``then`` follows."""
     assert 0 not in ONBOARD.active_modes
-    body = """
+    return """
 H.queue[1] = from_hex(%r)
 H.mode = 0
 H.rc = {1900, 1900, 1900, 1900, 1900, 1900}
@@ -108,9 +106,18 @@ run_until(M, 500)
 H.mode = %d
 run_until(M, 1000)
 H.mode = 0
+""" % (desired_message([0.2, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0]), ONBOARD.active_modes[0]) + then
+
+
+def test_outside_its_flying_modes_the_script_writes_neutral_once_then_nothing(script, tmp_path):
+    """With ``pilot_takeover`` false: neutral once on leaving the flying modes, then no call."""
+    vehicle, _ = script
+    path = write_script(str(tmp_path / "no_takeover.lua"), vehicle, SETTINGS,
+                        dataclasses.replace(ONBOARD, pilot_takeover=False))
+    body = leave_the_flying_mode("""
 run_until(M, 1500)
 print_servo(0, 2000)
-""" % (desired_message([0.2, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0]), ONBOARD.active_modes[0])
+""")
     by_time = servo_lines(run_lua(path, body))
     assert min(by_time) >= 500.0 and [t for t in by_time if t >= 1000.0] == [1000.0]
     assert {pwm for pwm, _ in by_time[1000.0].values()} == {1500}
@@ -135,20 +142,12 @@ def test_once_it_has_driven_the_motors_the_pilot_flies_them_through_the_script(s
     turn_ms = ONBOARD.period_ms
     steps = "\n".join("H.rc = {%s}\nrun_until(M, %d)" % (", ".join(str(int(p)) for p in case), 1600 + turn_ms * (k + 1))
                        for k, case in enumerate(cases))
-    body = """
-H.queue[1] = from_hex(%r)
-H.mode = 0
-H.rc = {1900, 1500, 1500, 1900, 1500, 1500}
-M.start()
-run_until(M, 500)
-H.mode = %d
-run_until(M, 1000)
-H.mode = 0
+    body = leave_the_flying_mode("""
 run_until(M, 1600)
 %s
 print_servo(0, 1000000)
 for _, t in ipairs(H.texts) do print("text " .. t.text) end
-""" % (desired_message([0.2, 0.0, 0.0], [0.0, 0.0, 0.0], [0.5, 0.0, 0.0]), ONBOARD.active_modes[0], steps)
+""" % steps)
     lines = run_lua(path, body)
     by_time = servo_lines(lines)
     assert min(by_time) >= 500.0, "before the script drove them, ArduSub flies: no call in STABILIZE"
