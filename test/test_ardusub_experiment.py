@@ -1,6 +1,7 @@
 """The measures and verdicts of the real-ArduSub comparison (brov2_hybrid.analysis.ardusub_experiment),
 on synthetic logs with known answers (the flights themselves need ArduSub: test_real_ardusub.py)."""
 import math
+from dataclasses import replace
 
 import numpy as np
 import pytest
@@ -227,6 +228,44 @@ def test_a_run_that_did_not_fly_is_refused_with_its_reason(monkeypatch):
     pilot = type("P", (), {"mode": "MANUAL"})()
     with pytest.raises(af.FlightRefused, match="not a flight, not scored: ArduSub was disarmed"):
         af.run_on(_FakeFlight(), pilot, None, False)
+
+
+def test_motors_that_answer_a_short_command_a_few_rows_later_followed_it():
+    """The hybrid's 20 deg roll step at omega_d 2 on real ArduSub (measured): |u| >= command_active on 8 rows
+    only, and the motors, reported in SERVO_OUTPUT_RAW and carried by the next ATTITUDE's row, show a command
+    2 rows after it. Judged on their own rows, 2 of the 8 looked idle (25 % > 20 %): a flight refused as not
+    flown. Judged over motor_response_s after each row, it flew; motors that never answer are still refused."""
+    import brov2_hybrid.analysis.ardusub_fly as af
+    rs = af.load_refusal_settings()
+    assert rs.motor_response_s >= 0.06            # 3 rows at 50 Hz
+    t = np.arange(0.0, 8.0 + 1e-9, 0.02)
+    log = flown_log(t)
+    for i in range(1, 9):
+        log["pwm%d_us" % i] = np.full(t.size, 1500.0)
+    command = np.zeros(t.size)
+    rows = np.nonzero((t >= 3.0 - 1e-9) & (t < 3.17))[0][[0, 1, 2, 3, 4, 6, 7, 8]]    # 8 rows, as flown
+    command[rows] = 0.3
+    log["u_roll"] = command
+    moving = np.zeros(t.size, bool)
+    moving[rows[0] + 2:rows[-1] + 3] = True      # the motors follow 2 rows (40 ms) later
+    for i in (5, 7):
+        log["pwm%d_us" % i] = np.where(moving, 1700.0, 1500.0)
+    assert af.refusal(log, "MANUAL", rs) is None
+    assert af.refusal(log, "MANUAL", replace(rs, motor_response_s=0.0)) is not None   # the old rule: 25 %
+    # the pilot's own command delay adds to the response: 0.1 s more and the motors are 7 rows late
+    late = dict(log)
+    for i in (5, 7):
+        late["pwm%d_us" % i] = np.roll(log["pwm%d_us" % i], 5)
+    assert "did not follow" in af.refusal(late, "MANUAL", replace(rs, motor_response_s=0.06))
+    assert af.refusal(late, "MANUAL", replace(rs, motor_response_s=0.06), command_delay_s=0.1) is None
+    # motors that never answer the step (off neutral elsewhere) are refused
+    never = dict(log)
+    for i in (5, 7):
+        never["pwm%d_us" % i] = np.where(t < 1.0, 1600.0, 1500.0)
+    assert "did not follow" in af.refusal(never, "MANUAL", rs)
+    # a command in the last motor_response_s of the log cannot show in it: not judged
+    end = dict(log, u_roll=np.where(t > t[-1] - 0.5 * rs.motor_response_s, 0.3, 0.0))
+    assert af.refusal(end, "MANUAL", rs) is None
 
 
 class _TargetFlight(_FakeFlight):

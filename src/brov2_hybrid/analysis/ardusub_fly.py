@@ -157,6 +157,10 @@ class RefusalSettings:
     motor_deadband_us: float
     command_active: float
     max_idle_share: float
+    #: How long after a command ArduSub's motors may take to show it in the log [s, vehicle time]
+    #: (the override is read at SITL's next I/O pass, mixed in the next loop and reported in the next
+    #: SERVO_OUTPUT_RAW, which a row carries only from the ATTITUDE after it: 2-3 rows at 50 Hz).
+    motor_response_s: float = 0.0
 
 
 def load_refusal_settings(path=None):
@@ -164,7 +168,7 @@ def load_refusal_settings(path=None):
     path = path or paths.params_path("analysis.yaml")
     s = Section(load_yaml(path), path, "ardusub")
     return RefusalSettings(s.number("motor_deadband_us", 0.0), s.number("command_active", 0.0, 1.0),
-                           s.number("max_idle_share", 0.0, 1.0))
+                           s.number("max_idle_share", 0.0, 1.0), s.number("motor_response_s", 0.0))
 
 
 def load_pace_margin_s(path=None):
@@ -173,7 +177,7 @@ def load_pace_margin_s(path=None):
     return Section(load_yaml(path), path, "ardusub").positive("pace_margin_s")
 
 
-def refusal(log, pilot_mode, settings):
+def refusal(log, pilot_mode, settings, command_delay_s=0.0):
     """Why the run in ``log`` (:func:`fly`'s) did not really fly, or None when it did.
 
     A run is scored only if ArduSub was armed and in ``pilot_mode`` on every row, and its motors
@@ -181,6 +185,14 @@ def refusal(log, pilot_mode, settings):
     on more than ``max_idle_share`` of the rows where the pilot commanded |u| >= ``command_active``
     on some DOF, and not neutral for the whole run (``settings``: :class:`RefusalSettings`). Rows before the first SERVO_OUTPUT_RAW (PWMs 0)
     are not judged for the motors.
+
+    A command shows in the logged motor outputs only some rows later: ``command_delay_s`` (the pilot's
+    own link to ArduSub: its logged ``u`` is sent that much later) plus ``motor_response_s`` (ArduSub's
+    I/O pass, loop and SERVO_OUTPUT_RAW, carried by the next ATTITUDE's row). So a commanded row counts
+    as followed when the motors are off neutral on any row up to that long after it, and a command
+    within that long of the log's end (its answer not logged) is not judged. Judged on its own row, a
+    step whose command is large for a few rows only was refused for the rows that could not show it
+    yet (2 of the 8 rows of the hybrid's 20 deg roll step at omega_d 2: 25 %).
     """
     t = np.asarray(log["time_s"], dtype=float)
     armed = np.asarray(log["vehicle_armed"], dtype=bool)
@@ -197,12 +209,22 @@ def refusal(log, pilot_mode, settings):
     if np.any(known) and np.all(idle[known]):
         return "the motors stayed at neutral for the whole run (%d rows with motor outputs)" % np.count_nonzero(known)
     u = np.column_stack([np.asarray(log["u_%s" % d], dtype=float) for d in DOF_NAMES])
+    response_s = float(command_delay_s) + settings.motor_response_s
     commanded = known & np.any(np.nan_to_num(np.abs(u)) >= settings.command_active, axis=1)
+    if t.size:
+        commanded &= t <= t[-1] - response_s + 1e-9
     if np.any(commanded):
-        share = np.count_nonzero(idle & commanded) / float(np.count_nonzero(commanded))
+        moving = known & ~idle
+        # the motors answered row k when they are off neutral on some row j with t_k <= t_j <= t_k + response
+        last = np.searchsorted(t, t + response_s + 1e-9, side="right")        # rows k..last-1 are in reach
+        before = np.concatenate([[0], np.cumsum(moving)])
+        answered = before[last] - before[np.arange(t.size)] > 0
+        unanswered = np.count_nonzero(commanded & ~answered)
+        share = unanswered / float(np.count_nonzero(commanded))
         if share > settings.max_idle_share:
-            return ("the motors stayed at neutral on %.0f %% of the %d rows with a command (bound %.0f %%): they "
-                    "did not follow the pilot" % (100.0 * share, np.count_nonzero(commanded), 100.0 * settings.max_idle_share))
+            return ("the motors stayed at neutral within %.2f s after %.0f %% of the %d rows with a command "
+                    "(bound %.0f %%): they did not follow the pilot"
+                    % (response_s, 100.0 * share, np.count_nonzero(commanded), 100.0 * settings.max_idle_share))
     return None
 
 
@@ -232,7 +254,7 @@ def run_on(flight, pilot, dive, relative_yaw, cs=None):
         flight.drain()                   # the heading now, not one queued up unread
         offset = float(flight.recv(("ATTITUDE",), 5.0).yaw)
     log, truth = fly(flight, pilot, dive, yaw_offset_rad=offset)
-    why = refusal(log, pilot.mode, load_refusal_settings())
+    why = refusal(log, pilot.mode, load_refusal_settings(), getattr(pilot, "command_delay_s", 0.0))
     if why:
         raise FlightRefused("not a flight, not scored: %s (last STATUSTEXT: %s)"
                             % (why, "; ".join(getattr(flight, "statustext", [])[-3:]) or "none"))

@@ -62,6 +62,11 @@ class HybridPilot(object):
         """The controller's omega_d [rad/s] (the log's omega_d column)."""
         return self.controller.gains.omega_d_rad_s
 
+    @property
+    def command_delay_s(self):
+        """How much later than its tick a command (the log's ``u``) is sent to ArduSub [s, vehicle time]."""
+        return self._delays_s[1]
+
     def on_desired(self, t_s, eta2d):
         """A new dive row: feed the desired attitude ``eta2d`` [rad] at ``t_s`` [s] to the controller's
         rate estimator (when it reaches the law: ``reference_delay_s`` later)."""
