@@ -9,6 +9,7 @@ import re
 import socket
 import struct
 import threading
+import time
 
 import numpy as np
 import pytest
@@ -214,6 +215,42 @@ def test_a_reader_paces_the_physics(vehicle):
     before = physics.pace_timeouts
     physics.on_frame(jp.ServoFrame(400, 600, NEUTRAL))
     assert physics.pace_timeouts == before
+
+
+def test_a_reader_with_nothing_to_read_does_not_hold_the_physics(vehicle):
+    """Lockstep SITL writes its MAVLink out at an I/O pass every 12.5 ms of its time (400 Hz), so the next
+    ATTITUDE reached the reader up to 34 ms of physics time after the newest one answered (measured, at a
+    lead of 35 ms; a longer gap in the stream, more): held there, the physics waited for an ATTITUDE that
+    ArduSub sends only as its clock runs on, one pace_timeout_s (2 s) per ATTITUDE -- flights 100 times
+    slower than real time. A reader that has read everything and waits (JsonPhysics.reader_idle) lets
+    every frame through; a busy one still holds the physics at max_lead_s."""
+    physics = new_physics(vehicle)
+    consumed = [0.0]
+    idle = [True]
+    physics.pace = lambda: consumed[0]
+    physics.reader_idle = lambda: idle[0]
+    physics.max_lead_s = 0.035
+    physics.pace_timeout_s = 0.5
+    start = time.monotonic()
+    for k in range(40):                           # 0.1 s of physics, the reader answered up to 0 s
+        physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+    assert physics.plant.t_s == pytest.approx(0.1)
+    assert physics.pace_timeouts == 0 and time.monotonic() - start < 0.4
+    assert physics.idle_frames == 40 - int(round(0.035 * 400)) - 1
+    idle[0] = False                               # the reader is busy with an ATTITUDE: held at the lead
+    consumed[0] = 0.1
+    done = threading.Event()
+
+    def frames():
+        for k in range(40, 80):
+            physics.on_frame(jp.ServoFrame(400, k, NEUTRAL))
+        done.set()
+    threading.Thread(target=frames, daemon=True).start()
+    assert not done.wait(0.2)
+    assert physics.plant.t_s <= 0.1 + 0.035 + 1.0 / 400.0 + 1e-9
+    idle[0] = True                                # it answered and waits: the physics goes on at once
+    assert done.wait(0.2)
+    assert physics.pace_timeouts == 0
 
 
 def test_the_physics_waits_for_the_ground_stations_heartbeat(vehicle):

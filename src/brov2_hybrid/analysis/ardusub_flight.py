@@ -27,6 +27,7 @@ ATTITUDE message (ArduSub's estimate, vehicle time), and returns a log in
   stick (``ModeAlthold::control_depth``), not an open-loop thrust.
 """
 import logging
+import select
 import threading
 import time
 
@@ -75,6 +76,7 @@ class SitlFlight(object):
         #: The rate [Hz] last asked for, per message name (:meth:`message_interval`).
         self.stream_rates_hz = {}
         self.heartbeat = None
+        self._reading = True          # busy until recv first waits with nothing to read
         #: Newest depth reading (ArduSub boot time [s], depth [m, positive down]) from
         #: GLOBAL_POSITION_INT (depth = -relative_alt, as the bridge and MAVROS give it), or None.
         self.depth_reading = None
@@ -137,19 +139,40 @@ class SitlFlight(object):
             self._hb_wall, self._hb_vehicle_s = now, vehicle_s
 
     def recv(self, types=None, timeout_s=1.0):
-        """Next message (of ``types``), keeping heartbeat, STATUSTEXT and servo outputs up to date."""
+        """Next message (of ``types``), keeping heartbeat, STATUSTEXT and servo outputs up to date.
+
+        From the call until it has read everything received and waits on the socket, and from a message
+        returned until the next call, this reader is busy (:meth:`reader_idle` False)."""
         end = time.monotonic() + timeout_s
         while True:
             self.send_heartbeat()
-            left = end - time.monotonic()
-            if left <= 0:
-                return None
-            msg = self.link.recv_match(blocking=True, timeout=min(left, 0.2))
+            self._reading = True
+            msg = self.link.recv_match(blocking=False)
             if msg is None:
+                self._reading = False
+                left = end - time.monotonic()
+                if left <= 0:
+                    return None
+                self.link.select(min(left, 0.2))
                 continue
             self._note(msg)
             if types is None or msg.get_type() in types:
                 return msg
+
+    def reader_idle(self):
+        """True while :meth:`recv` waits with everything ArduSub sent read (nothing on the socket): what
+        :attr:`JsonPhysics.reader_idle <brov2_hybrid.sim.json_physics.JsonPhysics.reader_idle>` asks
+        (from the physics thread) while a flight paces the physics. Lockstep ArduSub writes its MAVLink
+        out before it asks for the next frame, so while the physics holds a frame nothing more comes."""
+        if self._reading:
+            return False
+        fd = getattr(self.link, "fd", None)
+        if fd is None:
+            return False
+        try:
+            return not select.select([fd], [], [], 0)[0]
+        except (OSError, ValueError):
+            return False
 
     def _note(self, msg):
         """Keep STATUSTEXT, the servo outputs and the vehicle's HEARTBEAT up to date."""

@@ -48,7 +48,9 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     (:attr:`~brov2_hybrid.sim.json_physics.JsonPhysics.pace`): the clock runs at most one ATTITUDE
     period (:attr:`SitlFlight.stream_rates_hz`) plus ``pace_margin_s`` (params/analysis.yaml,
     section ardusub) past the newest attitude ticked on, so the pilot's loop has the delays of its
-    placement and not the machine's: on a busy machine the vehicle's clock waits for the pilot.
+    placement and not the machine's: on a busy machine the vehicle's clock waits for the pilot. A pilot
+    that has read everything ArduSub sent and waits for the next ATTITUDE does not hold the clock
+    (:meth:`SitlFlight.reader_idle`): that ATTITUDE comes only as the clock runs on.
     """
     duration = dive.duration_s if duration_s is None else float(duration_s)
     offset = np.array([0.0, 0.0, yaw_offset_rad])
@@ -62,11 +64,14 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     if rate_hz:
         physics.max_lead_s = 1.0 / rate_hz + load_pace_margin_s()
     physics.pace = lambda: consumed[0]
+    # a reader waiting with everything read does not hold the physics (JsonPhysics.reader_idle)
+    physics.reader_idle = getattr(flight, "reader_idle", None)
     consumed[0] = physics.plant.t_s
     try:
         return _fly_paced(flight, pilot, dive, duration, offset, physics, consumed)
     finally:
         physics.pace = None
+        physics.reader_idle = None
         physics.max_lead_s = lead_before
 
 

@@ -159,6 +159,16 @@ class JsonPhysics(object):
         self.pace_timeout_s = 2.0
         self.pace_timeouts = 0
         self._unpaced_at = None
+        #: Optional, with :attr:`pace`: a callable that is True while the reader has read everything
+        #: ArduSub sent and waits for more. Then a frame is answered whatever the lead: ArduSub sends its
+        #: next message only as its clock runs on (lockstep SITL writes its MAVLink out at an I/O pass
+        #: every 12.5 ms of its time at 400 Hz, so an ATTITUDE reaches the reader 5-14 ms after its
+        #: stamp: the next one came up to 34 ms of physics time after the newest one answered, against a
+        #: lead of 35 ms), and holding the physics would stall both until :attr:`pace_timeout_s`. The
+        #: pilot has answered everything by then: no command waits for the physics. Counted in
+        #: :attr:`idle_frames`.
+        self.reader_idle = None
+        self.idle_frames = 0
         #: Optional keep-alive gate of a ground station in this process: a callable giving the
         #: physics time [s] of its newest HEARTBEAT (None: none sent yet). Lockstep ArduSub's clock
         #: runs as fast as the physics answers (speedup 50 and more) and its GCS failsafe counts
@@ -184,15 +194,20 @@ class JsonPhysics(object):
         ROV back down between runs: same attitude and angular rates, linear velocity zero."""
         self._depth_request = float(depth_m)
 
-    def _hold_behind(self, attribute, lead_s, timeout_s, released):
+    def _hold_behind(self, attribute, lead_s, timeout_s, released, idle=None):
         """Block while the physics is more than ``lead_s`` past the vehicle time that the callable in
         ``attribute`` (read anew each turn: it may be unset meanwhile) gives (None: not gated); after ``timeout_s`` wall seconds without it moving on, go on and return that time (it is not
-        waited for again), else None. ``released``: the time last gone on without."""
+        waited for again), else None. ``released``: the time last gone on without. ``idle``: the name of an
+        attribute holding a callable (or None); while it says True the physics is not held (returns None)."""
         end = None
         while True:
             source = getattr(self, attribute)
             t = source() if source is not None else None
             if t is None or t == released or self.plant.t_s - t <= lead_s:
+                return None
+            waiting = getattr(self, idle) if idle is not None else None
+            if waiting is not None and waiting():
+                self.idle_frames += 1
                 return None
             now = time.monotonic()
             end = now + timeout_s if end is None else end
@@ -201,8 +216,9 @@ class JsonPhysics(object):
             time.sleep(0.0005)
 
     def _wait_for_reader(self):
-        """Block while the physics is more than :attr:`max_lead_s` ahead of :attr:`pace`'s reader."""
-        stuck = self._hold_behind("pace", self.max_lead_s, self.pace_timeout_s, self._unpaced_at)
+        """Block while the physics is more than :attr:`max_lead_s` ahead of :attr:`pace`'s reader, unless
+        that reader waits with nothing to read (:attr:`reader_idle`)."""
+        stuck = self._hold_behind("pace", self.max_lead_s, self.pace_timeout_s, self._unpaced_at, "reader_idle")
         if stuck is not None:
             self.pace_timeouts += 1
             self._unpaced_at = stuck
