@@ -255,9 +255,11 @@ def test_compiled_run_on_a_tether_is_the_python_tick_loop(integral):
         pytest.skip("numba is not installed here (or BROV2_NO_JIT is set): only the Python tick loop runs")
     settings = load_analysis_settings()
     options = load_sim_options()
-    # a cable as long as the vehicle is deep: laid straight, it is pulled taut by the current at once
+    # a cable as long as the vehicle is deep, laid straight, in a current strong enough to keep it taut: at
+    # 0.3 / 0.2 m/s whether it went taut in these 6 s hung on the vehicle's first second (a slack cable,
+    # 0.2 N, with the integral action on; a 365 N snap without)
     length = settings.loop.initial_depth_m
-    options = replace(options, current_ned_m_s=np.array([0.3, 0.2, 0.0]),
+    options = replace(options, current_ned_m_s=np.array([0.6, 0.4, 0.0]),
                       tether=options.tether.with_changes(enabled=True, length_m=length, segments=8))
     dive = load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file))
     runs = []
@@ -273,7 +275,7 @@ def test_compiled_run_on_a_tether_is_the_python_tick_loop(integral):
         np.testing.assert_array_equal(ours[column], values, err_msg=column)
     assert our_rest == their_rest
     pull = np.column_stack([theirs[c] for c in TETHER_COLUMNS])
-    assert np.all(np.isfinite(pull)) and np.linalg.norm(pull, axis=1).max() > 1.0     # the tether pulls
+    assert np.all(np.isfinite(pull)) and np.median(np.linalg.norm(pull, axis=1)) > 1.0  # the tether pulls throughout
     assert their_rest[4] == round(6.0 / loop.dt_s)                                     # stepped with the plant
 
 
