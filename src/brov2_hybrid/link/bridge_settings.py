@@ -78,3 +78,6 @@ class BridgeSettings(object):
         self.uplink_param_retry_s = p.positive("uplink_param_retry_s")
         self.uplink_param_tolerance = p.positive("uplink_param_tolerance")
         self.script_report_log_s = p.positive("script_report_log_s")
+        self.script_silent_s = p.positive("script_silent_s")
+        self.script_reboot_retry_s = p.positive("script_reboot_retry_s")
+        self.script_boot_step_back_s = p.positive("script_boot_step_back_s")
