@@ -58,11 +58,20 @@ def write_dive(path, duration_s=300.0, step_s=0.1):
             handle.write("%.2f,0,0,0,%g,0,0\n" % (k * step_s, SURGE_CMD))
 
 
-def free_port():
-    """A TCP port free on 127.0.0.1 now (bound and released; another process may take it)."""
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+def free_ports(count):
+    """``count`` different TCP ports free on 127.0.0.1 now (bound together, then released; another process
+    may take one). Bound one after the other, the kernel may hand the same port out twice: the crash
+    matrix's simulator and ROS master were once given one port, and the simulator could not listen."""
+    socks = []
+    try:
+        for _ in range(count):
+            sock = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            socks.append(sock)
+            sock.bind(("127.0.0.1", 0))
+        return [sock.getsockname()[1] for sock in socks]
+    finally:
+        for sock in socks:
+            sock.close()
 
 
 def stop(proc, timeout_s=15.0):
@@ -174,6 +183,35 @@ def rosout_after(ros_log_dir, t_wall):
     return out
 
 
+def listening(port):
+    """True when something accepts a TCP connection on 127.0.0.1:``port`` (the simulator serves many clients,
+    so a probe that closes at once is harmless)."""
+    try:
+        socket.create_connection(("127.0.0.1", port), 0.2).close()
+        return True
+    except OSError:
+        return False
+
+
+def start_simulator(python, case_dir, ros_log, attempts=3):
+    """The simulator of a case, listening: (process, its port, the ROS master's port). A port picked free
+    may be taken before the simulator listens on it (any outgoing connection draws from the same range;
+    once the simulator could not listen, and the launch flew against nothing): then new ports, up to
+    ``attempts`` times. The launch starts only once the simulator listens."""
+    said = ""
+    for _ in range(attempts):
+        port, master_port = free_ports(2)
+        sim = subprocess.Popen([python, "-m", "brov2_hybrid.sim", "--address", "tcp:127.0.0.1:%d" % port],
+                               stdout=open(os.path.join(case_dir, "sim.log"), "ab"), stderr=subprocess.STDOUT,
+                               start_new_session=True, env=dict(os.environ, ROS_LOG_DIR=ros_log))
+        if wait(lambda: sim.poll() is not None or listening(port), 30.0) and sim.poll() is None:
+            return sim, port, master_port
+        stop(sim)
+        with open(os.path.join(case_dir, "sim.log"), errors="replace") as handle:
+            said = handle.read()[-600:].strip()
+    raise RuntimeError("the simulator did not listen after %d tries (see %s): %s" % (attempts, case_dir, said))
+
+
 def run_case(node, out_dir, observe_s, python):
     """One case: simulator + launch in a folder of their own under ``out_dir``, SIGKILL ``node`` mid-dive,
     watch the vehicle for ``observe_s``, then read the tick logs back.
@@ -187,15 +225,12 @@ def run_case(node, out_dir, observe_s, python):
     os.makedirs(log_dir)
     dive = os.path.join(case_dir, "surge_dive.csv")
     write_dive(dive)
-    port, master_port = free_port(), free_port()
-    master_uri = "http://127.0.0.1:%d" % master_port
-    env = dict(os.environ, ROS_MASTER_URI=master_uri, ROS_LOG_DIR=ros_log)
     sim = launch = watch = None
     result = {"node": node}
     try:
-        sim = subprocess.Popen([python, "-m", "brov2_hybrid.sim", "--address", "tcp:127.0.0.1:%d" % port],
-                               stdout=open(os.path.join(case_dir, "sim.log"), "wb"), stderr=subprocess.STDOUT,
-                               start_new_session=True, env=env)
+        sim, port, master_port = start_simulator(python, case_dir, ros_log)
+        master_uri = "http://127.0.0.1:%d" % master_port
+        env = dict(os.environ, ROS_MASTER_URI=master_uri, ROS_LOG_DIR=ros_log)
         launch_out = open(os.path.join(case_dir, "roslaunch.log"), "wb")
         launch = subprocess.Popen(
             ["roslaunch", "-p", str(master_port), "brov2_hybrid", "hybrid_autopilot.launch", "sim:=false",
