@@ -338,3 +338,20 @@ def test_a_pilot_in_this_process_has_no_more_loop_delay_than_its_placement(fligh
           % (np.median(lag), np.percentile(lag, 95), lag.max(), margin, flight.sitl.physics.pace_timeouts))
     assert len(lag) > 400
     assert np.median(lag) <= margin + 0.0025      # a physics step of 400 Hz over the margin
+
+
+def test_between_flights_the_clock_waits_for_a_ground_station_that_does_not_read(flight):
+    """SitlFlight paces the whole session by its reader, not only a flight: while this process does not read
+    (set-up code between flights, a busy machine), lockstep ArduSub's clock stays within one ATTITUDE
+    period plus pace_margin_s of the newest ATTITUDE read, so what it sends next reaches ArduSub at a
+    vehicle time set by what it read. Unpaced, the clock ran on until the ground station's heartbeat gate
+    held it (JsonPhysics.gcs_max_gap_s past the last heartbeat: a second of vehicle time)."""
+    physics = flight.sitl.physics
+    vehicle_now_s(flight)
+    read_s = flight.newest_attitude_s
+    time.sleep(0.5 * physics.pace_timeout_s)          # not reading, for less than the pace's time-out
+    lead = physics.plant.t_s - read_s
+    print("vehicle clock %.4f s past the newest ATTITUDE read after %.1f s of wall time unread (bound %.4f s)"
+          % (lead, 0.5 * physics.pace_timeout_s, physics.max_lead_s))
+    assert lead <= physics.max_lead_s + 0.0025        # a 400 Hz physics step over the lead
+

@@ -77,6 +77,9 @@ class SitlFlight(object):
         self.stream_rates_hz = {}
         self.heartbeat = None
         self._reading = True          # busy until recv first waits with nothing to read
+        #: Vehicle time [s] of the newest ATTITUDE read (None before the first): paces the physics for the
+        #: whole session (below).
+        self.newest_attitude_s = None
         #: Newest depth reading (ArduSub boot time [s], depth [m, positive down]) from
         #: GLOBAL_POSITION_INT (depth = -relative_alt, as the bridge and MAVROS give it), or None.
         self.depth_reading = None
@@ -84,6 +87,16 @@ class SitlFlight(object):
         # the physics (and so ArduSub's clock) waits for this ground station's heartbeat rather than
         # run past ArduSub's GCS failsafe between two of them (JsonPhysics.gcs_heartbeat_at)
         sitl.physics.gcs_heartbeat_at = lambda: self._hb_vehicle_s
+        # The whole session is paced by this reader, not only a flight (fly() paces by what its pilot
+        # answered): the physics, so ArduSub's lockstep clock, runs at most one ATTITUDE period plus
+        # pace_margin_s past the newest ATTITUDE read, unless the reader waits with everything read. So a
+        # command sent between flights (a mode, arming, a parameter, the flight's start) reaches ArduSub
+        # within that lead of the messages read, however busy the machine: unpaced, the clock ran on while
+        # this process did set-up work, up to the heartbeat gate (JsonPhysics.gcs_max_gap_s, a second).
+        # It does not make ArduSub's flights repeatable to the last digit (docs/experiments.md says how far).
+        sitl.physics.pace = lambda: self.newest_attitude_s
+        sitl.physics.reader_idle = self.reader_idle
+        self._set_pace_lead(stream_rate_hz)
         self._physics = threading.Thread(target=sitl.run, name="json-physics", daemon=True)
         self._physics.start()
         self.link = self._connect(connect_timeout_s)
@@ -117,6 +130,11 @@ class SitlFlight(object):
                 return link
             if time.monotonic() > end:
                 raise Brov2Error("ArduSub SITL on %s sent no HEARTBEAT within %.0f s" % (url, timeout_s))
+
+    def _set_pace_lead(self, attitude_rate_hz):
+        """The session's pace: one ATTITUDE period plus ``pace_margin_s`` (params/analysis.yaml)."""
+        from brov2_hybrid.analysis.ardusub_fly import load_pace_margin_s
+        self.sitl.physics.max_lead_s = 1.0 / attitude_rate_hz + load_pace_margin_s()
 
     def go_silent(self):
         """The ground station stops sending HEARTBEAT for good (a lost tether, a closed QGC), and the
@@ -184,6 +202,9 @@ class SitlFlight(object):
             self._servo = [getattr(msg, "servo%d_raw" % i) for i in range(1, ardusub.SERVO_OUTPUTS + 1)]
         elif kind == "HEARTBEAT" and msg.get_srcSystem() != GCS_SYSTEM_ID:
             self.heartbeat = msg
+        elif kind == "ATTITUDE":
+            t_s = msg.time_boot_ms / 1000.0
+            self.newest_attitude_s = t_s if self.newest_attitude_s is None else max(self.newest_attitude_s, t_s)
         elif kind == "GLOBAL_POSITION_INT":
             self.depth_reading = (msg.time_boot_ms / 1000.0, depth_from_relative_alt(msg.relative_alt))
 
@@ -213,6 +234,8 @@ class SitlFlight(object):
                                         mavutil.mavlink.MAV_CMD_SET_MESSAGE_INTERVAL, 0,
                                         msg_id, 1e6 / rate_hz, 0, 0, 0, 0, 0)
         self.stream_rates_hz[name] = float(rate_hz)
+        if name == "ATTITUDE":
+            self._set_pace_lead(rate_hz)
 
     # ------------------------------------------------------------------ vehicle
     def set_param(self, name, value, timeout_s=5.0):

@@ -59,7 +59,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     # not flown on attitudes that queued up while nobody read: see _fly_paced). The physics is held
     # first (lockstep ArduSub at speedup 50 runs 0.1 s in a few ms of wall time), then told from when.
     consumed = [-math.inf]
-    lead_before = physics.max_lead_s
+    before = physics.pace, physics.reader_idle, physics.max_lead_s       # the session's pace, if any
     rate_hz = getattr(flight, "stream_rates_hz", {}).get("ATTITUDE")
     if rate_hz:
         physics.max_lead_s = 1.0 / rate_hz + load_pace_margin_s()
@@ -70,9 +70,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     try:
         return _fly_paced(flight, pilot, dive, duration, offset, physics, consumed)
     finally:
-        physics.pace = None
-        physics.reader_idle = None
-        physics.max_lead_s = lead_before
+        physics.pace, physics.reader_idle, physics.max_lead_s = before
 
 
 def _fly_paced(flight, pilot, dive, duration, offset, physics, consumed):
