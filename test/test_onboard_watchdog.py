@@ -19,7 +19,7 @@ RETRY = BRIDGE.script_reboot_retry_s
 
 
 def make():
-    return ScriptWatchdog(ONBOARD.script_name, SILENT, RETRY, BRIDGE.script_boot_step_back_s)
+    return ScriptWatchdog(ONBOARD.script_name, SILENT, RETRY, BRIDGE.script_clock_gap_s)
 
 
 def msg(kind, **fields):
@@ -125,3 +125,16 @@ def test_the_reboot_is_forced_only_on_an_armed_vehicle():
     # float32 on the wire (COMMAND_LONG param6) must carry the magic exactly
     import numpy as np
     assert int(np.float32(FORCE_REBOOT_MAGIC)) == FORCE_REBOOT_MAGIC
+
+
+def test_a_link_drop_out_is_not_a_silent_script_but_silence_after_it_is():
+    # the tether drops 10 s while the script drives: its reports of that while were lost with the attitude
+    watch = make()
+    flown(watch, 10.0, 10.0)
+    flown(watch, 20.0 + 0.5 * SILENT, 20.0, from_s=20.0)        # back, and the script reports again
+    assert watch.check(0.0) is None
+    # back again after a second drop-out, but no report comes: silent for the bound after the link returned
+    flown(watch, 40.0 + SILENT - 0.1, 0.0, from_s=40.0)
+    assert watch.check(0.0) is None
+    flown(watch, 40.0 + SILENT + 0.2, 0.0, from_s=40.0 + SILENT - 0.08)
+    assert watch.check(0.0)[1]

@@ -26,7 +26,7 @@ def test_a_script_arduSub_stopped_while_driving_gets_the_motors_released_by_the_
     ``script_silent_s`` after the script's last report, plus the reboot."""
     bridge = BridgeSettings(ParamReader(load_node_params("mavlink_bridge"), "mavlink_bridge"))
     watch = ScriptWatchdog(ONBOARD.script_name, bridge.script_silent_s, bridge.script_reboot_retry_s,
-                           bridge.script_boot_step_back_s)
+                           bridge.script_clock_gap_s)
     f = onboard_flight(ardusub_binary, SETTINGS, settled=False)
     plant = f.sitl.physics.plant
     send = lambda fn: fn(f.link.mav) or True        # noqa: E731 - the bridge's MavlinkConnection.send

@@ -80,4 +80,4 @@ class BridgeSettings(object):
         self.script_report_log_s = p.positive("script_report_log_s")
         self.script_silent_s = p.positive("script_silent_s")
         self.script_reboot_retry_s = p.positive("script_reboot_retry_s")
-        self.script_boot_step_back_s = p.positive("script_boot_step_back_s")
+        self.script_clock_gap_s = p.positive("script_clock_gap_s")

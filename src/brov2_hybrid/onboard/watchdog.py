@@ -56,22 +56,25 @@ class ScriptWatchdog(object):
         No report for this long [s, vehicle time] means the script stopped.
     retry_s : float
         Re-ask the reboot this often [s, wall] until the vehicle's clock restarts.
-    boot_step_back_s : float
+    clock_gap_s : float
         The vehicle's clock stepping back more than this [s] is a new boot (its messages come in order over
-        one link, and the script loads seconds after a boot, so it cannot have stopped sooner).
+        one link, and the script loads seconds after a boot, so it cannot have stopped sooner); stepping
+        forward more than this, the link was out (a tether drop-out): the silence is counted again from
+        there, since the reports of that while were lost with everything else, not missing.
     """
 
-    def __init__(self, script_name, silent_s, retry_s, boot_step_back_s):
+    def __init__(self, script_name, silent_s, retry_s, clock_gap_s):
         self.script_name = str(script_name)
         self.silent_s = as_positive(silent_s, "silent_s")
         self.retry_s = as_positive(retry_s, "retry_s")
-        self.boot_step_back_s = as_positive(boot_step_back_s, "boot_step_back_s")
+        self.clock_gap_s = as_positive(clock_gap_s, "clock_gap_s")
         self.reboots_asked = 0
         self.reboots_seen = 0
         self._fresh_boot()
 
     def _fresh_boot(self):
         self.newest_s = -math.inf        # the vehicle's newest clock reading [s]
+        self.heard_since_s = None        # the vehicle heard without a gap since this vehicle time [s]
         self.last_report_s = None        # vehicle time of the script's newest report [s]
         self.mode = None                 # the script's last announced mode
         self.stopped = None              # why the script counts as stopped (None: running, or not known yet)
@@ -96,14 +99,16 @@ class ScriptWatchdog(object):
 
     def on_vehicle_time(self, t_s):
         """The vehicle's clock (an attitude's time_boot_ms / 1000) [s]. A step back of more than
-        ``boot_step_back_s`` is a new boot: everything known of the script is forgotten (returns True
-        then)."""
-        if t_s < self.newest_s - self.boot_step_back_s:
+        ``clock_gap_s`` is a new boot: everything known of the script is forgotten (returns True then); a
+        step forward of more than that, a link that was out: the silence counts from here."""
+        if t_s < self.newest_s - self.clock_gap_s:
             rebooted = self.stopped is not None and self._asked_mono is not None
             self._fresh_boot()
             self.reboots_seen += int(rebooted)
-            self.newest_s = t_s
+            self.newest_s = self.heard_since_s = t_s
             return True
+        if self.heard_since_s is None or t_s > self.newest_s + self.clock_gap_s:
+            self.heard_since_s = t_s
         self.newest_s = max(self.newest_s, t_s)
         return False
 
@@ -137,10 +142,13 @@ class ScriptWatchdog(object):
         ``reboot`` True asks :func:`send_reboot` (its last mode drove the motors)."""
         newly = False
         if self.stopped is None:
-            if self.last_report_s is None or self.newest_s - self.last_report_s <= self.silent_s:
+            if self.last_report_s is None:
                 return None
-            self.stopped = "no report (HYB_HZ) for %.1f s of vehicle time (bound %.1f s)" % (
-                self.newest_s - self.last_report_s, self.silent_s)
+            silent_since = max(self.last_report_s, self.heard_since_s)
+            if self.newest_s - silent_since <= self.silent_s:
+                return None
+            self.stopped = ("no report (HYB_HZ) for %.1f s of vehicle time while its attitude kept coming (bound %.1f s)"
+                            % (self.newest_s - silent_since, self.silent_s))
             newly = True
         if not self.driving:
             return (self.stopped, False) if newly else None
@@ -149,7 +157,6 @@ class ScriptWatchdog(object):
         self._asked_mono = mono
         self.reboots_asked += 1
         return self.stopped, True
-
 
     def turn(self, mono, send, target, armed):
         """:meth:`check`, and what the bridge does with it: the reboot sent with ``send`` (``send(fn)`` calls
