@@ -28,9 +28,10 @@ def msg(kind, **fields):
 
 def flown(watch, until_s, reports_until_s, mode="ACTIVE", from_s=0.0):
     """The vehicle's attitude every 20 ms from ``from_s`` up to ``until_s``, the script's report every report
-    period up to ``reports_until_s``, its mode text first."""
+    period up to ``reports_until_s``, its mode text first (a sign of life too; None: none)."""
     period_s = ONBOARD.report_period_s
-    watch.on_message(msg("STATUSTEXT", severity=6, text="brov2_hybrid: %s" % mode))
+    if mode is not None:
+        watch.on_message(msg("STATUSTEXT", severity=6, text="brov2_hybrid: %s" % mode))
     t, next_report = from_s, from_s
     while t <= until_s + 1e-9:
         watch.on_message(msg("ATTITUDE_QUATERNION", time_boot_ms=int(round(t * 1000))))
@@ -58,7 +59,7 @@ def test_a_silent_script_that_drove_the_motors_gets_a_reboot_asked_again_until_t
     watch = make()
     flown(watch, 10.0 + SILENT - 0.1, 10.0)          # silent, but not yet for the bound
     assert watch.check(0.0) is None
-    flown(watch, 10.0 + SILENT + 0.1, 10.0, from_s=10.0 + SILENT - 0.1)
+    flown(watch, 10.0 + SILENT + 0.1, 10.0, mode=None, from_s=10.0 + SILENT - 0.1)
     reason, reboot = watch.check(100.0)
     assert reboot and "no report" in reason
     assert watch.check(100.0 + 0.5 * RETRY) is None   # not again at once
@@ -131,10 +132,27 @@ def test_a_link_drop_out_is_not_a_silent_script_but_silence_after_it_is():
     # the tether drops 10 s while the script drives: its reports of that while were lost with the attitude
     watch = make()
     flown(watch, 10.0, 10.0)
-    flown(watch, 20.0 + 0.5 * SILENT, 20.0, from_s=20.0)        # back, and the script reports again
+    flown(watch, 20.0 + 0.5 * SILENT, 20.0, mode=None, from_s=20.0)     # back, and the script reports again
     assert watch.check(0.0) is None
     # back again after a second drop-out, but no report comes: silent for the bound after the link returned
-    flown(watch, 40.0 + SILENT - 0.1, 0.0, from_s=40.0)
+    flown(watch, 40.0 + SILENT - 0.1, 0.0, mode=None, from_s=40.0)
     assert watch.check(0.0) is None
-    flown(watch, 40.0 + SILENT + 0.2, 0.0, from_s=40.0 + SILENT - 0.08)
+    flown(watch, 40.0 + SILENT + 0.2, 0.0, mode=None, from_s=40.0 + SILENT - 0.08)
     assert watch.check(0.0)[1]
+
+
+def test_an_error_the_script_catches_is_neutral_and_alive_not_a_stop():
+    # the script's error path writes neutral and says the error at each retry, without its rate reports
+    watch = make()
+    flown(watch, 10.0, 10.0)
+    t = 10.0
+    while t < 10.0 + 4 * SILENT:
+        watch.on_vehicle_time(t)
+        if abs(t - round(t)) < 0.01:
+            watch.on_text(3, "brov2_hybrid: [string 'brov2_hybrid.lua']:509: HYB_OMEGA_D -1: expected a number > 0")
+        t += 0.02
+    assert watch.check(0.0) is None and watch.mode == "FAULT_NEUTRAL"
+    # then the script stops for good, at neutral: said, never rebooted
+    flown(watch, 60.0, 0.0, mode=None, from_s=t)
+    reason, reboot = watch.check(0.0)
+    assert not reboot

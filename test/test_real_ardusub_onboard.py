@@ -365,3 +365,24 @@ def test_disarming_puts_the_motors_at_neutral_at_once(flight):
     # the text and the neutral write come from one loop turn; one output sample (100 Hz) between
     assert delay_ms <= 2 * ONBOARD.period_ms + 10.0
     assert not flight.armed
+
+
+def test_a_script_error_is_reported_to_the_topside_and_the_motors_go_neutral(flight):
+    """An error the script catches (here HYB_OMEGA_D set to a value it refuses) reaches the topside as the
+    script's STATUSTEXT naming it, the motors go to neutral, and once the value is right again the script
+    flies again (it retries every error_retry_s)."""
+    armed(flight)
+    desired = ([0.0, 0.0, current_yaw(flight)], [0.0, 0.0, 0.0], [0.3, 0.0, 0.0])      # surging: off neutral
+    assert stream(flight, 1.0, desired).servo[-1][1] != [1500] * 8
+    name, seen = ONBOARD.param_prefix + "OMEGA_D", len(flight.statustext)
+    flight.set_param(name, -1.0)
+    try:
+        rec = stream(flight, 1.0 + ONBOARD.error_retry_s, desired)
+    finally:
+        flight.set_param(name, SETTINGS.omega_d_rad_s)
+    said = "".join(flight.statustext[seen:])            # STATUSTEXT carries 50 characters: a long text comes in parts
+    assert "brov2_hybrid: " in said and name in said and "expected a number > 0" in said, flight.statustext[seen:]
+    assert rec.servo[-1][1] == [1500] * 8
+    back = stream(flight, 1.0 + ONBOARD.error_retry_s, desired)
+    assert back.servo[-1][1] != [1500] * 8 and "brov2_hybrid: ACTIVE" in [t for _, t in back.texts]
+

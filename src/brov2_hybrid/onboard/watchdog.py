@@ -27,11 +27,15 @@ Plain Python, no rospy: ``mavlink_bridge`` feeds it (placement onboard) and send
 """
 import math
 
-from brov2_hybrid.onboard.uplink import script_mode
+from brov2_hybrid.onboard.uplink import TEXT_PREFIX, script_mode
 from brov2_hybrid.validate import as_positive
 
 #: MAV_SEVERITY_CRITICAL: ArduSub's scripting reports a stopped script at this severity (lua_scripts.cpp).
 SEVERITY_CRITICAL = 2
+#: MAV_SEVERITY_ERROR: the script reports an error it caught at this severity (its ``say``).
+SEVERITY_ERROR = 3
+#: The script's mode after an error it caught (neutral written; HYB_MODE 5).
+CAUGHT_ERROR_MODE = "FAULT_NEUTRAL"
 #: The script's modes in which its last outputs drive the motors at some thrust (hybrid_onboard.lua.template).
 DRIVING_MODES = ("ACTIVE", "HOLD", "PILOT")
 #: The script's report the watch counts on (every ``report_period_s``: onboard.ScriptReports).
@@ -120,12 +124,21 @@ class ScriptWatchdog(object):
         return rebooted
 
     def on_text(self, severity, text):
-        """A STATUSTEXT: the script's mode texts, and ArduSub's ``Lua: ...`` about this script."""
-        mode = script_mode(text)
-        if mode is not None:
-            self.mode = mode
-            return
+        """A STATUSTEXT: the script's own (``brov2_hybrid: ...``: it runs, as a report says; its mode, or an
+        error it caught), and ArduSub's ``Lua: ...`` about this script."""
         text = str(text).strip()
+        if text.startswith(TEXT_PREFIX):
+            if math.isfinite(self.newest_s):
+                self.last_report_s = self.newest_s if self.last_report_s is None else max(self.last_report_s,
+                                                                                          self.newest_s)
+            mode = script_mode(text)
+            if mode is not None:
+                self.mode = mode
+            elif severity <= SEVERITY_ERROR:
+                # an error the script caught: it wrote neutral and retries (sending no report meanwhile, but
+                # this text again at each try)
+                self.mode = CAUGHT_ERROR_MODE
+            return
         if (self.stopped is None and severity <= SEVERITY_CRITICAL and text.startswith("Lua:")
                 and self.script_name in text):
             self.stopped = "ArduSub stopped it: %r" % text
