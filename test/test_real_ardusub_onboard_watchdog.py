@@ -39,7 +39,7 @@ def test_a_script_arduSub_stopped_while_driving_gets_the_motors_released_by_the_
         wall_end = time.monotonic() + STREAM_WALL_FACTOR * 12.0 + 30.0
         next_send = -math.inf
         while reboot_at is None:
-            assert time.monotonic() < wall_end, "no reboot asked (script stopped at %s, its mode %s, last report %s): %s" % (
+            assert time.monotonic() < wall_end, "no reboot asked (stopped at %s, mode %s, last report %s): %s" % (
                 stopped_at, watch.mode, last_report, f.statustext[-5:])
             now = plant.t_s
             if now >= next_send:

@@ -160,7 +160,8 @@ class ScriptWatchdog(object):
             silent_since = max(self.last_report_s, self.heard_since_s)
             if self.newest_s - silent_since <= self.silent_s:
                 return None
-            self.stopped = ("no report (HYB_HZ) for %.1f s of vehicle time while its attitude kept coming (bound %.1f s)"
+            self.stopped = ("no report (HYB_HZ) for %.1f s of vehicle time while its attitude kept coming "
+                            "(bound %.1f s)"
                             % (self.newest_s - silent_since, self.silent_s))
             newly = True
         if not self.driving:
