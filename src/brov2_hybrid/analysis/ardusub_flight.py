@@ -133,8 +133,8 @@ class SitlFlight(object):
 
     def _set_pace_lead(self, attitude_rate_hz):
         """The session's pace: one ATTITUDE period plus ``pace_margin_s`` (params/analysis.yaml)."""
-        from brov2_hybrid.analysis.ardusub_fly import load_pace_margin_s
-        self.sitl.physics.max_lead_s = 1.0 / attitude_rate_hz + load_pace_margin_s()
+        from brov2_hybrid.analysis.ardusub_fly import pace_lead_s
+        self.sitl.physics.max_lead_s = pace_lead_s(attitude_rate_hz)
 
     def go_silent(self):
         """The ground station stops sending HEARTBEAT for good (a lost tether, a closed QGC), and the

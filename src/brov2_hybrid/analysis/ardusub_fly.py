@@ -62,7 +62,7 @@ def fly(flight, pilot, dive, duration_s=None, yaw_offset_rad=0.0):
     before = physics.pace, physics.reader_idle, physics.max_lead_s       # the session's pace, if any
     rate_hz = getattr(flight, "stream_rates_hz", {}).get("ATTITUDE")
     if rate_hz:
-        physics.max_lead_s = 1.0 / rate_hz + load_pace_margin_s()
+        physics.max_lead_s = pace_lead_s(rate_hz)
     physics.pace = lambda: consumed[0]
     # a reader waiting with everything read does not hold the physics (JsonPhysics.reader_idle)
     physics.reader_idle = getattr(flight, "reader_idle", None)
@@ -172,6 +172,12 @@ def load_refusal_settings(path=None):
     s = Section(load_yaml(path), path, "ardusub")
     return RefusalSettings(s.number("motor_deadband_us", 0.0), s.number("command_active", 0.0, 1.0),
                            s.number("max_idle_share", 0.0, 1.0), s.number("motor_response_s", 0.0))
+
+
+def pace_lead_s(attitude_rate_hz, path=None):
+    """How far [s, vehicle time] lockstep ArduSub's clock may run past the newest ATTITUDE its reader
+    answered (JsonPhysics.max_lead_s): one ATTITUDE period plus ``pace_margin_s`` of ``path``."""
+    return 1.0 / attitude_rate_hz + load_pace_margin_s(path)
 
 
 def load_pace_margin_s(path=None):

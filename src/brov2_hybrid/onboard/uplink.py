@@ -151,6 +151,12 @@ class Uplink(object):
         return True
 
 
+def report_name(name):
+    """A NAMED_VALUE_FLOAT's name as text (bytes or str as pymavlink gives it, NUL padding stripped)."""
+    name = name.decode("ascii", "replace") if isinstance(name, bytes) else str(name)
+    return name.rstrip("\x00").strip()
+
+
 class ScriptReports(object):
     """The script's own reports (NAMED_VALUE_FLOAT every ``report_period_s``): its loop rate ``HYB_HZ``
     [Hz] and its longest and shortest loop period ``HYB_DTMAX``, ``HYB_DTMIN`` [ms], gathered for
@@ -163,8 +169,7 @@ class ScriptReports(object):
 
     def add(self, name, value):
         """A NAMED_VALUE_FLOAT (name as sent, NUL padding allowed); others are ignored."""
-        name = name.decode("ascii", "replace") if isinstance(name, bytes) else str(name)
-        name = name.rstrip("\x00").strip()
+        name = report_name(name)
         if name in self.values and value is not None and math.isfinite(value):
             self.values[name].append(float(value))
 

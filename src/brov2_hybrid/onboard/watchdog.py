@@ -27,7 +27,7 @@ Plain Python, no rospy: ``mavlink_bridge`` feeds it (placement onboard) and send
 """
 import math
 
-from brov2_hybrid.onboard.uplink import TEXT_PREFIX, script_mode
+from brov2_hybrid.onboard.uplink import TEXT_PREFIX, ScriptReports, report_name, script_mode
 from brov2_hybrid.validate import as_positive
 
 #: MAV_SEVERITY_CRITICAL: ArduSub's scripting reports a stopped script at this severity (lua_scripts.cpp).
@@ -39,7 +39,7 @@ CAUGHT_ERROR_MODE = "FAULT_NEUTRAL"
 #: The script's modes in which its last outputs drive the motors at some thrust (hybrid_onboard.lua.template).
 DRIVING_MODES = ("ACTIVE", "HOLD", "PILOT")
 #: The script's report the watch counts on (every ``report_period_s``: onboard.ScriptReports).
-REPORT_NAME = "HYB_HZ"
+REPORT_NAME = ScriptReports.NAMES[0]
 #: Messages whose time_boot_ms runs the watch's clock (the bridge's attitude source, either kind).
 CLOCK_MESSAGES = ("ATTITUDE", "ATTITUDE_QUATERNION", "SYSTEM_TIME")
 #: MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN, param1 1: reboot the autopilot.
@@ -94,8 +94,7 @@ class ScriptWatchdog(object):
         if kind in CLOCK_MESSAGES:
             return self.on_vehicle_time(msg.time_boot_ms / 1000.0)
         if kind == "NAMED_VALUE_FLOAT":
-            name = msg.name.decode("ascii", "replace") if isinstance(msg.name, bytes) else str(msg.name)
-            if name.rstrip("\x00").strip() == REPORT_NAME:
+            if report_name(msg.name) == REPORT_NAME:
                 return self.on_report(msg.time_boot_ms / 1000.0)
         elif kind == "STATUSTEXT":
             self.on_text(msg.severity, msg.text)
