@@ -91,7 +91,7 @@ def test_the_tether_tables_are_what_the_loop_flies_now(ctx):
     from brov2_hybrid.analysis import tether_loop as tl
     fresh = doc_tables.table_data(tl.tether_loop_experiment(ctx))
     keys = ("mean_yaw_deg", "mean_roll_deg", "iae_roll_deg_s", "iae_pitch_deg_s", "iae_yaw_deg_s",
-            "newton_iterations_per_step")
+            "cable_steps", "newton_iterations_per_cable_step")
     for name in ("tether_pull", "tether_dive"):
         saved = doc_tables.load_data(name)
         assert saved["settings"] == fresh["settings"]

@@ -132,6 +132,8 @@ def test_the_pull_acts_at_the_attachment_point(settings):
     state = [0.0, 0.0, 5.0, math.cos(yaw / 2), 0.0, 0.0, math.sin(yaw / 2)] + [0.0] * 6
     tether.reset(state)
     tether.p[-2] = tether.p[-1] + np.array([0.0, 0.0, -2.0 * tether.settings.segment_length_m])  # stretched upward
+    k_axial, l0, damping = tether.settings.constants(np.zeros(3))[:3]
+    tether.hold[1:4] = tether_math.end_force(tether.p, tether.v, k_axial, l0, damping)   # the pull held
     wrench = tether.wrench_body(state)
     force_ned = tether.force_ned()
     R = np.array([[math.cos(yaw), -math.sin(yaw), 0.0], [math.sin(yaw), math.cos(yaw), 0.0], [0.0, 0.0, 1.0]])

@@ -45,11 +45,27 @@ def test_without_the_tether_the_seed_is_not_reproduced(case):
 
 
 def test_halving_the_step_or_doubling_the_nodes_moves_the_path_by_millimetres(case):
-    """Convergence on the case's first 60 s (the swing up, where the cable moves most)."""
+    """Convergence on the case's first 60 s (the swing up, where the cable moves most): half the plant's
+    and the cable's step, twice the nodes."""
     short = dataclasses.replace(case, duration_s=60.0)
     run = tether_experiment.fly(short)
-    finer = tether_experiment.fly(short, dt_s=0.5 * run["dt_s"])
+    finer = tether_experiment.fly(short, dt_s=0.5 * run["dt_s"], step_s=0.5 * run["step_s"])
     more = tether_experiment.fly(short, segments=2 * run["segments"])
     result = tether_experiment.summarize(short, run, finer, more)
     for name in ("half_step", "double_nodes"):
         assert result["convergence"][name]["largest_path_gap_m"] < case.convergence_tolerance_m, name
+
+
+def test_the_cable_steps_once_per_step_s_and_keeps_the_path_of_a_step_every_plant_step(case):
+    """Outcome of ``tether.step_s``: over the case's first 20 s the cable is solved about once per
+    step_s (halves where a solve did not converge), not at every plant step, and the vehicle's path
+    stays within the case's convergence tolerance of the cable stepped with every plant step."""
+    short = dataclasses.replace(case, duration_s=20.0)
+    every = tether_experiment.fly(short, step_s=1e-9)       # rounds to one plant step
+    run = tether_experiment.fly(short)
+    plant_steps = int(round(short.duration_s / run["dt_s"]))
+    per_step = int(round(run["step_s"] / run["dt_s"]))
+    assert per_step > 1                                      # the default spans many plant steps
+    assert every["solves"] == plant_steps
+    assert plant_steps / per_step <= run["solves"] <= 4 * plant_steps / per_step
+    assert tether_experiment.largest_gap_m(run["path"], every["path"]) < case.convergence_tolerance_m

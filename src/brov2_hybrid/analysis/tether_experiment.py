@@ -64,14 +64,16 @@ def load_case(path=None):
         convergence_tolerance_m=s.positive("convergence_tolerance_m"))
 
 
-def fly(case, segments=None, dt_s=None, duration_s=None):
+def fly(case, segments=None, dt_s=None, duration_s=None, step_s=None):
     """Fly the case; returns dict of arrays: ``path`` rows [t, n, e, d] every sample period,
     ``force`` rows [t, Fn, Fe, Fd] (the tether's pull on the vehicle, NED [N]), ``snapshots``
-    [(t, nodes (n + 1, 3))], and the run's ``segments``, ``dt_s`` and ``wall_s``."""
+    [(t, nodes (n + 1, 3))], and the run's ``segments``, ``dt_s`` (the plant's step), ``step_s`` (the
+    cable's), ``solves`` (the cable steps solved) and ``wall_s``. Without ``segments``, ``dt_s`` or ``step_s``, the simulator's."""
     options = load_sim_options()
     tether = options.tether
     tether = tether.with_changes(enabled=True, length_m=case.length_m,
-                                 segments=int(segments) if segments else tether.segments)
+                                 segments=int(segments) if segments else tether.segments,
+                                 step_s=float(step_s) if step_s else tether.step_s)
     options = replace(options, tether=tether, current_ned_m_s=np.array(case.current_ned_m_s, dtype=float),
                       dt_s=float(dt_s) if dt_s else options.dt_s).validated()
     plant = Plant(load_vehicle(case.vehicle), options)
@@ -93,7 +95,8 @@ def fly(case, segments=None, dt_s=None, duration_s=None):
         if k % every == 0:
             snapshots.append((t, plant.tether.p - tether.base_at(t)[0]))
     return {"path": path, "force": force, "snapshots": snapshots, "segments": tether.segments,
-            "dt_s": plant.dt_s, "wall_s": time.perf_counter() - start}
+            "dt_s": plant.dt_s, "step_s": tether.step_s, "solves": plant.tether.solves,
+            "wall_s": time.perf_counter() - start}
 
 
 def largest_gap_m(path_a, path_b):
@@ -127,7 +130,8 @@ def summarize(case, run, finer_step=None, more_nodes=None):
     for name, other in (("half_step", finer_step), ("double_nodes", more_nodes)):
         if other is not None:
             gap = largest_gap_m(path, other["path"])
-            convergence[name] = {"segments": other["segments"], "dt_s": other["dt_s"], "wall_s": other["wall_s"],
+            convergence[name] = {"segments": other["segments"], "dt_s": other["dt_s"], "step_s": other["step_s"],
+                                 "wall_s": other["wall_s"],
                                  "largest_path_gap_m": gap,
                                  "final_position_gap_m": float(np.linalg.norm(final - other["path"][-1, 1:4])),
                                  "tolerance_m": case.convergence_tolerance_m,
@@ -136,7 +140,7 @@ def summarize(case, run, finer_step=None, more_nodes=None):
     return {
         "case": "free-float", "vehicle": case.vehicle, "length_m": case.length_m,
         "current_ned_m_s": case.current_ned_m_s, "release_depth_m": case.release_depth_m,
-        "segments": run["segments"], "dt_s": run["dt_s"], "duration_s": float(path[-1, 0]), "wall_s": run["wall_s"],
+        "segments": run["segments"], "dt_s": run["dt_s"], "step_s": run["step_s"], "duration_s": float(path[-1, 0]), "wall_s": run["wall_s"],
         "steady_window_s": case.steady_window_s,
         "final_position_ned_m": final, "distance_from_base_m": float(np.linalg.norm(final)),
         "steady_force_ned_n": steady_force, "steady_force_n": float(np.linalg.norm(steady_force)),
@@ -153,7 +157,7 @@ def run_free_float(out_dir, case=None, convergence=True):
     run = fly(case)
     finer = more = None
     if convergence:
-        finer = fly(case, dt_s=0.5 * run["dt_s"])
+        finer = fly(case, dt_s=0.5 * run["dt_s"], step_s=0.5 * run["step_s"])
         more = fly(case, segments=2 * run["segments"])
     result = summarize(case, run, finer, more)
     os.makedirs(out_dir, exist_ok=True)
@@ -188,8 +192,9 @@ def console_lines(result):
                  % (c["passes_fig8_position"]["value_m"], ", ".join("%.2f" % a for a in result["seed_fig8_position_ned_m"]),
                     c["passes_fig8_position"]["at_s"], c["passes_fig8_position"]["tolerance_m"]))
     for name, conv in result["convergence"].items():
-        lines.append("  %s (%d segments, dt %.5f s): paths differ by at most %.3f m, final positions by %.4f m"
-                     % (name, conv["segments"], conv["dt_s"], conv["largest_path_gap_m"], conv["final_position_gap_m"]))
+        lines.append("  %s (%d segments, dt %.5f s, cable step %.5f s): paths differ by at most %.3f m, final positions "
+                     "by %.4f m" % (name, conv["segments"], conv["dt_s"], conv["step_s"], conv["largest_path_gap_m"],
+                                    conv["final_position_gap_m"]))
     return lines
 
 
@@ -199,10 +204,10 @@ def markdown_table(summary):
     c, f, force = summary["checks"], summary["final_position_ned_m"], summary["steady_force_ned_n"]
     ok = {True: "agrees", False: "**differs**"}
     fig8 = c["passes_fig8_position"]
-    lines = ["AAU's vehicle (`%s`) released %g m below the base on a %g m tether (%d segments, step %g s) in a "
-             "current of [%s] m/s, motors at neutral, %g s:" % (
+    lines = ["AAU's vehicle (`%s`) released %g m below the base on a %g m tether (%d segments, plant step %g s, "
+             "cable step %g s) in a current of [%s] m/s, motors at neutral, %g s:" % (
                  summary["vehicle"], summary["release_depth_m"], summary["length_m"], summary["segments"],
-                 summary["dt_s"], ", ".join("%g" % a for a in summary["current_ned_m_s"]), summary["duration_s"]),
+                 summary["dt_s"], summary["step_s"], ", ".join("%g" % a for a in summary["current_ned_m_s"]), summary["duration_s"]),
              "",
              "| | seed 003 (Sec. 6, Figs. 8-10) | this simulator | tolerance | verdict |",
              "| --- | --- | --- | --- | --- |",
@@ -223,9 +228,9 @@ def markdown_table(summary):
     for name, label in (("half_step", "half the step"), ("double_nodes", "twice the nodes")):
         conv = summary["convergence"].get(name)
         if conv:
-            lines.append("| convergence: %s | (the seed ran ode15s) | %d segments, step %g s: paths %.3f m apart at "
-                         "most, final positions %.4f m | %g m | %s |" % (
-                             label, conv["segments"], conv["dt_s"], conv["largest_path_gap_m"],
+            lines.append("| convergence: %s | (the seed ran ode15s) | %d segments, plant step %g s, cable step %g s: "
+                         "paths %.3f m apart at most, final positions %.4f m | %g m | %s |" % (
+                             label, conv["segments"], conv["dt_s"], conv["step_s"], conv["largest_path_gap_m"],
                              conv["final_position_gap_m"], conv["tolerance_m"], ok[conv["ok"]]))
     lines += ["", "Verdict: **%s**." % summary["verdict"]]
     return lines

@@ -72,15 +72,16 @@ def _sim_options(current_ned_m_s, enabled, **tether_changes):
 
 def _pull_stats(plant):
     """The tether's pull on the vehicle over the run: last, mean and largest |F| per NED axis [N]
-    (seed 003's Table 9 counts the mean of |F|), and Newton iterations a step; {} without a tether."""
+    (seed 003's Table 9 counts the mean of |F|), the cable steps solved and their Newton iterations each;
+    None for each without a tether."""
     tether = plant.tether
     if tether is None or not tether.steps:
         return {"tether_force_final_ned_n": None, "tether_force_mean_abs_ned_n": None,
-                "tether_force_max_abs_ned_n": None, "newton_iterations_per_step": None}
+                "tether_force_max_abs_ned_n": None, "cable_steps": None, "newton_iterations_per_cable_step": None}
     return {"tether_force_final_ned_n": [float(a) for a in tether.force_ned()],
             "tether_force_mean_abs_ned_n": [float(a) for a in tether.pull_sum_n / tether.steps],
             "tether_force_max_abs_ned_n": [float(a) for a in tether.pull_max_n],
-            "newton_iterations_per_step": tether.iterations / tether.steps}
+            "cable_steps": tether.solves, "newton_iterations_per_cable_step": tether.iterations / max(tether.solves, 1)}
 
 
 def fly_pull_case(loop_settings, settings, tether, integral):

@@ -95,12 +95,14 @@ def run_tether(settings, dive):
         loop = ClosedLoop(settings.loop, sim_options=replace(options, tether=options.tether.with_changes(enabled=enabled)))
         walls[enabled] = real_time_factor(loop, dive, repeats=1 if enabled else 3)[2]
     ratio = walls[True] / walls[False]
-    print("in-process closed loop, bundled dive (%.0f s) on a %g m tether (%d segments) in a %.2f m/s current: %.2f s "
-          "wall, %.2f s without it: %.1fx slower (goal <= %.0fx: %s; compiled both, the tether's implicit step at "
-          "every physics step is most of it)"
-          % (dive.duration_s, options.tether.length_m, options.tether.segments,
+    tether = loop.plant.tether
+    print("in-process closed loop, bundled dive (%.0f s) on a %g m tether (%d segments, cable step %g s) in a %.2f m/s "
+          "current: %.2f s wall, %.2f s without it: %.1fx slower (goal <= %.0fx: %s; compiled both; %d cable steps "
+          "solved, %.1f Newton iterations each, are most of it)"
+          % (dive.duration_s, options.tether.length_m, options.tether.segments, options.tether.step_s,
              math.hypot(*options.current_ned_m_s), walls[True], walls[False], ratio, TETHER_SLOWDOWN_GOAL,
-             "met" if ratio <= TETHER_SLOWDOWN_GOAL else "NOT met"))
+             "met" if ratio <= TETHER_SLOWDOWN_GOAL else "NOT met", tether.solves,
+             tether.iterations / max(tether.solves, 1)))
 
 
 def run_robustness(samples=ROBUSTNESS_BENCH_SAMPLES):

@@ -30,10 +30,8 @@ from brov2_hybrid.loop.fly_args import fly_arguments
 from brov2_hybrid.jit import compile_family, grouped_call
 from brov2_hybrid.physics.hydrostatics import lever_moment
 from brov2_hybrid.physics.kinematics import GIMBAL_LOCK_COS, down_axis, euler_angles, j2_inv_matrix, j2_matrix, wrapped
-from brov2_hybrid.sim.dynamics import accelerations, drag_slopes
-from brov2_hybrid.sim import tether as tether_math
 from brov2_hybrid.sim.plant import integrate, steady_wrench, tethered_steps
-from brov2_hybrid.sim.tether import end_force
+from brov2_hybrid.sim.stepper import TETHERED_KERNELS   # tethered_steps with its callees (integrate's among them)
 from brov2_hybrid.vehicle.mixers import (algorithm2_stars, quantitative_motor_pwm, stock_motor_pwm, stock_rows,
                                          truncated_pwm_rows)
 from brov2_hybrid.vehicle.rc import rc_from_u, u_from_rc
@@ -72,8 +70,8 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, teth
     F, alloc_tau_max, inv_force, inv_star, inv_slopes, T_hat, mixing, fv_coupling_k, neutral_us, \
         table_half_range_us = firmware
     state, constants, plant_pwm_min_us, plant_pwm_max_us, xp, fp, slopes, matrix, plant_out = plant
-    tether_on, nodes_p, nodes_v, clock, base_p0, base_v, r_a, tc, iterations, tolerance, tally, pull_sum, pull_max \
-        = tether
+    tether_on, nodes_p, nodes_v, clock, base_p0, base_v, r_a, tc, iterations, tolerance, tally, pull_sum, pull_max, \
+        hold, tether_step_s = tether
     normals, noise_on, attitude_std, rate_std, depth_std = noise
     rows, cols, tether_cols, by_channel = log
     n = matrix.shape[1]
@@ -169,9 +167,8 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, teth
                 drawn += 1
             row[cols[j + n]] = depth
             if tether_on:
-                pull = end_force(nodes_p, nodes_v, tc[0], tc[1], tc[2])
                 for k in range(3):
-                    row[tether_cols[k]] = pull[k]
+                    row[tether_cols[k]] = hold[1 + k]      # the pull the vehicle feels now
             tick += 1
             next_tick += steps_per_tick
         if applied < tick and applied * steps_per_tick + command_delay <= step:
@@ -186,7 +183,7 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, teth
             nxt = min(nxt, applied * steps_per_tick + command_delay)
         if tether_on:
             xt = tethered_steps(state, nxt - step, dt, tau_now, constants, None, nodes_p, nodes_v, clock, base_p0,
-                                base_v, r_a, tc, iterations, tolerance, tally, pull_sum, pull_max)
+                                base_v, r_a, tc, iterations, tolerance, tally, pull_sum, pull_max, hold, tether_step_s)
             for i in range(13):
                 state[i] = xt[i]
         else:
@@ -199,10 +196,10 @@ def fly(timing, dive, rate_estimator, law, output, search, firmware, plant, teth
 
 KERNELS = (fly, rate_update, rate_trim, rate_estimate, sign, model_drag, drag_torque, filter_step, reference_update,
            reference_output, reference_torque, integral_step, pd_torque, control_torque,
-           normalized_command, wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix, euler_angles, integrate,
-           accelerations, drag_slopes, steady_wrench, interp_at, rc_from_u, u_from_rc, algorithm2_stars, quantitative_motor_pwm,
+           normalized_command, wrapped, down_axis, lever_moment, j2_matrix, j2_inv_matrix, euler_angles,
+           steady_wrench, interp_at, rc_from_u, u_from_rc, algorithm2_stars, quantitative_motor_pwm,
            stock_motor_pwm, stock_rows, truncated_pwm_rows, star_from_force, pwm_from_star, compensated_command,
-           group_search, group_newton, tethered_steps) + tether_math.KERNELS
+           group_search, group_newton) + TETHERED_KERNELS
 
 
 def fly_loop(loop, fly, dive, controller, rows):

@@ -17,23 +17,25 @@ buoyant (the seed's assumption), so no weight acts on it. The vehicle feels the 
 segment's axial force (:func:`end_force`: "the force acting on the ROV is the end node of the
 axial tension"); the drag on the half segments at the two given end nodes acts on no one.
 
-Integration (:func:`step`): the axial stiffness is E A / l0 = 2.8e6 N/m / l0 for Table
-A1's cable; a node of 0.1 kg on it rings at several thousand rad/s, so an explicit step
-at the simulator's 1/400 s is unstable (the seed ran an implicit solver for the same
-reason). Each step is backward Euler on the interior nodes,
+Integration (:func:`step_with_vehicle`, run by :func:`brov2_hybrid.sim.stepper.tethered_steps`): the
+axial stiffness is E A / l0 = 2.8e6 N/m / l0 for Table A1's cable; a node of 0.1 kg on it rings
+at several thousand rad/s, so an explicit step is unstable (the seed ran an implicit solver for
+the same reason). Each cable step is backward Euler on every node but the base,
 
     M (v' - v) = h f(p + h v', v'),    p' = p + h v',
 
-solved by Newton's method: the axial forces' Jacobians K = df/dp and C = df/dv are block
-tridiagonal (3 x 3 blocks, solved by block elimination), the drag is taken at the iterate
-too (its Jacobian left out: it is not stiff), the mass at the step's start. The end nodes are given at the step's end: the base, and
-the attachment point at the vehicle's new position (the vehicle is stepped first, with the
-pull of the step before). A cable hanging at almost no tension switches segments between
-slack and taut every step; one linearised step (no iterations) then gives the vehicle the
-force of a stretch it never saw and, with 40 segments, diverged; the iterations evaluate
-every force at the step's end. Backward Euler is L-stable (the stiff axial modes are damped,
-not resolved) and first order; docs/simulator.md "Tether" shows it converges as the step
-halves and the nodes double.
+the last node carrying the vehicle: its effective mass at the attachment point (translation and
+rotation) and the push of its own forces, held over the step. The cable's pull on the vehicle is
+thus implicit as well, and the step may span many plant steps (``tether.step_s``); the vehicle
+then flies them with the last segment's pull at the step's end held. Newton's method solves it:
+the axial forces' Jacobians K = df/dp and C = df/dv and the drag's slope are block tridiagonal
+(3 x 3 blocks, solved by block elimination), the mass taken at the step's start; a step that
+makes the residual grow is halved back (a near-slack cable is far from linear over a long step),
+and a cable step whose solve does not converge is taken in halves. The drag on the half
+segments next to the base and to the vehicle acts on no one. Backward Euler is L-stable (the
+stiff axial modes are damped, not resolved) and first order; docs/simulator.md "Tether" shows
+that the free-floating case converges as the steps halve and the nodes double. :func:`step`
+takes both ends as given (a cable between two prescribed points).
 
 Conventions: NED [m], [m/s], [N]; arrays (n + 1, 3) node by node.
 """
@@ -42,6 +44,10 @@ import math
 import numpy as np
 
 from brov2_hybrid.physics.kinematics import rotation_ned_frd
+
+
+#: Newton's step is halved at most this many times in a row while the residual grows (:func:`newton`).
+MAX_HALVINGS = 5
 
 
 def segment_axial(p, v, i, k_axial, l0, damping):
@@ -58,9 +64,10 @@ def segment_axial(p, v, i, k_axial, l0, damping):
     return max(force, 0.0), ex, ey, ez, length
 
 
-def add_drag(out, j, vx, vy, vz, ex, ey, ez, length, half_rho_d, c_perp, c_par):
+def add_drag(out, slope, j, vx, vy, vz, ex, ey, ez, length, half_rho_d, c_perp, c_par):
     """Add to out[j] the drag [N] on ``length`` [m] of cable along (ex, ey, ez) in water flowing past it at
-    (vx, vy, vz) (Eqs. 31-34)."""
+    (vx, vy, vz) (Eqs. 31-34), and to slope[j] (3, 3) its rate of change with the node's velocity,
+    taken along a fixed axis [N s/m] (-d drag / d v: the water's velocity relative to it falls)."""
     dot = vx * ex + vy * ey + vz * ez
     ax, ay, az = dot * ex, dot * ey, dot * ez
     nx, ny, nz = vx - ax, vy - ay, vz - az
@@ -70,17 +77,30 @@ def add_drag(out, j, vx, vy, vz, ex, ey, ez, length, half_rho_d, c_perp, c_par):
     out[j, 0] += k * (c_perp * n_mag * nx + c_par * a_mag * ax)
     out[j, 1] += k * (c_perp * n_mag * ny + c_par * a_mag * ay)
     out[j, 2] += k * (c_perp * n_mag * nz + c_par * a_mag * az)
+    # d(|n| n)/du = |n| (I - e e^T) + n n^T / |n|; d(|a| a)/du = 2 |a| e e^T
+    e0, e1, e2 = ex, ey, ez
+    inv_n = 1.0 / n_mag if n_mag > 0.0 else 0.0
+    for a in range(3):
+        ea = e0 if a == 0 else (e1 if a == 1 else e2)
+        na = nx if a == 0 else (ny if a == 1 else nz)
+        for b in range(3):
+            eb = e0 if b == 0 else (e1 if b == 1 else e2)
+            nb = nx if b == 0 else (ny if b == 1 else nz)
+            normal = n_mag * ((1.0 if a == b else 0.0) - ea * eb) + na * nb * inv_n
+            slope[j, a, b] += k * (c_perp * normal + c_par * 2.0 * a_mag * ea * eb)
 
 
-def node_loads(p, v, c, forces, stiff, damp):
+def node_loads(p, v, c, forces, stiff, damp, slope):
     """The forces on every node (n + 1, 3) [N] at state (p, v), and per segment the stiffness
     G = dT/dr and damping D = dT/d(rate) (n, 3, 3) of the axial force T on its first node, into
-    the given arrays (zeroed here). ``c`` as in :func:`step`."""
+    the given arrays (zeroed here), and per node the drag's slope (n + 1, 3, 3) (:func:`add_drag`). ``c``
+    as in :func:`step`."""
     k_axial, l0, damping, seg_mass, seg_added, half_rho_d, c_perp, c_par, cn, ce, cd = c
     n = p.shape[0] - 1
     forces[:] = 0.0
     stiff[:] = 0.0
     damp[:] = 0.0
+    slope[:] = 0.0
     e = np.empty(3)
     for j in range(n):
         axial, e[0], e[1], e[2], length = segment_axial(p, v, j, k_axial, l0, damping)
@@ -93,14 +113,15 @@ def node_loads(p, v, c, forces, stiff, damp):
                     stiff[j, a, b] = k_axial * ((1.0 - l0 / length) * (1.0 if a == b else 0.0) + (l0 / length) * ee)
                     damp[j, a, b] = damping * ee
         half = 0.5 * length
-        add_drag(forces, j, cn - v[j, 0], ce - v[j, 1], cd - v[j, 2], e[0], e[1], e[2], half, half_rho_d, c_perp,
+        add_drag(forces, slope, j, cn - v[j, 0], ce - v[j, 1], cd - v[j, 2], e[0], e[1], e[2], half, half_rho_d, c_perp,
                  c_par)
-        add_drag(forces, j + 1, cn - v[j + 1, 0], ce - v[j + 1, 1], cd - v[j + 1, 2], e[0], e[1], e[2], half,
+        add_drag(forces, slope, j + 1, cn - v[j + 1, 0], ce - v[j + 1, 1], cd - v[j + 1, 2], e[0], e[1], e[2], half,
                  half_rho_d, c_perp, c_par)
 
 
 def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
-    """Advance the interior nodes by one backward Euler step of ``h`` [s]; returns (p', v', Newton iterations).
+    """Advance the interior nodes by one backward Euler step of ``h`` [s], both ends given; returns
+    (p', v', Newton iterations).
 
     ``p``, ``v`` (n + 1, 3): node positions [m] and velocities [m/s] now; ``base_p``,
     ``base_v``, ``end_p``, ``end_v`` (3,): the base and the attachment point at the step's
@@ -110,6 +131,34 @@ def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
     ``iterations``, until the velocity correction is below ``tolerance_m_s``.
     Plain loops on floats (no BLAS or LAPACK), so that numba gives the Python numbers.
     """
+    p_new, v_new = p.copy(), v.copy()
+    n = p.shape[0] - 1
+    for a in range(3):
+        p_new[n, a], v_new[n, a] = end_p[a], end_v[a]
+    p_new, v_new, done, _ = newton(p, v, h, base_p, base_v, p_new, v_new, c, iterations, tolerance_m_s, False,
+                                   np.zeros((3, 3)), np.zeros(3))
+    return p_new, v_new, done
+
+
+def step_with_vehicle(p, v, h, base_p, base_v, end_mass, end_push, c, iterations, tolerance_m_s):
+    """One backward Euler step of ``h`` [s] of every node but the base, the last node (the attachment
+    point) carrying the vehicle: returns (p', v', Newton iterations, whether they converged).
+
+    The vehicle enters as the attachment point's effective mass ``end_mass`` (3, 3) [kg, NED]
+    (the inverse of its mobility there, rotation included) pushed by ``end_push`` (3,) [N, NED],
+    the force that gives it the acceleration it would have without the tether; the cable pulls it
+    with its last segment's axial force at the step's end (so the stiff coupling is implicit too),
+    and the drag on the half segment next to it acts on no one (as :func:`step`). Other arguments
+    as :func:`step`; ``p[n]``, ``v[n]`` the attachment point now.
+    """
+    return newton(p, v, h, base_p, base_v, p.copy(), v.copy(), c, iterations, tolerance_m_s, True, end_mass, end_push)
+
+
+def newton(p, v, h, base_p, base_v, p_new, v_new, c, iterations, tolerance_m_s, end_free, end_mass, end_push):
+    """The backward Euler step of :func:`step` (``end_free`` False: node n is given in ``p_new``,
+    ``v_new``) and of :func:`step_with_vehicle` (True: node n is solved for, with ``end_mass`` and
+    ``end_push``); ``p_new``, ``v_new`` (n + 1, 3) are worked in and returned with the iterations and
+    whether they converged."""
     k_axial, l0, damping, seg_mass, seg_added = c[0], c[1], c[2], c[3], c[4]
     n = p.shape[0] - 1
     mass = np.zeros((n + 1, 3, 3))
@@ -120,22 +169,28 @@ def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
             for b in range(3):
                 m_ab = 0.5 * (seg_mass + seg_added) * (1.0 if a == b else 0.0) - 0.5 * seg_added * e[a] * e[b]
                 mass[j, a, b] += m_ab
-                mass[j + 1, a, b] += m_ab
-    p_new = p.copy()
-    v_new = v.copy()
+                if j + 1 < n:
+                    mass[j + 1, a, b] += m_ab
+    if end_free:
+        for a in range(3):
+            for b in range(3):
+                mass[n, a, b] = end_mass[a, b]
     for a in range(3):
-        p_new[0, a], v_new[0, a], p_new[n, a], v_new[n, a] = base_p[a], base_v[a], end_p[a], end_v[a]
-    for j in range(1, n):
+        p_new[0, a], v_new[0, a] = base_p[a], base_v[a]
+    last = n if end_free else n - 1            # the last node solved for
+    for j in range(1, last + 1):
         for a in range(3):
             p_new[j, a] = p[j, a] + h * v[j, a]
-    if n < 2:
-        return p_new, v_new, 0
+    m = last                                   # unknown nodes 1..last (row r = node r + 1)
+    if m < 1:
+        return p_new, v_new, 0, True
     forces = np.zeros((n + 1, 3))
     stiff = np.zeros((n, 3, 3))
     damp = np.zeros((n, 3, 3))
-    # Block tridiagonal Newton system on the interior nodes 1..n-1 (row r = node r + 1):
-    # (M - h C - h^2 K) dv = -(M (v' - v) - h f), K_jj = -(G_j-1 + G_j), K_j,j+1 = G_j (C likewise with D).
-    m = n - 1
+    slope = np.zeros((n + 1, 3, 3))
+    # Block tridiagonal Newton system on the unknown nodes:
+    # (M - h C - h^2 K) dv = -(M (v' - v) - h f), K_jj = -(G_j-1 + G_j), K_j,j+1 = G_j (C likewise with D);
+    # the vehicle's node has its last segment only, and its push instead of the drag.
     diag = np.zeros((m, 3, 3))
     upper = np.zeros((m, 3, 3))
     rhs = np.zeros((m, 3))
@@ -143,29 +198,52 @@ def step(p, v, h, base_p, base_v, end_p, end_v, c, iterations, tolerance_m_s):
     work_d, work_b, dv = np.empty((m, 3, 3)), np.empty((m, 3)), np.empty((m, 3))
     inv, factor = np.empty((3, 3)), np.empty((3, 3))
     done = 0
+    # Newton's step is taken whole while the residual (the impulse balance, N s) falls; where it
+    # grows (a near-slack cable's geometry far from linear over a long step), it is halved back
+    # toward the last iterate, at most MAX_HALVINGS times in a row.
+    alpha, previous = 1.0, math.inf
     for it in range(iterations):
         done = it + 1
-        node_loads(p_new, v_new, c, forces, stiff, damp)
+        node_loads(p_new, v_new, c, forces, stiff, damp, slope)
+        residual = 0.0
         for r in range(m):
             j = r + 1
+            on_vehicle = j == n
             for a in range(3):
                 inertia = 0.0
                 for b in range(3):
-                    diag[r, a, b] = (mass[j, a, b] + h * (damp[j - 1, a, b] + damp[j, a, b])
-                                     + h * h * (stiff[j - 1, a, b] + stiff[j, a, b]))
+                    seg_stiff = stiff[j - 1, a, b] + (0.0 if on_vehicle else stiff[j, a, b])
+                    seg_damp = damp[j - 1, a, b] + (0.0 if on_vehicle else damp[j, a, b])
+                    diag[r, a, b] = (mass[j, a, b] + h * (seg_damp + (0.0 if on_vehicle else slope[j, a, b]))
+                                     + h * h * seg_stiff)
                     upper[r, a, b] = -(h * damp[j, a, b] + h * h * stiff[j, a, b]) if r + 1 < m else 0.0
                     inertia += mass[j, a, b] * (v_new[j, b] - v[j, b])
-                rhs[r, a] = h * forces[j, a] - inertia
+                force = forces[j, a]
+                if on_vehicle:      # the last segment's pull (its drag share acts on no one) and the push
+                    axial, e[0], e[1], e[2], _ = segment_axial(p_new, v_new, n - 1, k_axial, l0, damping)
+                    force = end_push[a] - axial * e[a]
+                rhs[r, a] = h * force - inertia
+                residual += rhs[r, a] * rhs[r, a]
+        if not residual <= previous and alpha > 0.5 ** MAX_HALVINGS:     # (NaN included) back half way
+            alpha *= 0.5
+            for r in range(m):
+                for a in range(3):
+                    v_new[r + 1, a] -= alpha * dv[r, a]
+                    p_new[r + 1, a] = p[r + 1, a] + h * v_new[r + 1, a]
+            continue
+        previous, alpha = residual, 1.0
         solve_block_tridiagonal_into(diag, upper, rhs, work_d, work_b, dv, inv, factor)
         largest = 0.0
         for r in range(m):
             for a in range(3):
                 v_new[r + 1, a] += dv[r, a]
                 p_new[r + 1, a] = p[r + 1, a] + h * v_new[r + 1, a]
-                largest = max(largest, abs(dv[r, a]))
+                size = abs(dv[r, a])
+                if not size <= largest:          # NaN included: never converged
+                    largest = size
         if largest < tolerance_m_s:
-            break
-    return p_new, v_new, done
+            return p_new, v_new, done, True
+    return p_new, v_new, done, False
 
 
 def inverse3_into(a, out):
@@ -268,7 +346,7 @@ def pull_wrench(state, force_ned, r_a, out):
     out[5] = r_a[0] * out[1] - r_a[1] * out[0]
 
 
-KERNELS = (segment_axial, add_drag, node_loads, step, inverse3_into, solve_block_tridiagonal_into, end_force,
+KERNELS = (segment_axial, add_drag, node_loads, step, step_with_vehicle, newton, inverse3_into, solve_block_tridiagonal_into, end_force,
            rotation_ned_frd, attachment_point, pull_wrench)   # rotation_ned_frd: physics.kinematics' (a callee)
 
 

@@ -19,7 +19,7 @@ from brov2_hybrid.sim import tether as tether_math
 TETHER_KEYS = ("enabled", "length_m", "segments", "mass_per_length_kg_m", "diameter_m", "normal_drag_coefficient",
                "tangential_drag_coefficient", "internal_damping_n_s_m", "young_modulus_n_m2",
                "added_mass_coefficient", "water_density_kg_m3", "base_ned_m", "base_velocity_ned_m_s",
-               "newton_iterations", "newton_tolerance_m_s")
+               "step_s", "newton_iterations", "newton_tolerance_m_s")
 
 
 @dataclass(frozen=True)
@@ -39,6 +39,7 @@ class TetherSettings:
     water_density_kg_m3: float
     base_ned_m: np.ndarray
     base_velocity_ned_m_s: np.ndarray
+    step_s: float
     newton_iterations: int
     newton_tolerance_m_s: float
 
@@ -78,7 +79,7 @@ def no_tether_arguments():
     """:meth:`Tether.kernel_arguments`' types without a tether (on False): what a kernel that may
     step a tether is given when there is none (numba types each call's arguments)."""
     return (False, np.zeros((2, 3)), np.zeros((2, 3)), np.zeros(1), np.zeros(3), np.zeros(3), np.zeros(3),
-            (0.0,) * 11, 1, 1.0, np.zeros(2), np.zeros(3), np.zeros(3))
+            (0.0,) * 11, 1, 1.0, np.zeros(3), np.zeros(3), np.zeros(3), np.zeros(4), 1.0)
 
 
 def check_settings(s, where):
@@ -89,7 +90,7 @@ def check_settings(s, where):
             raise ParameterError("%s.%s: expected an integer >= %d, got %r"
                                  % (where, name, 2 if name == "segments" else 1, value))
     for name in ("length_m", "mass_per_length_kg_m", "diameter_m", "young_modulus_n_m2", "water_density_kg_m3",
-                 "newton_tolerance_m_s"):
+                 "step_s", "newton_tolerance_m_s"):
         value = getattr(s, name)
         if not (math.isfinite(value) and value > 0):
             raise ParameterError("%s.%s: expected a value > 0, got %r" % (where, name, value))
@@ -116,7 +117,7 @@ def load_tether_settings(path, data):
         added_mass_coefficient=t.number("added_mass_coefficient", 0.0),
         water_density_kg_m3=t.positive("water_density_kg_m3"),
         base_ned_m=t.vector("base_ned_m", 3), base_velocity_ned_m_s=t.vector("base_velocity_ned_m_s", 3),
-        newton_iterations=t.integer("newton_iterations", 1), newton_tolerance_m_s=t.positive("newton_tolerance_m_s"))
+        step_s=t.positive("step_s"), newton_iterations=t.integer("newton_iterations", 1), newton_tolerance_m_s=t.positive("newton_tolerance_m_s"))
     check_settings(settings, "%s:tether" % path)
     return settings
 
@@ -143,8 +144,11 @@ class Tether(object):
         self.p = np.zeros((n + 1, 3))
         self.v = np.zeros((n + 1, 3))
         self.t_s = 0.0
-        #: Steps taken and Newton iterations they took (their ratio: the solver's cost per step).
-        self.steps, self.iterations = 0, 0
+        #: Plant steps taken on the tether, the cable's implicit steps among them and the Newton
+        #: iterations those took (iterations / solves: the solver's cost per cable step).
+        self.steps, self.solves, self.iterations = 0, 0, 0
+        #: The plant steps taken in the current cable step, and the pull [N, NED] held over it.
+        self.hold = np.zeros(4)
         #: Per NED axis, the sum and the largest of |pull| [N] over the steps (:meth:`summary_line`).
         self.pull_sum_n, self.pull_max_n = np.zeros(3), np.zeros(3)
 
@@ -167,23 +171,26 @@ class Tether(object):
         fractions = np.linspace(0.0, 1.0, self.settings.segments + 1)[:, None]
         self.p = base + fractions * (end - base)
         self.v = base_v + fractions * (end_v - base_v)
+        self.hold[:] = 0.0      # the next plant step begins a cable step
 
     def kernel_arguments(self):
         """The tether as :func:`brov2_hybrid.sim.stepper.tethered_steps` takes it, after a leading True
         (on): (True, p, v, clock (1,) [s], base_ned_m, base_velocity_ned_m_s, attachment_m,
-        constants, Newton iterations, tolerance [m/s], tally (2,) steps and iterations, pull_sum_n,
-        pull_max_n). The nodes and the pull figures are this tether's own arrays, updated in place;
-        hand the tuple back to :meth:`took_steps` after the run."""
+        constants, Newton iterations, tolerance [m/s], tally (3,) plant steps, Newton iterations and
+        cable steps, pull_sum_n, pull_max_n, hold (4,), step_s). The nodes, the pull figures and the
+        hold are this tether's own arrays, updated in place; hand the tuple back to
+        :meth:`took_steps` after the run."""
         s = self.settings
         return (True, self.p, self.v, np.array([self.t_s]), s.base_ned_m, s.base_velocity_ned_m_s, self.attachment_m,
-                self._c, int(s.newton_iterations), float(s.newton_tolerance_m_s), np.zeros(2), self.pull_sum_n,
-                self.pull_max_n)
+                self._c, int(s.newton_iterations), float(s.newton_tolerance_m_s), np.zeros(3), self.pull_sum_n,
+                self.pull_max_n, self.hold, float(s.step_s))
 
     def took_steps(self, arguments):
         """Take the time and the tallies a kernel left in ``arguments`` (:meth:`kernel_arguments`)."""
         self.t_s = float(arguments[3][0])
         self.steps += int(arguments[10][0])
         self.iterations += int(arguments[10][1])
+        self.solves += int(arguments[10][2])
 
     def summary_line(self):
         """One line for the simulators' logs: the pull per NED axis as seed 003's Table 9 counts it
@@ -192,14 +199,15 @@ class Tether(object):
             return "tether: no steps"
         mean = self.pull_sum_n / self.steps
         return ("tether (%g m, %d segments): %d steps, pull on the vehicle |F| north / east / down: mean %.1f / %.1f / "
-                "%.1f N, largest %.1f / %.1f / %.1f N; %.2f Newton iterations a step"
+                "%.1f N, largest %.1f / %.1f / %.1f N; %d cable steps, %.2f Newton iterations each"
                 % (self.settings.length_m, self.settings.segments, self.steps, mean[0], mean[1], mean[2],
-                   self.pull_max_n[0], self.pull_max_n[1], self.pull_max_n[2], self.iterations / self.steps))
+                   self.pull_max_n[0], self.pull_max_n[1], self.pull_max_n[2], self.solves,
+                   self.iterations / max(self.solves, 1)))
 
     def force_ned(self):
-        """Force [N] (3,) the tether exerts on the vehicle, NED."""
-        k_axial, l0, damping = self._c[0], self._c[1], self._c[2]
-        return self._kernels["end_force"](self.p, self.v, k_axial, l0, damping)
+        """Force [N] (3,) the tether exerts on the vehicle, NED: the pull held over the current cable step
+        (zero before the first step)."""
+        return self.hold[1:4].copy()
 
     def wrench_body(self, state):
         """Body wrench [N, N m] (6,) of the tether's pull at the attachment point, for plant ``state``."""
