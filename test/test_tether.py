@@ -118,7 +118,7 @@ def test_the_block_tridiagonal_solver_solves_the_system():
             dense[3 * r + 3:3 * r + 6, 3 * r:3 * r + 3] = upper[r].T
     x = np.empty((m, 3))
     tether_math.solve_block_tridiagonal_into(diag, upper, rhs, np.empty((m, 3, 3)), np.empty((m, 3)), x,
-                                             np.empty((3, 3)), np.empty((3, 3)))
+                                             np.empty((m, 3, 3)), np.empty((3, 3)))
     np.testing.assert_allclose(x.ravel(), np.linalg.solve(dense, rhs.ravel()), rtol=1e-10, atol=1e-12)
     inv = np.empty((3, 3))
     tether_math.inverse3_into(diag[0], inv)

@@ -105,12 +105,13 @@ def node_loads(p, v, c, forces, stiff, damp, slope):
     for j in range(n):
         axial, e[0], e[1], e[2], length = segment_axial(p, v, j, k_axial, l0, damping)
         if axial > 0.0:
+            ratio = l0 / length
             for a in range(3):
                 forces[j, a] += axial * e[a]
                 forces[j + 1, a] -= axial * e[a]
                 for b in range(3):
                     ee = e[a] * e[b]
-                    stiff[j, a, b] = k_axial * ((1.0 - l0 / length) * (1.0 if a == b else 0.0) + (l0 / length) * ee)
+                    stiff[j, a, b] = k_axial * ((1.0 - ratio) * (1.0 if a == b else 0.0) + ratio * ee)
                     damp[j, a, b] = damping * ee
         half = 0.5 * length
         add_drag(forces, slope, j, cn - v[j, 0], ce - v[j, 1], cd - v[j, 2], e[0], e[1], e[2], half, half_rho_d, c_perp,
@@ -196,7 +197,7 @@ def newton(p, v, h, base_p, base_v, p_new, v_new, c, iterations, tolerance_m_s, 
     rhs = np.zeros((m, 3))
     # the block elimination's work arrays, reused by every iteration
     work_d, work_b, dv = np.empty((m, 3, 3)), np.empty((m, 3)), np.empty((m, 3))
-    inv, factor = np.empty((3, 3)), np.empty((3, 3))
+    inv, factor = np.empty((m, 3, 3)), np.empty((3, 3))
     done = 0
     # Newton's step is taken whole while the residual (the impulse balance, N s) falls; where it
     # grows (a near-slack cable's geometry far from linear over a long step), it is halved back
@@ -209,6 +210,9 @@ def newton(p, v, h, base_p, base_v, p_new, v_new, c, iterations, tolerance_m_s, 
         for r in range(m):
             j = r + 1
             on_vehicle = j == n
+            axial = 0.0
+            if on_vehicle:          # the last segment's pull on the vehicle (its drag share acts on no one)
+                axial, e[0], e[1], e[2], _ = segment_axial(p_new, v_new, n - 1, k_axial, l0, damping)
             for a in range(3):
                 inertia = 0.0
                 for b in range(3):
@@ -218,10 +222,7 @@ def newton(p, v, h, base_p, base_v, p_new, v_new, c, iterations, tolerance_m_s, 
                                      + h * h * seg_stiff)
                     upper[r, a, b] = -(h * damp[j, a, b] + h * h * stiff[j, a, b]) if r + 1 < m else 0.0
                     inertia += mass[j, a, b] * (v_new[j, b] - v[j, b])
-                force = forces[j, a]
-                if on_vehicle:      # the last segment's pull (its drag share acts on no one) and the push
-                    axial, e[0], e[1], e[2], _ = segment_axial(p_new, v_new, n - 1, k_axial, l0, damping)
-                    force = end_push[a] - axial * e[a]
+                force = end_push[a] - axial * e[a] if on_vehicle else forces[j, a]
                 rhs[r, a] = h * force - inertia
                 residual += rhs[r, a] * rhs[r, a]
         if not residual <= previous and alpha > 0.5 ** MAX_HALVINGS:     # (NaN included) back half way
@@ -264,8 +265,9 @@ def inverse3_into(a, out):
 
 def solve_block_tridiagonal_into(diag, upper, rhs, d, b, x, inv, factor):
     """Solve the symmetric block tridiagonal system (3 x 3 blocks; lower = upper^T) by block elimination
-    into ``x`` (m, 3), with the work arrays ``d`` (m, 3, 3), ``b`` (m, 3), ``inv`` and ``factor`` (3, 3)
-    (a step's Newton iterations reuse them: no array is made here).
+    into ``x`` (m, 3), with the work arrays ``d`` (m, 3, 3), ``b`` (m, 3), ``inv`` (m, 3, 3) (each
+    eliminated block's inverse, kept for the back substitution) and ``factor`` (3, 3) (a step's
+    Newton iterations reuse them: no array is made here).
 
     diag (m, 3, 3) the diagonal blocks, upper (m, 3, 3) block (r, r + 1) in row r (the last unused),
     rhs (m, 3).
@@ -274,21 +276,21 @@ def solve_block_tridiagonal_into(diag, upper, rhs, d, b, x, inv, factor):
     d[:] = diag
     b[:] = rhs
     for r in range(1, m):
-        inverse3_into(d[r - 1], inv)
+        inverse3_into(d[r - 1], inv[r - 1])
         # factor = upper[r-1]^T inv; d[r] -= factor upper[r-1]; b[r] -= factor b[r-1]
         factor[:] = 0.0
         for i in range(3):
             for j in range(3):
                 for k in range(3):
-                    factor[i, j] += upper[r - 1, k, i] * inv[k, j]
+                    factor[i, j] += upper[r - 1, k, i] * inv[r - 1, k, j]
         for i in range(3):
             for j in range(3):
                 for k in range(3):
                     d[r, i, j] -= factor[i, k] * upper[r - 1, k, j]
                 b[r, i] -= factor[i, j] * b[r - 1, j]
+    inverse3_into(d[m - 1], inv[m - 1])
     x[:] = 0.0
     for r in range(m - 1, -1, -1):
-        inverse3_into(d[r], inv)
         for i in range(3):
             acc = b[r, i]
             if r + 1 < m:
@@ -297,7 +299,7 @@ def solve_block_tridiagonal_into(diag, upper, rhs, d, b, x, inv, factor):
             x[r, i] = acc
         y0, y1, y2 = x[r, 0], x[r, 1], x[r, 2]
         for i in range(3):
-            x[r, i] = inv[i, 0] * y0 + inv[i, 1] * y1 + inv[i, 2] * y2
+            x[r, i] = inv[r, i, 0] * y0 + inv[r, i, 1] * y1 + inv[r, i, 2] * y2
 
 
 def end_force(p, v, k_axial, l0, damping):
