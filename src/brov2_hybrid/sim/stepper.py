@@ -18,20 +18,22 @@ from brov2_hybrid.jit import compile_family
 from brov2_hybrid.physics.kinematics import rotation_ned_frd
 from brov2_hybrid.sim import tether as tether_math
 from brov2_hybrid.sim.dynamics import N_CONSTANTS, UPDATED_KIND, accelerations, drag_slopes
-from brov2_hybrid.sim.tether import attachment_point, end_force, inverse3_into, pull_wrench, step_with_vehicle
+from brov2_hybrid.sim.tether import attachment_point, end_force, inverse3_into, step_with_vehicle
 
 #: Below this |omega| [rad/s] the quaternion update uses its small-angle limit.
 SMALL_RATE_RAD_S = 1e-12
 
 
-def integrate(state, n, dt, tau, c, lag_terms=None):
+def integrate(state, n, dt, tau, c, lag_terms=None, pull=None, r_a=None):
     """n semi-implicit Euler steps of the model in floats (the fast stepper).
 
     ``state`` = [north, east, down, qw, qx, qy, qz, u, v, w, p, q, r]; ``tau`` the steady
     thruster wrench; ``c`` the stepper constants (the model's
     :func:`~brov2_hybrid.sim.dynamics.model_constants`, the current north, east, down and
     whether it is non-zero); ``lag_terms`` (or None) the modal thruster-lag terms [step
-    factor, current factor, (6,) complex weights], advanced in place.
+    factor, current factor, (6,) complex weights], advanced in place. ``pull`` (3,) [N, NED] (or None)
+    a force held in the world frame at ``r_a`` (3,) [m, body FRD], turned into the body at every step
+    (the tether's pull: :func:`tethered_steps`; as :func:`~brov2_hybrid.sim.tether.pull_wrench`).
 
     Where numba is installed, :class:`Plant` runs this same function compiled
     (:func:`compiled_integrate`) whenever no thruster lag is active: the same numbers.
@@ -56,8 +58,18 @@ def integrate(state, n, dt, tau, c, lag_terms=None):
         # Rotation body -> NED from the quaternion; the third row is NED down in body axes.
         R11, R12, R13, R21, R22, R23, R31, R32, R33 = rotation_ned_frd(qw, qx, qy, qz)
         ur, vr, wr = water_relative(R11, R12, R13, R21, R22, R23, R31, R32, R33, u, v, w, cn, ce, cd, has_current)
-        udot, vdot, wdot, pdot, qdot, rdot = accelerations(constants, X, Y, Z, K, M, N, pd, R31, R32, R33, u, v, w,
-                                                           ur, vr, wr, p, q, r)
+        if pull is not None:    # R^T F at r_a: the body wrench of the held pull (pull_wrench's arithmetic)
+            fb0 = R11 * pull[0] + R21 * pull[1] + R31 * pull[2]
+            fb1 = R12 * pull[0] + R22 * pull[1] + R32 * pull[2]
+            fb2 = R13 * pull[0] + R23 * pull[1] + R33 * pull[2]
+            Xe, Ye, Ze = X + fb0, Y + fb1, Z + fb2
+            Ke = K + (r_a[1] * fb2 - r_a[2] * fb1)
+            Me = M + (r_a[2] * fb0 - r_a[0] * fb2)
+            Ne = N + (r_a[0] * fb1 - r_a[1] * fb0)
+        else:
+            Xe, Ye, Ze, Ke, Me, Ne = X, Y, Z, K, M, N
+        udot, vdot, wdot, pdot, qdot, rdot = accelerations(constants, Xe, Ye, Ze, Ke, Me, Ne, pd, R31, R32, R33, u, v,
+                                                           w, ur, vr, wr, p, q, r)
         # The drag as the trapezoid over the step (linearly implicit, theta = 1/2): Euler's
         # increment over 1 + dt/2 * the drag's slope. Euler alone damps with the drag at the
         # start of the step, which a fit reads as an inertia low by about dt/2 * that slope.
@@ -140,13 +152,13 @@ def tethered_steps(state, n, dt, tau, c, lag_terms, p, v, clock, base_p0, base_v
     x = np.empty(13)
     for i in range(13):
         x[i] = state[i]
-    wrench, total = np.empty(6), np.empty(6)
     position, velocity, base = np.empty(3), np.empty(3), np.empty(3)
     free, push = np.empty(3), np.empty(3)
     mobility, end_mass, pull = np.empty((3, 3)), np.empty((3, 3)), np.empty(3)
     per_step = max(1, int(round(step_s / dt)))
     last = p.shape[0] - 1
-    for _ in range(n):
+    done = 0
+    while done < n:
         if hold[0] == 0.0:          # a cable step begins: solve it with the vehicle in its last node
             point_response(x, tau, c, r_a, free, mobility)
             inverse3_into(mobility, end_mass)
@@ -178,25 +190,26 @@ def tethered_steps(state, n, dt, tau, c, lag_terms, p, v, clock, base_p0, base_v
                 hold[1 + a] = pull[a]
         for a in range(3):
             pull[a] = hold[1 + a]
-        pull_wrench(x, pull, r_a, wrench)
-        for k in range(6):
-            total[k] = tau[k] + wrench[k]
-        stepped = integrate(x, 1, dt, total, c, lag_terms)
+        # the plant steps up to the cable step's end (or the call's) in one run, the pull held
+        k = min(n - done, per_step - int(hold[0]))
+        stepped = integrate(x, k, dt, tau, c, lag_terms, pull, r_a)
         for i in range(13):
             x[i] = stepped[i]
-        clock[0] += dt
-        hold[0] += 1.0
+        for _ in range(k):
+            clock[0] += dt
+            for a in range(3):
+                pull_sum[a] += abs(pull[a])
+        for a in range(3):
+            if abs(pull[a]) > pull_max[a]:
+                pull_max[a] = abs(pull[a])
+        hold[0] += k
+        tally[0] += k
+        done += k
         if hold[0] >= per_step:     # the cable step ends: its last node is the vehicle's attachment point
             hold[0] = 0.0
             attachment_point(x, r_a, position, velocity)
             for a in range(3):
                 p[last, a], v[last, a] = position[a], velocity[a]
-        tally[0] += 1.0
-        for k in range(3):
-            size = abs(pull[k])
-            pull_sum[k] += size
-            if size > pull_max[k]:
-                pull_max[k] = size
     return x
 
 
