@@ -216,3 +216,30 @@ def test_the_simulators_command_line_turns_the_tether_on():
         assert options.tether.enabled is enabled
         assert (Plant(vehicle, options).tether is not None) is enabled
     np.testing.assert_array_equal(options.current_ned_m_s, [0.2, 0.1, 0.0])
+
+
+def test_a_cable_step_that_newton_cannot_solve_whole_is_taken_in_halves():
+    """The vehicle driven hard on a slack cable that snaps taut (a snap's outcome depends on the step at
+    any step, so no path is compared): some 0.1 s cable steps do not converge whole and are taken in
+    halves (more solves than cable steps), every figure stays finite, and the cable holds the vehicle:
+    its attachment point never gets further from the base than the cable's length and a strain far
+    above any the pulls here stretch it by."""
+    vehicle = load_vehicle("bluerov2_heavy")
+    base = load_sim_options()
+    length = 12.0
+    for step_s in (1e-9, 0.1):          # 1e-9 rounds to one plant step
+        options = dataclasses.replace(base, current_ned_m_s=np.array([0.3, 0.2, 0.0]), tether=base.tether.with_changes(
+            enabled=True, length_m=length, base_ned_m=np.array([0.0, 0.0, 0.0]), step_s=step_s))
+        plant = Plant(vehicle, options)
+        plant.reset(eta=np.array([0.0, 0.0, 8.0, 0.0, 0.0, 0.0]))     # 8 m below the base: slack
+        plant.set_motor_pwm([1700, 1700, 1300, 1300, 1500, 1500, 1500, 1500])
+        reach = []
+        for _ in range(200):                                          # 20 s
+            plant.advance(0.1)
+            end, _ = plant.tether.attachment_state(plant._x)             # the plant's 13-state
+            reach.append(np.linalg.norm(end - options.tether.base_ned_m))
+            assert np.all(np.isfinite(plant.tether.p)) and np.all(np.isfinite(plant.tether.force_ned()))
+        assert max(reach) < length * 1.001, step_s
+        assert max(reach) > length * 0.85, step_s                     # it did reach the cable (bowed by the current)
+        if step_s == 0.1:
+            assert plant.tether.solves > 200                          # some cable steps were split
