@@ -70,15 +70,24 @@ def count_junit(paths, tally):
         except (ET.ParseError, OSError) as exc:
             tally.fail("unreadable result file {}: {}".format(path, exc))
             continue
-        for case in root.iter("testcase"):
-            name = "{}.{}".format(case.get("classname", "?"), case.get("name", "?"))
-            if case.find("failure") is not None or case.find("error") is not None:
-                tally.failed += 1
-                failing.append(name)
-            elif case.find("skipped") is not None:
-                tally.skipped += 1
-            else:
-                tally.passed += 1
+        for suite in ([root] if root.tag == "testsuite" else root.iter("testsuite")):
+            failed_here = 0
+            for case in suite.iter("testcase"):
+                name = "{}.{}".format(case.get("classname", "?"), case.get("name", "?"))
+                if case.find("failure") is not None or case.find("error") is not None:
+                    tally.failed += 1
+                    failed_here += 1
+                    failing.append(name)
+                elif case.find("skipped") is not None:
+                    tally.skipped += 1
+                else:
+                    tally.passed += 1
+            # A suite's own errors (a rostest whose test node died before any case ran writes
+            # errors="1" tests="0"): failures no test case carries, counted all the same.
+            reported = int(suite.get("errors", 0) or 0) + int(suite.get("failures", 0) or 0)
+            if reported > failed_here:
+                tally.fail("{}: {} error(s) outside any test case".format(path, reported - failed_here))
+                failing.append("{} (suite {})".format(os.path.basename(path), suite.get("name", "?")))
     return failing
 
 
