@@ -18,7 +18,7 @@ from brov2_hybrid.jit import compile_family
 from brov2_hybrid.physics.kinematics import rotation_ned_frd
 from brov2_hybrid.sim import tether as tether_math
 from brov2_hybrid.sim.dynamics import N_CONSTANTS, UPDATED_KIND, accelerations, drag_slopes
-from brov2_hybrid.sim.tether import attachment_point, end_force, inverse3_into, step_with_vehicle
+from brov2_hybrid.sim.tether import attachment_point, end_force, inverse3_into, rotated_pull, step_with_vehicle
 
 #: Below this |omega| [rad/s] the quaternion update uses its small-angle limit.
 SMALL_RATE_RAD_S = 1e-12
@@ -33,7 +33,7 @@ def integrate(state, n, dt, tau, c, lag_terms=None, pull=None, r_a=None):
     whether it is non-zero); ``lag_terms`` (or None) the modal thruster-lag terms [step
     factor, current factor, (6,) complex weights], advanced in place. ``pull`` (3,) [N, NED] (or None)
     a force held in the world frame at ``r_a`` (3,) [m, body FRD], turned into the body at every step
-    (the tether's pull: :func:`tethered_steps`; as :func:`~brov2_hybrid.sim.tether.pull_wrench`).
+    (the tether's pull: :func:`tethered_steps`; :func:`~brov2_hybrid.sim.tether.rotated_pull`).
 
     Where numba is installed, :class:`Plant` runs this same function compiled
     (:func:`compiled_integrate`) whenever no thruster lag is active: the same numbers.
@@ -58,14 +58,9 @@ def integrate(state, n, dt, tau, c, lag_terms=None, pull=None, r_a=None):
         # Rotation body -> NED from the quaternion; the third row is NED down in body axes.
         R11, R12, R13, R21, R22, R23, R31, R32, R33 = rotation_ned_frd(qw, qx, qy, qz)
         ur, vr, wr = water_relative(R11, R12, R13, R21, R22, R23, R31, R32, R33, u, v, w, cn, ce, cd, has_current)
-        if pull is not None:    # R^T F at r_a: the body wrench of the held pull (pull_wrench's arithmetic)
-            fb0 = R11 * pull[0] + R21 * pull[1] + R31 * pull[2]
-            fb1 = R12 * pull[0] + R22 * pull[1] + R32 * pull[2]
-            fb2 = R13 * pull[0] + R23 * pull[1] + R33 * pull[2]
-            Xe, Ye, Ze = X + fb0, Y + fb1, Z + fb2
-            Ke = K + (r_a[1] * fb2 - r_a[2] * fb1)
-            Me = M + (r_a[2] * fb0 - r_a[0] * fb2)
-            Ne = N + (r_a[0] * fb1 - r_a[1] * fb0)
+        if pull is not None:    # the held pull's body wrench at r_a, turned with the body every step
+            w0, w1, w2, w3, w4, w5 = rotated_pull(R11, R12, R13, R21, R22, R23, R31, R32, R33, pull, r_a)
+            Xe, Ye, Ze, Ke, Me, Ne = X + w0, Y + w1, Z + w2, K + w3, M + w4, N + w5
         else:
             Xe, Ye, Ze, Ke, Me, Ne = X, Y, Z, K, M, N
         udot, vdot, wdot, pdot, qdot, rdot = accelerations(constants, Xe, Ye, Ze, Ke, Me, Ne, pd, R31, R32, R33, u, v,
@@ -122,7 +117,8 @@ def compiled_integrate():
     and tested); about 15x faster per step. ``BROV2_NO_JIT=1`` or a missing / unusable
     numba keeps the Python function.
     """
-    kernels = compile_family("plant", (integrate, water_relative, accelerations, drag_slopes, rotation_ned_frd),
+    kernels = compile_family("plant", (integrate, water_relative, rotated_pull, accelerations, drag_slopes,
+                                       rotation_ned_frd),
                              _probe_integrate)
     return kernels["integrate"] if kernels else None
 

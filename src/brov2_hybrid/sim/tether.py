@@ -337,19 +337,24 @@ def attachment_point(state, r_a, position, velocity):
 
 def pull_wrench(state, force_ned, r_a, out):
     """Body wrench [N, N m] (6,) into ``out`` of the force ``force_ned`` (3,) [N, NED] pulling at the
-    attachment point ``r_a`` (3,) [m, body FRD] of a vehicle at plant ``state``: F_b = R^T F and
-    r_a x F_b."""
+    attachment point ``r_a`` (3,) [m, body FRD] of a vehicle at plant ``state``: :func:`rotated_pull`."""
     R11, R12, R13, R21, R22, R23, R31, R32, R33 = rotation_ned_frd(state[3], state[4], state[5], state[6])
-    out[0] = R11 * force_ned[0] + R21 * force_ned[1] + R31 * force_ned[2]
-    out[1] = R12 * force_ned[0] + R22 * force_ned[1] + R32 * force_ned[2]
-    out[2] = R13 * force_ned[0] + R23 * force_ned[1] + R33 * force_ned[2]
-    out[3] = r_a[1] * out[2] - r_a[2] * out[1]
-    out[4] = r_a[2] * out[0] - r_a[0] * out[2]
-    out[5] = r_a[0] * out[1] - r_a[1] * out[0]
+    out[0], out[1], out[2], out[3], out[4], out[5] = rotated_pull(R11, R12, R13, R21, R22, R23, R31, R32, R33,
+                                                                  force_ned, r_a)
+
+
+def rotated_pull(R11, R12, R13, R21, R22, R23, R31, R32, R33, force_ned, r_a):
+    """The body wrench (X, Y, Z, K, M, N) [N, N m] of ``force_ned`` (3,) [N, NED] at ``r_a`` (3,) [m, body
+    FRD] for the body -> NED rotation R (row by row): F_b = R^T F and r_a x F_b. Written once: the plant's
+    stepper adds it at every step (:func:`brov2_hybrid.sim.stepper.integrate`)."""
+    fb0 = R11 * force_ned[0] + R21 * force_ned[1] + R31 * force_ned[2]
+    fb1 = R12 * force_ned[0] + R22 * force_ned[1] + R32 * force_ned[2]
+    fb2 = R13 * force_ned[0] + R23 * force_ned[1] + R33 * force_ned[2]
+    return (fb0, fb1, fb2, r_a[1] * fb2 - r_a[2] * fb1, r_a[2] * fb0 - r_a[0] * fb2, r_a[0] * fb1 - r_a[1] * fb0)
 
 
 KERNELS = (segment_axial, add_drag, node_loads, step, step_with_vehicle, newton, inverse3_into, solve_block_tridiagonal_into, end_force,
-           rotation_ned_frd, attachment_point, pull_wrench)   # rotation_ned_frd: physics.kinematics' (a callee)
+           rotation_ned_frd, attachment_point, pull_wrench, rotated_pull)   # rotation_ned_frd: physics.kinematics' (a callee)
 
 
 def _probe(kernels):
