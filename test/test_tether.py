@@ -243,3 +243,26 @@ def test_a_cable_step_that_newton_cannot_solve_whole_is_taken_in_halves():
         assert max(reach) > length * 0.85, step_s                     # it did reach the cable (bowed by the current)
         if step_s == 0.1:
             assert plant.tether.solves > 200                          # some cable steps were split
+
+
+def test_the_newton_settings_decide_how_the_cable_steps_are_solved():
+    """Outcome of ``newton_iterations`` and ``newton_tolerance_m_s`` on a cable swinging taut in a current:
+    fewer iterations allowed, more cable steps are taken in halves (and with two, even one plant step's
+    solve stops short, and the path goes astray); a looser tolerance, fewer iterations a solve, the
+    vehicle's path within a centimetre."""
+    vehicle = load_vehicle("aau_bluerov2_heavy")
+    base = load_sim_options()
+    runs = {}
+    for name, changes in (("default", {}), ("two iterations", {"newton_iterations": 2}),
+                          ("loose", {"newton_tolerance_m_s": 1e-3})):
+        options = dataclasses.replace(base, current_ned_m_s=np.array([0.3536, 0.3536, 0.0]),
+                                      tether=base.tether.with_changes(enabled=True, length_m=15.0, **changes))
+        plant = Plant(vehicle, options)
+        plant.reset(eta=np.array([0.0, 0.0, 15.0, 0.0, 0.0, 0.0]))
+        plant.advance(20.0)
+        t = plant.tether
+        runs[name] = (t.solves, t.iterations / t.solves, np.array(plant.eta[:3]))
+    assert runs["two iterations"][0] > runs["default"][0]
+    assert runs["loose"][1] < runs["default"][1]
+    assert np.linalg.norm(runs["loose"][2] - runs["default"][2]) < 0.01
+    assert np.linalg.norm(runs["two iterations"][2] - runs["default"][2]) > 0.1
