@@ -27,15 +27,17 @@ Plain Python, no rospy: ``mavlink_bridge`` feeds it (placement onboard) and send
 """
 import math
 
-from brov2_hybrid.onboard.uplink import TEXT_PREFIX, ScriptReports, report_name, script_mode
+from pymavlink.dialects.v20 import ardupilotmega as mavlink
+
+from brov2_hybrid.onboard.uplink import SCRIPT_MODES, TEXT_PREFIX, ScriptReports, report_name, script_mode
 from brov2_hybrid.validate import as_positive
 
 #: MAV_SEVERITY_CRITICAL: ArduSub's scripting reports a stopped script at this severity (lua_scripts.cpp).
-SEVERITY_CRITICAL = 2
+SEVERITY_CRITICAL = mavlink.MAV_SEVERITY_CRITICAL
 #: MAV_SEVERITY_ERROR: the script reports an error it caught at this severity (its ``say``).
-SEVERITY_ERROR = 3
+SEVERITY_ERROR = mavlink.MAV_SEVERITY_ERROR
 #: The script's mode after an error it caught (neutral written; HYB_MODE 5).
-CAUGHT_ERROR_MODE = "FAULT_NEUTRAL"
+CAUGHT_ERROR_MODE = SCRIPT_MODES[5]
 #: The script's modes in which its last outputs drive the motors at some thrust (hybrid_onboard.lua.template).
 DRIVING_MODES = ("ACTIVE", "HOLD", "PILOT")
 #: The script's report the watch counts on (every ``report_period_s``: onboard.ScriptReports).
@@ -43,7 +45,7 @@ REPORT_NAME = ScriptReports.NAMES[0]
 #: Messages whose time_boot_ms runs the watch's clock (the bridge's attitude source, either kind).
 CLOCK_MESSAGES = ("ATTITUDE", "ATTITUDE_QUATERNION", "SYSTEM_TIME")
 #: MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN, param1 1: reboot the autopilot.
-MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN = 246
+MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN = mavlink.MAV_CMD_PREFLIGHT_REBOOT_SHUTDOWN
 #: ArduPilot reboots an armed vehicle only with this in param6 (``packet.y``; GCS_Common.cpp
 #: ``handle_preflight_reboot``: "refuse reboot when armed ... but allow it if forced").
 FORCE_REBOOT_MAGIC = 20190226
