@@ -90,6 +90,9 @@ PACKAGES=(
     libgeographiclib-dev geographiclib-tools libeigen3-dev python3-genpy python3-gencpp
     python3-genlisp ros-message-generation ros-message-runtime python3-lxml python3-future
     libboost-system-dev ros-cmake-modules python3-rospy cmake make g++ catkin
+    # find_package(catkin COMPONENTS ...) of mavros: not pulled in by the above on a fresh machine
+    # (seen: "Could NOT find pluginlib" when this ran before setup.sh had installed rviz)
+    pluginlib-dev libroscpp-dev
 )
 missing=()
 for pkg in "${PACKAGES[@]}"; do
