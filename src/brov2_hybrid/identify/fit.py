@@ -11,7 +11,9 @@ with I the effective inertia (rigid + added), b/c the linear/quadratic damping, 
 the lever of the restoring moment (:mod:`brov2_hybrid.physics.hydrostatics`) and R3j the
 third row of the body -> NED rotation. The applied wrench (K, M, N, Z) comes from the logged
 motor PWMs through the thrust table and T (what the thrusters gave, quantisation included);
-a log without PWMs falls back on the commanded tau columns.
+where they are sparser than the command (through ROS), from the RC override sent through the
+vehicle's firmware (:mod:`brov2_hybrid.identify.output_chain`); a log with neither falls back on
+the commanded u or tau columns.
 
 Attitude axes: equation error in integral form between consecutive rows,
 nu_{k+1} - nu_k = (1/I) [int tau - int D(nu) + int g], linear in (1/I, b/I, c/I, l/I) and
@@ -91,22 +93,28 @@ def _forward_filled(values):
     return out
 
 
-def applied_wrench(log, vehicle, sent_rows=None):
+def applied_wrench(log, vehicle, sent_rows=None, firmware=None):
     """(n, 6) body wrench [N, N m] the thrusters gave at each row.
 
     From the log's motor PWMs (T @ thrust(PWM), the vehicle's table: what the thrusters gave,
     quantisation included) when they are logged as often as the command; else from the
-    command the output stage received, u * tau_max (the ROS logger's PWMs come from the
-    vehicle's 10 Hz SERVO_OUTPUT_RAW stream, too slow for short pulses). On rows without
-    motor PWMs (0: none received) the command is used; a missing command (NaN) holds the
-    previous one. ``sent_rows`` (n,) bool: rows where the vehicle did not get the logged u (a neutral
-    override, a command sent late or never: :mod:`brov2_hybrid.identify.disturbed`); there the command
-    is the RC override channels as last sent (the vehicle's ``rc_map``) instead.
+    command the vehicle was sent (the ROS logger's PWMs come from the vehicle's 10 Hz
+    SERVO_OUTPUT_RAW stream, too slow for short pulses). On rows without motor PWMs (0: none
+    received) the command is used. The command: with ``firmware`` (a
+    :data:`~brov2_hybrid.vehicle.firmware_output.FIRMWARES` name) the RC override channels as last
+    sent, through that firmware's chain to thrust (:func:`~brov2_hybrid.identify.output_chain.override_wrench`);
+    without it u * tau_max, a missing u (NaN) holding the previous one, and on the ``sent_rows`` (n,)
+    bool, where the vehicle did not get the logged u (a neutral override, a command sent late or never:
+    :mod:`brov2_hybrid.identify.disturbed`), the RC channels as last sent read back to u (``rc_map``).
     """
+    from brov2_hybrid.identify.output_chain import override_wrench, rc_rows
     from brov2_hybrid.tick_log.logfile import RC_COLUMNS, U_COLUMNS
     n = vehicle.n_thrusters
     pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:n]])
-    if all(c in log for c in U_COLUMNS):
+    rc = rc_rows(log) if firmware is not None else None
+    if rc is not None:
+        commanded = override_wrench(rc, vehicle, firmware)
+    elif all(c in log for c in U_COLUMNS):
         u = np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS])
         if sent_rows is not None and np.any(sent_rows):
             rc = np.column_stack([np.asarray(log[c], dtype=float) for c in RC_COLUMNS])

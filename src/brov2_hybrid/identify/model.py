@@ -24,7 +24,7 @@ import numpy as np
 from brov2_hybrid import paths
 from brov2_hybrid.dofs import ANGULAR_DOF_NAMES, DOF_NAMES
 from brov2_hybrid.errors import Brov2Error, InputDataError
-from brov2_hybrid.identify import fit, heave_fit
+from brov2_hybrid.identify import fit, heave_fit, output_chain
 from brov2_hybrid.identify.disturbed import DisturbanceSettings, check_share, find_disturbed_rows
 from brov2_hybrid.params import Section, load_yaml
 
@@ -48,6 +48,9 @@ class FitSettings:
     jackknife_blocks: int = None
     #: rows left out and the refusal limit (:mod:`brov2_hybrid.identify.disturbed`); None: the file's
     disturbance: DisturbanceSettings = None
+    #: the firmware whose chain rebuilds the wrench (:mod:`brov2_hybrid.identify.output_chain`)
+    firmware: str = output_chain.AUTO
+    firmware_detection: output_chain.FirmwareDetection = None
 
 
 def load_fit_settings(path=None):
@@ -62,12 +65,17 @@ def load_fit_settings(path=None):
         excitation_fraction=d.number("excitation_fraction", 0.0, 1.0),
         max_disturbed_share=d.number("max_disturbed_share", 0.0, 1.0),
         max_disturbed_share_heave=d.number("max_disturbed_share_heave", 0.0, 1.0), outlier_sigma=d.positive("outlier_sigma"))
+    f = s.sub("firmware_detection")
+    detection = output_chain.FirmwareDetection(
+        tolerance_us=f.positive("tolerance_us"), votes=f.integer("votes", 1, 1000), window_s=f.positive("window_s"),
+        grace_s=f.number("grace_s", 0.0))
     return FitSettings(confidence=s.number("confidence", 0.5, 0.999), delay_max_s=s.number("delay_max_s", 0.0),
                        delay_step_s=s.positive("delay_step_s"), heave_substeps=s.integer("heave_substeps", 1, 100),
                        heave_lead_s=s.number("heave_lead_s", 0.0),
                        heave_delay_max_s=s.number("heave_delay_max_s", 0.0),
                        heave_delay_step_s=s.positive("heave_delay_step_s"),
-                       jackknife_blocks=s.integer("jackknife_blocks", 3, 1000), disturbance=disturbance)
+                       jackknife_blocks=s.integer("jackknife_blocks", 3, 1000), disturbance=disturbance,
+                       firmware=s.choice("firmware", output_chain.CHOICES), firmware_detection=detection)
 
 
 @dataclass
@@ -83,6 +91,9 @@ class IdentifiedModel:
     lever_nm: dict
     disturbed_share: dict = None
     disturbance: object = None
+    #: the firmware whose chain rebuilt the wrench from the RC override sent; None: u * tau_max
+    #: (or the log's own motor PWMs, where they are as dense as the command)
+    firmware: str = None
 
     def effective_inertia(self):
         """(6,) diagonal of M + M_A with NaN where not identified (surge, sway, passive axes)."""
@@ -127,7 +138,8 @@ def identify_log(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
     sent = np.zeros(len(disturbance.rows), bool)
     for cause in ("command not formed (no u)", "neutral override", "command sent late"):
         sent |= disturbance.causes.get(cause, False)
-    wrench = fit.applied_wrench(log, vehicle, sent)
+    firmware = log_firmware(log, vehicle, settings)
+    wrench = fit.applied_wrench(log, vehicle, sent, firmware)
     inside = np.ones(len(disturbance.rows), bool)
     if window_s is not None:
         t = np.asarray(log["time_s"], dtype=float)
@@ -160,7 +172,23 @@ def identify_log(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
             for c in keys:
                 found[c].append(axes[name].estimates["lever_%s_nm" % c])
     lever = {c: _combined(found[c]) if found[c] else prior_estimate(prior_lever[k], level) for k, c in enumerate("xyz")}
-    return IdentifiedModel(axes, delay, lever, share, disturbance)
+    return IdentifiedModel(axes, delay, lever, share, disturbance, firmware)
+
+
+def log_firmware(log, vehicle, settings):
+    """The firmware whose chain rebuilds the log's wrench (``settings.firmware``; ``auto``: told from the log),
+    or None for u * tau_max (``command``, or ``auto`` on a log that cannot tell). A firmware set that the
+    log's motor PWMs contradict raises InputDataError."""
+    if settings.firmware == output_chain.COMMAND:
+        return None
+    detection = settings.firmware_detection or load_fit_settings().firmware_detection
+    seen = output_chain.firmware_from_log(log, vehicle, detection)
+    if settings.firmware == output_chain.AUTO:
+        return seen
+    if seen is not None and seen != settings.firmware:
+        raise InputDataError("identify: fit.firmware is %r but the log's motor PWMs follow the %r firmware's mixer; "
+                             "set fit.firmware to %s or auto (params/identify.yaml)" % (settings.firmware, seen, seen))
+    return settings.firmware
 
 
 def identified_body(model, prior_body):

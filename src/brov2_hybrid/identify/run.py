@@ -55,6 +55,9 @@ def write_report(path, fitted, room, source, truth=None):
              "Source: %s. Delay from command to thrust found: %.3f s%s." % (
                  source, fitted.delay_s, "; from heave force to the logged depth: %s s" % idmodel.format_estimate(
                      heave_delay) if heave_delay is not None else ""),
+             "", "Thrust between the motor PWM samples: %s." % (
+                 "the RC override sent, through the %s firmware's mixer and the thrust table" % fitted.firmware
+                 if fitted.firmware else "u * tau_max (no firmware chain: fit.firmware, params/identify.yaml)"),
              "", "Each interval is the wider of the measurement-noise interval and the jackknife's over stretches of "
              "the flight (model error that differs along it); an error the same all along is in neither "
              "(docs/identification.md \"What the intervals are\").",
