@@ -47,7 +47,7 @@ class ScriptedFcu(mio.MissionIO):
     def __init__(self, vehicle, rc_map, firmware="quantitative", connect_at_s=0.5, mode_delay_s=0.2,
                  accepts_mode=True, arm_replies=(), arm_takes_effect=True, dive_s=10.0, disarm_at_s=math.inf,
                  prearm_until_s=0.0, prearm_text="PreArm: Battery 1 unhealthy", override_time_s=1.0,
-                 sends=("attitude", "outputs"), vehicle_clock_rate=1.0):
+                 sends=("attitude", "outputs"), vehicle_clock_rate=1.0, outputs_every=1):
         self.vehicle, self.rc_map, self.firmware = vehicle, rc_map, firmware
         self.connect_at_s, self.mode_delay_s, self.accepts_mode = connect_at_s, mode_delay_s, accepts_mode
         self.arm_replies, self.arm_takes_effect = list(arm_replies), arm_takes_effect
@@ -56,6 +56,8 @@ class ScriptedFcu(mio.MissionIO):
         self.params = {"RC_OVERRIDE_TIME": override_time_s}     # None: the read fails
         self.sends = sends              # the streams the vehicle sends: attitude, outputs
         self.vehicle_clock_rate = vehicle_clock_rate    # vehicle seconds per wall second (a busy lockstep SITL: < 1)
+        self.outputs_every = outputs_every  # the mission handles every n-th motor-output sample (a starved node)
+        self._armed_steps = 0
         self.t = 0.0
         self.shutdown_at_s = math.inf
         self.connected, self.armed, self.mode = False, False, "STABILIZE"
@@ -141,7 +143,8 @@ class ScriptedFcu(mio.MissionIO):
             self.mission.on_override(channels)
             if "attitude" in self.sends:
                 self.mission.on_attitude()
-            if "outputs" in self.sends:
+            self._armed_steps += 1
+            if "outputs" in self.sends and self._armed_steps % self.outputs_every == 0:
                 self.mission.on_outputs(self._outputs(channels))
         if self.engaged_at_s is not None and self.t >= self.engaged_at_s + self.dive_s:
             self.dives_done += 1

@@ -125,6 +125,23 @@ def test_the_firmware_timeout_counts_the_vehicles_clock_not_the_wall(vehicle, rc
     assert io.time_of("release", True) - io.time_of("arm", True) == pytest.approx(0.1 + 12.0, abs=3 * ms.POLL_S)
 
 
+@pytest.mark.parametrize("min_samples", [20, 1])
+def test_a_mission_starved_of_motor_outputs_waits_for_enough_samples_before_giving_up(vehicle, rc_map, min_samples):
+    """A lockstep simulator at 10x real time, the mission node starved by a busy machine: its vehicle clock
+    runs 10x the wall's while it handles one motor-output sample in 40. The 6 s of the vehicle's clock pass
+    with 3 samples seen; firmware_min_samples lets the run wait for the evidence, which tells the firmware.
+    Timed on the vehicle's clock alone (min_samples 1) the run stops with the firmware not yet told."""
+    mission, io = make_mission(vehicle, rc_map, mission_settings(firmware_min_samples=min_samples),
+                               firmware="quantitative", vehicle_clock_rate=10.0, outputs_every=40)
+    if min_samples == 1:
+        assert mission.run() == ec.EXIT_FIRMWARE
+        assert "matched neither" in io.texts(mio.FATAL)[0]
+        return
+    assert mission.run() == ec.EXIT_OK, io.texts(mio.FATAL)
+    assert io.published("firmware") == [("firmware", "quantitative")]
+    assert mission.detector.judged < min_samples             # told long before the samples would have timed out
+
+
 def test_a_disarmed_vehicle_is_reported_every_5_s(vehicle, rc_map):
     mission, io = make_mission(vehicle, rc_map, mission_settings(firmware="stock"), firmware="stock", dive_s=30.0,
                            disarm_at_s=5.0)

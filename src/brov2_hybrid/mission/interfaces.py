@@ -33,6 +33,9 @@ class MissionSettings:
     release_wait_s: float
     firmware: str
     firmware_timeout_s: float
+    #: auto: the timeout stops the run only once the detector has judged this many motor-output samples
+    #: (a mission starved by a busy machine sees few in the vehicle's time: it waits for them)
+    firmware_min_samples: int = 20
     max_override_time_s: float = 1.0
     telemetry_timeout_s: float = 0.0    # armed this long without an attitude / motor outputs: stop (0: no check)
     state_topic: str = "/mavros/state"
@@ -53,6 +56,7 @@ class MissionSettings:
                    release_wait_s=p.number("release_wait_s", 0.0),
                    firmware=p.string("firmware", choices=firmware_choices),
                    firmware_timeout_s=p.positive("firmware_timeout_s"),
+                   firmware_min_samples=p.integer("firmware_min_samples", 1, 100000),
                    max_override_time_s=p.positive("max_override_time_s"),
                    telemetry_timeout_s=p.number("telemetry_timeout_s", 0.0),
                    state_topic=p.string("state_topic"), arming_service=p.string("arming_service"),

@@ -273,13 +273,15 @@ class Mission(OnboardChecks):
             votes = dict(self.detector.votes)
             dist = dict(self.detector.last_distances)
             record = list(self.detector.vote_record)
+            judged = self.detector.judged
         if found is None:
-            if s.firmware == "auto" and self._armed_since_vehicle_s is not None and now_s - self._armed_since_vehicle_s > s.firmware_timeout_s:
+            if (s.firmware == "auto" and self._armed_since_vehicle_s is not None
+                    and now_s - self._armed_since_vehicle_s > s.firmware_timeout_s and judged >= s.firmware_min_samples):
                 io.log(FATAL, "parameter 'firmware' is auto but the vehicle's motor outputs (%s) matched neither "
                               "stock ArduSub (Algorithm 1) nor the paper's firmware (Algorithm 2) within %.0f s "
-                              "armed (votes %s, last per-motor differences %s us); set firmware:=stock or "
-                              "firmware:=quantitative"
-                       % (RC_OUT_NAME, s.firmware_timeout_s, votes, {k: round(v, 1) for k, v in dist.items()}))
+                              "armed and %d samples (votes %s, last per-motor differences %s us); set firmware:=stock "
+                              "or firmware:=quantitative"
+                       % (RC_OUT_NAME, s.firmware_timeout_s, judged, votes, {k: round(v, 1) for k, v in dist.items()}))
                 return EXIT_FIRMWARE
             return None
         if self._firmware_told:

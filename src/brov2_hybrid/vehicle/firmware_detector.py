@@ -95,6 +95,8 @@ class FirmwareDetector(object):
         self.window_s = float(window_s)
         self.grace_s = float(grace_s)
         self.votes = {fw: 0 for fw in FIRMWARES}
+        #: output samples judged against at least one override (voting or not)
+        self.judged = 0
         self.firmware = None
         self.last_distances = {}
         #: The samples that voted, newest last (at most :data:`VOTE_RECORD`): (time [s], firmware,
@@ -134,15 +136,18 @@ class FirmwareDetector(object):
 
     def _judge(self, sample_s, motor_pwm):
         explained = {}
+        compared = False
         for sent_s, channels in self._sent:
             if sent_s > sample_s + self.grace_s:
                 break
             if sample_s - sent_s > self.window_s and (sent_s, channels) != self._sent[-1]:
                 continue
+            compared = True
             fw, dist = classify_outputs(channels, motor_pwm, self.vehicle, self.rc_map, self.tolerance_us)
             self.last_distances = dist
             if fw is not None:
                 explained[fw] = (channels, dist)
+        self.judged += compared
         if len(explained) != 1:
             return
         fw, (channels, dist) = explained.popitem()
