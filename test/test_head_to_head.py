@@ -138,11 +138,23 @@ def test_a_held_out_entry_with_an_unknown_key_is_named(tmp_path):
         inputs.load_settings(str(path))
 
 
-def test_the_training_set_is_the_bundled_dive_and_a_step_per_axis(settings):
+def test_the_training_set_is_the_bundled_dive_and_a_step_per_axis_flown_as_one_sequence(settings):
     from brov2_hybrid.analysis.ardusub_experiment import load_compare_settings
-    train = inputs.training_inputs(settings, load_compare_settings())
-    assert [n for n, _ in train] == ["bundled", "roll step", "pitch step", "yaw step"]
-    assert train[0][1].duration_s == pytest.approx(settings.train_dive_s, abs=0.1)
+    cs = load_compare_settings()
+    parts = inputs.training_parts(settings, cs)
+    assert [n for n, _ in parts] == ["bundled", "roll step", "pitch step", "yaw step"]
+    assert parts[0][1].duration_s == pytest.approx(settings.train_dive_s, abs=0.1)
+    (name, seq), = inputs.training_inputs(settings, cs)
+    assert name == inputs.TRAINING
+    assert seq.t_s.size == sum(d.t_s.size for _, d in parts) and np.all(np.diff(seq.t_s) > 0)
+    assert seq.duration_s == pytest.approx(sum(d.duration_s for _, d in parts) + 3 * 0.02, abs=0.05)
+    # each part's rows, in order: the dive's, then each step from level (held cs.hold_s) to its step
+    k = 0
+    for _, d in parts:
+        np.testing.assert_array_equal(seq.eta2d_rad[k:k + d.t_s.size], d.eta2d_rad)
+        np.testing.assert_array_equal(seq.u_linear[k:k + d.t_s.size], d.u_linear)
+        np.testing.assert_allclose(seq.t_s[k:k + d.t_s.size] - seq.t_s[k], d.t_s - d.t_s[0])
+        k += d.t_s.size
 
 
 def test_the_attitude_only_input_keeps_the_attitudes_and_drops_the_translations(settings):

@@ -144,14 +144,45 @@ def attitude_only(dive):
     return Dive(dive.t_s, dive.eta2d_rad, np.zeros_like(dive.u_linear), source="%s, attitude only" % dive.source)
 
 
-def training_inputs(settings, cs):
+#: The name of the training sequence in the tuning's journal and flights.
+TRAINING = "training sequence"
+
+
+def training_parts(settings, cs):
     """[(name, Dive), ...]: the bundled dive's first ``train_dive_s`` (``cs``: the ``ardusub`` section,
-    whose dive_csv it is) and one step per axis of ``cs.step_deg`` (each flown with yaw from 0)."""
+    whose dive_csv it is) and one step per axis of ``cs.step_deg`` (each from level, yaw 0: it holds 0 for
+    ``cs.hold_s`` first)."""
     path = cs.dive_csv if os.path.isabs(cs.dive_csv) else os.path.join(paths.package_root(), cs.dive_csv)
     out = [("bundled", first_seconds(load_dive_csv(path), settings.train_dive_s))]
     for axis in AXES:
         out.append(("%s step" % axis, step_input(axis, math.radians(cs.step_deg[axis]), cs.hold_s, cs.after_step_s)))
     return out
+
+
+def training_inputs(settings, cs):
+    """[(TRAINING, Dive)]: the training set (:func:`training_parts`) flown as one sequence, one part after
+    the other (:func:`chained`), so that a trial is one flight on one SITL.
+
+    Flown apart, every part paid its own SITL boot, descent and settling (70 s of vehicle time before a
+    step's 8 s), about three quarters of the tuning's time. In the sequence each step starts from where the
+    part before left the vehicle, which its hold brings back to level and yaw 0: both sides fly that too."""
+    return [(TRAINING, chained(training_parts(settings, cs)))]
+
+
+def chained(parts):
+    """One Dive of the ``parts`` ([(name, Dive), ...]) one after the other: each part's first row one sample
+    period (the part before's) after the part before's last."""
+    t, eta, u = [], [], []
+    start = 0.0
+    for _, dive in parts:
+        local = dive.t_s - dive.t_s[0]
+        t.append(start + local)
+        eta.append(dive.eta2d_rad)
+        u.append(dive.u_linear)
+        step = float(np.median(np.diff(dive.t_s))) if dive.t_s.size > 1 else 0.02
+        start = start + local[-1] + step
+    return Dive(np.concatenate(t), np.vstack(eta), np.vstack(u),
+                source="sequence: " + ", ".join(name for name, _ in parts))
 
 
 def depth_reference_m(t_s, heave_stick, start_depth_m, rate_m_s):

@@ -2,8 +2,8 @@
 same budget (:func:`tune_and_store`), the optima stored where the scoring reads them.
 
 The search spaces are ``params/head_to_head/search_space.yaml`` (:func:`load_knobs`). A trial's
-figures are its flights on the training set (:func:`~.inputs.training_inputs`: the bundled dive's
-first seconds and one step per axis), summed: true-attitude IAE [deg s] and motor effort [s]. A trial
+figures are its flight of the training set (:func:`~.inputs.training_inputs`: the bundled dive's
+first seconds and one step per axis, flown as one sequence): true-attitude IAE [deg s] and motor effort [s]. A trial
 whose flights were refused on every attempt is told to the optimizer as failed, never scored. ArduSub
 and each hybrid placement get ``tune_trials`` trials per effort weighting; the candidates flown for one
 weighting are told to the next for free.
