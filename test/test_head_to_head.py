@@ -399,3 +399,26 @@ def test_a_flight_is_scored_on_its_dive_alone_and_refused_when_it_surfaces(monke
     depth[0] = 0.5                                                       # surfaced during the dive
     out = flights.run_flight_job(replace(job, max_attempts=2))
     assert out["row"] is None and len(out["refusals"]) == 2 and "rose to 0.50 m" in out["refusals"][0]
+
+
+@pytest.mark.parametrize("place_name", ["tether", "realistic"])
+def test_a_hybrid_setting_with_the_delay_compensation_predicts_over_its_placements_command_delay(place_name):
+    """The tuning switches the compensation on without a delay: the pilot then takes the placement's
+    command delay (the tether's downlink), and a setting's own delay wins."""
+    from brov2_hybrid.analysis.settings import load_analysis_settings
+    from brov2_hybrid.head_to_head import stored
+    from brov2_hybrid.head_to_head.flights import HYBRID, FlightJob, make_pilot
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+    _, placements = stored.load_hybrid_settings()
+    place = placements[place_name][0]
+    loop = load_analysis_settings().loop
+    vehicle = load_vehicle(loop.vehicle)
+
+    def predictor(values):
+        job = FlightJob(HYBRID, place, "t", values, "d", None, 1, loop, None, 0.5)
+        return make_pilot(job, vehicle).controller.predictor
+    p = predictor((("omega_d_rad_s", 8.0), ("delay_compensation_enabled", True)))
+    assert p.enabled and p.command_delay_s == place.command_delay_s
+    own = predictor((("omega_d_rad_s", 8.0), ("delay_compensation_enabled", True),
+                     ("delay_compensation_command_delay_s", 0.123)))
+    assert own.command_delay_s == 0.123

@@ -100,6 +100,8 @@ def make_pilot(job, vehicle):
     from brov2_hybrid.loop.closed_loop import ClosedLoop
     loop = ClosedLoop(replace(job.loop, mixer=STOCK, output_stage="stock"), vehicle)
     options = dict(job.values)
+    # the delay compensation predicts over the placement's command delay unless the setting says otherwise
+    options.setdefault("delay_compensation_command_delay_s", job.placement.command_delay_s)
     controller = loop.new_controller(float(options.pop("omega_d_rad_s")))
     controller.configure(depth_hold_enabled=True, **options)
     return HybridPilot(controller, loop.output, vehicle.tau_max, job.placement.telemetry_delay_s,
