@@ -177,3 +177,15 @@ def test_the_optima_are_stored_where_the_scoring_reads_them(tmp_path):
     assert status == "tuned by the optimizer (test)"
     assert [h.omega_d_rad_s for h in back["tether"][1]] == [7.0, 4.0]
     assert back["realistic"][0] == placements["realistic"][0]
+
+
+def test_on_board_the_tuning_searches_only_what_the_script_runs():
+    from brov2_hybrid.head_to_head import stored, tune_run
+    from brov2_hybrid.onboard.lua_script import NOT_ON_BOARD
+    knobs = tune_run.load_knobs()["hybrid"]
+    _, placements = stored.load_hybrid_settings()
+    names = {p: [k.name for k in tune_run.placement_knobs(knobs, placements[p][0])] for p in placements}
+    assert "delay_compensation_enabled" in names["tether"] and "delay_compensation_enabled" in names["realistic"]
+    assert "delay_compensation_enabled" in NOT_ON_BOARD and "delay_compensation_enabled" not in names["onboard"]
+    assert set(names["tether"]) - set(names["onboard"]) == set(NOT_ON_BOARD) & set(names["tether"])
+    assert [k.name for k in tune_run.placement_knobs(knobs, None)] == [k.name for k in knobs]

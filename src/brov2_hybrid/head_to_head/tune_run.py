@@ -52,6 +52,16 @@ def load_knobs(path=None):
     return out
 
 
+def placement_knobs(knobs, place):
+    """The ``knobs`` searched for a side in ``place`` (a :class:`~.stored.Placement`; None: ArduSub): all of
+    them, but on the vehicle (:data:`~.stored.ON_VEHICLE`) none the on-board script does not run
+    (:data:`~brov2_hybrid.onboard.lua_script.NOT_ON_BOARD`)."""
+    if place is None or place.name not in stored.ON_VEHICLE:
+        return list(knobs)
+    from brov2_hybrid.onboard.lua_script import NOT_ON_BOARD
+    return [k for k in knobs if k.name not in NOT_ON_BOARD]
+
+
 def _start(values, knobs):
     """The stored setting's values of the knobs, clipped into their ranges (the first trial)."""
     start = {}
@@ -200,7 +210,7 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
                  % (journal.path, len(journal.rows)))
     results, records = {}, []
     for pilot, place, values in sides:
-        side_knobs = knobs[pilot]
+        side_knobs = placement_knobs(knobs[pilot], place)
         name = pilot if place is None else "hybrid %s" % place.name
 
         def jobs_for(p, dive_name, dive, pilot=pilot, place=place):
