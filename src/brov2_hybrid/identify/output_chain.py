@@ -42,8 +42,9 @@ class FirmwareDetection:
 
 
 def rc_rows(log):
-    """(n, 6) RC override channels [us] as last sent at each row: forward-filled, neutral before the
-    first and where released. None when the log has no RC columns."""
+    """(n, 6) RC override channels [us] as last sent at each row: a row without them (NaN) holds the
+    row before's, NaN before the first (:func:`override_wrench` reads NaN and released channels as
+    neutral). None when the log has no RC columns."""
     if not all(c in log for c in RC_COLUMNS):
         return None
     rc = np.column_stack([np.asarray(log[c], dtype=float) for c in RC_COLUMNS])
