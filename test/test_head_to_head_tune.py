@@ -189,3 +189,23 @@ def test_on_board_the_tuning_searches_only_what_the_script_runs():
     assert "delay_compensation_enabled" in NOT_ON_BOARD and "delay_compensation_enabled" not in names["onboard"]
     assert set(names["tether"]) - set(names["onboard"]) == set(NOT_ON_BOARD) & set(names["tether"])
     assert [k.name for k in tune_run.placement_knobs(knobs, None)] == [k.name for k in knobs]
+
+
+def test_weightings_that_found_the_same_optimum_store_it_once_under_a_joint_label(tmp_path):
+    import shutil
+    from brov2_hybrid.head_to_head import stored, tune_run
+    store = str(tmp_path)
+    shutil.copy(stored.folder() + "/hybrid_tuned.yaml", store)
+    _, placements = stored.load_hybrid_settings(store + "/hybrid_tuned.yaml")
+
+    def result(weight, params, at_bounds=()):
+        return tune.TuneResult(weight, params, 1.0, 1.0, 1.0, 3, {}, [], list(at_bounds), [])
+    same, other = {"ATC_INPUT_TC": 0.02}, {"ATC_INPUT_TC": 0.05}
+    results = {"ardusub": [result(0.0, other), result(0.2, same, ["ATC_RAT_PIT_D"]), result(1.0, same)]}
+    results.update({"hybrid %s" % n: [result(0.0, {"omega_d_rad_s": 7.0}), result(0.2, {"omega_d_rad_s": 7.0}),
+                                      result(1.0, {"omega_d_rad_s": 4.0})] for n in placements})
+    tune_run._store(store, results, placements, "tuned (test)")
+    a = stored.load_ardusub_settings(store)
+    assert [(x.label, dict(x.params)["ATC_INPUT_TC"]) for x in a] == [("tuned w=0", 0.05), ("tuned w=0.2, 1", 0.02)]
+    _, back = stored.load_hybrid_settings(store + "/hybrid_tuned.yaml")
+    assert [(h.label, h.omega_d_rad_s) for h in back["tether"][1]] == [("tuned w=0, 0.2", 7.0), ("tuned w=1", 4.0)]

@@ -235,18 +235,35 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
                    for r in rs] for name, rs in results.items()}
 
 
+def distinct_optima(results):
+    """[(label, [TuneResult, ...]), ...]: the optima of ``results`` (one per weighting) with the weightings
+    that found the same parameters joined under one label ("tuned w=0.2, 1"), in weighting order: the
+    same setting is stored, and flown by the scoring, once."""
+    groups = []
+    for r in results:
+        for params, members in groups:
+            if params == r.params:
+                members.append(r)
+                break
+        else:
+            groups.append((r.params, [r]))
+    return [("tuned w=%s" % ", ".join("%g" % m.weight for m in members), members) for _, members in groups]
+
+
 def _store(store, results, placements, note):
-    """Write the optima: one ArduSub .parm per weighting (the old ones removed), the hybrid's YAML."""
+    """Write the optima: one ArduSub .parm per distinct optimum (the old ones removed), the hybrid's YAML."""
     for old in glob.glob(os.path.join(store, stored.ARDUSUB_PATTERN)):
         os.remove(old)
-    for k, r in enumerate(results[ARDUSUB]):
-        setting = stored.ArduSubSetting("tuned w=%g" % r.weight, note, tuple(sorted(r.params.items())))
-        at = ", ".join(r.at_bounds) or "none"
+    for k, (label, members) in enumerate(distinct_optima(results[ARDUSUB])):
+        r = members[0]
+        setting = stored.ArduSubSetting(label, note, tuple(sorted(r.params.items())))
+        at = ", ".join(sorted(set(b for m in members for b in m.at_bounds))) or "none"
         stored.write_parm(os.path.join(store, "ardusub_tuned%s.parm" % ("" if k == 0 else "_w%g" % r.weight)),
-                          setting, ["effort weight %g deg s per s; optimum at a bound after widening: %s" % (r.weight, at)])
+                          setting, ["effort weight %s deg s per s; optimum at a bound after widening: %s"
+                                    % (", ".join("%g" % m.weight for m in members), at)])
     new = {}
     for name, (place, _) in placements.items():
-        settings = [stored.HybridSetting("tuned w=%g" % r.weight, tuple(r.params.items()))
-                    for r in results["hybrid %s" % name]]
+        settings = [stored.HybridSetting(label, tuple(members[0].params.items()))
+                    for label, members in distinct_optima(results["hybrid %s" % name])]
         new[name] = (place, settings)
     stored.write_hybrid(os.path.join(store, stored.HYBRID_FILE), note, new)
