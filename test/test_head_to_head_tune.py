@@ -204,8 +204,9 @@ def test_weightings_that_found_the_same_optimum_store_it_once_under_a_joint_labe
     results = {"ardusub": [result(0.0, other), result(0.2, same, ["ATC_RAT_PIT_D"]), result(1.0, same)]}
     results.update({"hybrid %s" % n: [result(0.0, {"omega_d_rad_s": 7.0}), result(0.2, {"omega_d_rad_s": 7.0}),
                                       result(1.0, {"omega_d_rad_s": 4.0})] for n in placements})
-    tune_run._store(store, results, placements, "tuned (test)")
+    tune_run._store(store, results, placements, "tether: tuned (test); realistic: not")     # a status with ': '
     a = stored.load_ardusub_settings(store)
     assert [(x.label, dict(x.params)["ATC_INPUT_TC"]) for x in a] == [("tuned w=0", 0.05), ("tuned w=0.2, 1", 0.02)]
-    _, back = stored.load_hybrid_settings(store + "/hybrid_tuned.yaml")
+    status, back = stored.load_hybrid_settings(store + "/hybrid_tuned.yaml")
+    assert status == "tether: tuned (test); realistic: not"
     assert [(h.label, h.omega_d_rad_s) for h in back["tether"][1]] == [("tuned w=0, 0.2", 7.0), ("tuned w=1", 4.0)]

@@ -215,7 +215,7 @@ def write_hybrid(path, status, placements):
     """Write ``placements`` ({name: (Placement, [HybridSetting, ...])}) and ``status`` as ``hybrid_tuned.yaml``."""
     lines = ["# The hybrid autopilot's settings flown by `brov2-analyze head-to-head`, per placement (written by",
              "# `brov2-analyze head-to-head --tune`; docs/experiments.md \"Head-to-head with tuned ArduSub\").",
-             "status: %s" % status, "placements:"]
+             "status: %s" % json.dumps(status), "placements:"]
     for name in PLACEMENTS:
         if name not in placements:
             continue
