@@ -18,21 +18,44 @@ from brov2_hybrid.tick_log.logfile import NUMERIC_COLUMNS
 
 # ---------------------------------------------------------------- stored settings
 
-def test_the_stored_ardusub_setting_is_labelled_and_holds_the_input_time_constant():
-    (a,) = stored.load_ardusub_settings()
-    values = dict(a.params)
-    assert values["ATC_INPUT_TC"] == 0.01
-    assert a.status == "not yet tuned by the optimizer"
-    assert values["ATC_ANG_RLL_P"] == 48.0 and values["ATC_RAT_YAW_P"] == 2.88   # the docs' grid-tuned gains
+def _within_hard_limits(values, knobs):
+    """The knobs of ``values`` outside their search space's hard limits (or not a choice it offers)."""
+    out = []
+    for k in knobs:
+        if k.name not in values:
+            continue
+        v = values[k.name]
+        if (k.choices and v not in k.choices) or (not k.choices and not k.hard_low <= float(v) <= k.hard_high):
+            out.append((k.name, v))
+    return out
 
 
-def test_the_stored_hybrid_placements_have_the_issues_latencies():
+def test_the_stored_ardusub_settings_are_the_optimizers_one_per_distinct_optimum_within_the_search_space():
+    from brov2_hybrid.head_to_head.tune_run import load_knobs
+    settings = stored.load_ardusub_settings()
+    weights = [float(w) for a in settings for w in a.label[len("tuned w="):].split(", ")]
+    assert sorted(weights) == sorted(inputs.load_settings().effort_weights_deg)     # every weighting, once
+    knobs = load_knobs()["ardusub"]
+    for a in settings:
+        assert a.status.startswith("tuned by the optimizer")
+        values = dict(a.params)
+        assert set(values) == {k.name for k in knobs} and _within_hard_limits(values, knobs) == []
+    assert len({a.params for a in settings}) == len(settings)
+
+
+def test_the_stored_hybrid_placements_have_the_issues_latencies_and_the_tether_is_the_optimizers():
+    from brov2_hybrid.head_to_head.tune_run import load_knobs, placement_knobs
     status, placements = stored.load_hybrid_settings()
-    assert status == "not yet tuned by the optimizer"
+    assert status.startswith("tether: tuned by the optimizer")
     got = {n: (p.telemetry_rate_hz, p.telemetry_delay_s, p.command_delay_s) for n, (p, _) in placements.items()}
     assert got["tether"] == (50.0, 0.02, 0.02) and got["realistic"] == (50.0, 0.05, 0.05)
     assert got["onboard"][1] < 0.02 and got["onboard"][2] < 0.02
-    assert placements["tether"][1][0].omega_d_rad_s == 6.0 and placements["realistic"][1][0].omega_d_rad_s == 5.0
+    place, tuned = placements["tether"]
+    knobs = placement_knobs(load_knobs()["hybrid"], place)
+    weights = [float(w) for h in tuned for w in h.label[len("tuned w="):].split(", ")]
+    assert sorted(weights) == sorted(inputs.load_settings().effort_weights_deg)
+    for h in tuned:
+        assert set(dict(h.options)) == {k.name for k in knobs} and _within_hard_limits(dict(h.options), knobs) == []
     # the pilot's input crosses the same tether: the override's link topside, the tether's on board
     links = {n: (p.pilot_link_s, p.reference_delay_s) for n, (p, _) in placements.items()}
     assert links == {"tether": (0.02, 0.0), "realistic": (0.05, 0.0), "onboard": (0.02, 0.02)}
