@@ -163,9 +163,9 @@ def training_inputs(settings, cs):
     """[(TRAINING, Dive)]: the training set (:func:`training_parts`) flown as one sequence, one part after
     the other (:func:`chained`), so that a trial is one flight on one SITL.
 
-    Flown apart, every part paid its own SITL boot, descent and settling (70 s of vehicle time before a
-    step's 8 s), about three quarters of the tuning's time. In the sequence each step starts from where the
-    part before left the vehicle, which its hold brings back to level and yaw 0: both sides fly that too."""
+    Flown apart, every part paid its own SITL boot, descent and settling, far longer than a step: most
+    of the tuning's time. In the sequence each step starts from where the part before left the vehicle,
+    which its hold brings back to level and yaw 0: both sides fly that too."""
     return [(TRAINING, chained(training_parts(settings, cs)))]
 
 
