@@ -96,16 +96,17 @@ def _forward_filled(values):
 def applied_wrench(log, vehicle, sent_rows=None, firmware=None):
     """(n, 6) body wrench [N, N m] the thrusters gave at each row.
 
-    From the log's motor PWMs (T @ thrust(PWM), the vehicle's table: what the thrusters gave,
-    quantisation included) when they are logged as often as the command; else from the
-    command the vehicle was sent (the ROS logger's PWMs come from the vehicle's 10 Hz
-    SERVO_OUTPUT_RAW stream, too slow for short pulses). On rows without motor PWMs (0: none
-    received) the command is used. The command: with ``firmware`` (a
-    :data:`~brov2_hybrid.vehicle.firmware_output.FIRMWARES` name) the RC override channels as last
-    sent, through that firmware's chain to thrust (:func:`~brov2_hybrid.identify.output_chain.override_wrench`);
-    without it u * tau_max, a missing u (NaN) holding the previous one, and on the ``sent_rows`` (n,)
-    bool, where the vehicle did not get the logged u (a neutral override, a command sent late or never:
-    :mod:`brov2_hybrid.identify.disturbed`), the RC channels as last sent read back to u (``rc_map``).
+    With ``firmware`` (a :data:`~brov2_hybrid.vehicle.firmware_output.FIRMWARES` name) and the RC
+    columns: the RC override channels as last sent, through that firmware's chain to thrust
+    (:func:`~brov2_hybrid.identify.output_chain.override_wrench`), on every row; the log's motor PWMs
+    only told which firmware (the ROS logger's come from the vehicle's 10 Hz SERVO_OUTPUT_RAW stream,
+    held between samples: taken as the thrust they lag the override by up to a sample).
+
+    Without: from the log's motor PWMs (T @ thrust(PWM), the vehicle's table) when they are logged
+    as often as the command, else from the command, u * tau_max, also on rows without motor PWMs (0:
+    none received); a missing u (NaN) holds the previous one, and on the ``sent_rows`` (n,) bool, where
+    the vehicle did not get the logged u (a neutral override, a command sent late or never:
+    :mod:`brov2_hybrid.identify.disturbed`), the RC channels as last sent are read back to u (``rc_map``).
     """
     from brov2_hybrid.identify.output_chain import override_wrench, rc_rows
     from brov2_hybrid.tick_log.logfile import RC_COLUMNS, U_COLUMNS
@@ -113,8 +114,9 @@ def applied_wrench(log, vehicle, sent_rows=None, firmware=None):
     pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:n]])
     rc = rc_rows(log) if firmware is not None else None
     if rc is not None:
-        commanded = override_wrench(rc, vehicle, firmware)
-    elif all(c in log for c in U_COLUMNS):
+        # the override sent, through the firmware: on every row (held motor PWM samples lag it)
+        return override_wrench(rc, vehicle, firmware)
+    if all(c in log for c in U_COLUMNS):
         u = np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS])
         if sent_rows is not None and np.any(sent_rows):
             rc = np.column_stack([np.asarray(log[c], dtype=float) for c in RC_COLUMNS])
