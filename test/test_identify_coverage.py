@@ -84,10 +84,12 @@ def test_the_coverage_table_is_what_the_flights_give_now(coverage):
     assert len(saved["rows"]) == len(coverage["rows"])
     for a, b in zip(saved["rows"], coverage["rows"]):
         for key, value in a.items():
-            if isinstance(value, str):
-                assert value == b[key]
+            if isinstance(value, (str, int)):
+                assert value == b[key], (a, b, key)          # names and the counts of intervals that hold
             else:
-                assert math.isclose(value, b[key], rel_tol=1e-6, abs_tol=1e-9), (a, b, key)
+                # to the table's three significant digits: the fits' last digits follow the machine's BLAS
+                # and SIMD (the same code gave a heave median error 8e-6 apart on two machines)
+                assert math.isclose(value, b[key], rel_tol=1e-3, abs_tol=1e-9), (a, b, key)
 
 
 def test_intervals_hold_the_truth_at_their_level_on_the_continuous_model(coverage):
