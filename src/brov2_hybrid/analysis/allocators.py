@@ -162,7 +162,7 @@ def dive_figures(log, plateaus, measure_fraction, vehicle):
             steady.append(float(np.mean(np.abs(err[a][k]))))
         out["worst_steady_%s_deg" % a] = max(steady)
     pwm = np.column_stack([log[c] for c in PWM_COLUMNS[:vehicle.n_thrusters]])
-    wrench = vehicle.table.force_from_pwm(pwm) @ vehicle.T.T
+    wrench = vehicle.wrench_from_pwm(pwm)
     delivered = []
     for start, end, _, _, dof, sign in plateaus:
         k = (t >= end - measure_fraction * (end - start)) & (t < end)

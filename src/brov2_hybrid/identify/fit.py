@@ -130,7 +130,7 @@ def applied_wrench(log, vehicle, sent_rows=None, firmware=None):
     if not np.any(known) or pwm_changes < 0.5 * command_changes:
         return commanded
     wrench = commanded.copy()
-    wrench[known] = vehicle.table.force_from_pwm(pwm[known]) @ np.asarray(vehicle.T, dtype=float).T
+    wrench[known] = vehicle.wrench_from_pwm(pwm[known])
     return wrench
 
 

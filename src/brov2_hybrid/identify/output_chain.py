@@ -93,8 +93,7 @@ def override_wrench(rc, vehicle, firmware):
     rc = np.rint(rc).astype(int)
     mixer = vehicle.mixer(firmware)
     lo, hi = vehicle.thrusters.pwm_min_us, vehicle.thrusters.pwm_max_us
-    T = np.asarray(vehicle.T, dtype=float)
     unique, index = np.unique(rc, axis=0, return_inverse=True)
     pwm = np.array([motor_pwm_from_rc(list(row), vehicle.rc_map, mixer, lo, hi) for row in unique], dtype=float)
-    wrench = vehicle.table.force_from_pwm(pwm) @ T.T
+    wrench = vehicle.wrench_from_pwm(pwm)
     return wrench[np.asarray(index).reshape(-1)]

@@ -177,6 +177,11 @@ class Vehicle:
         """Names of the passive DOFs (``DOF_NAMES`` order), e.g. ``("pitch",)``."""
         return tuple(DOF_NAMES[j] for j in self.passive_dofs)
 
+    def wrench_from_pwm(self, pwm_us):
+        """Body wrench [N, N m] ((k, 6), or (6,) for one sample) the thrusters give at the motor PWMs
+        ``pwm_us`` ((k, n) or (n,) [us]): T @ the thrust table's force of each PWM."""
+        return self.table.force_from_pwm(pwm_us) @ self.T.T
+
     def mixer(self, kind=QUANTITATIVE):
         """Algorithm 2 ('quantitative') or Algorithm 1 ('stock') bound to this vehicle."""
         return Mixer(kind, self.allocator, self.table, self.T_hat, self.frame.frame_config, self.frame.fv_coupling_k)
