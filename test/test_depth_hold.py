@@ -171,8 +171,8 @@ def test_the_controller_holds_depth_only_when_enabled(body):
     on = c.compute(zero, [0.0, 0.0, 0.0], zero, zero, t_s=0.0).tau_body_frd
     assert on[2] == pytest.approx(vehicle.body.buoyancy_n - vehicle.body.weight_n)
     assert c.depth_hold.status == HOLDING and c.depth_hold.setpoint_m == 3.0
-    c.configure(omega_d_rad_s=4.0)                    # the heave gains follow omega_d
-    assert c.depth_hold.kp == pytest.approx(vehicle.body.total_mass[2] * (0.75 * 4.0) ** 2)
+    c.configure(omega_d_rad_s=3.2)                    # the heave gains follow omega_d (below the cap)
+    assert c.depth_hold.kp == pytest.approx(vehicle.body.total_mass[2] * (0.75 * 3.2) ** 2)
 
 
 def test_controller_yaml_refuses_a_surface_limit_below_the_bottom(tmp_path):

@@ -223,6 +223,7 @@ class ControllerParams:
     depth_timeout_s: float = 1.0
     depth_rate_filter_s: float = 0.2
     depth_hold_max_force_fraction: float = 0.5
+    depth_hold_min_delay_margin_s: float = 0.15
     # Optional loop-delay compensation (off = the paper's law; see control/delay_compensation.py).
     delay_compensation_enabled: bool = False
     delay_compensation_command_delay_s: float = 0.0
@@ -260,6 +261,7 @@ CONTROLLER_RULES = {
     "depth_timeout_s": validate.rule(validate.as_positive),
     "depth_rate_filter_s": validate.rule(validate.as_number, minimum=0.0),
     "depth_hold_max_force_fraction": validate.rule(validate.as_number, minimum=0.0, maximum=1.0, strict_min=True),
+    "depth_hold_min_delay_margin_s": validate.rule(validate.as_number, minimum=0.0, maximum=2.0),
     "delay_compensation_enabled": validate.rule(validate.as_bool),
     "delay_compensation_command_delay_s": validate.rule(validate.as_number, minimum=0.0, maximum=0.5),
     "delay_compensation_step_s": validate.rule(validate.as_positive),

@@ -11,6 +11,10 @@ heave_omega_rad_s when > 0), by :func:`~brov2_hybrid.control.gains.pd_gains` on 
     k_p = (m + Z_wdot) omega_h^2,   k_d = 2 omega_h (m + Z_wdot) - B_check + heave_kappa / omega_h^2
 
 with B_check the heave drag trimmed over 0..heave_trim_speed_max (:func:`~brov2_hybrid.control.gains.trim_linear_drag`).
+omega_h is capped at the highest frequency whose loop keeps a delay margin of
+``depth_hold_min_delay_margin_s`` (:func:`heave_omega_limit`): the depth rate comes through a filter
+and, on a vehicle, a 10 Hz depth stream behind the tether, so a hold that followed a high omega_d
+(0.75 * 14 rad/s) would oscillate in depth and spend the thrusters on it.
 The depth setpoint z_d integrates the pilot's heave stick: dz_d/dt = stick * max_depth_rate
 (stick in [-1, 1], positive down, as the FRD heave command), held within
 [min_depth, max_depth] (surface and bottom limits; at a limit the commanded rate is 0).
@@ -48,6 +52,57 @@ OFF, HOLDING, NO_DEPTH = "OFF", "HOLDING", "NO_DEPTH_OPEN_LOOP"
 MIN_DOWN_COMPONENT = 0.5
 
 
+def heave_delay_margin_s(omega_rad_s, total_mass_kg, linear_drag, b_check, kappa, rate_filter_s):
+    """Delay margin [s] of the hold's loop at heave frequency ``omega_rad_s`` [rad/s]: phase margin over
+    crossover of L(s) = (k_p + k_d s / (T s + 1)) / ((m + Z_wdot) s^2 + B_L s), the hold's gains
+    (:func:`~brov2_hybrid.control.gains.pd_gains`), T = ``rate_filter_s`` (the depth rate's filter), the
+    heave drag linearized at rest (B_L; the quadratic drag only adds damping). 0 when the loop has no
+    phase margin left."""
+    g = pd_gains(omega_rad_s, [total_mass_kg], [b_check], kappa, n_dofs=1)
+    kp, kd = float(g.kp[0]), float(g.kd_total[0])
+
+    def loop(w):
+        s = 1j * w
+        return (kp + kd * s / (rate_filter_s * s + 1.0)) / (total_mass_kg * s * s + linear_drag * s)
+
+    lo, hi = 1e-4, 1e5          # |L| falls through 1 once between them: bisect log |L| on log w
+    for _ in range(80):
+        mid = math.sqrt(lo * hi)
+        if abs(loop(mid)) > 1.0:
+            lo = mid
+        else:
+            hi = mid
+    w_c = math.sqrt(lo * hi)
+    margin = math.pi + math.atan2(loop(w_c).imag, loop(w_c).real)
+    margin = (margin + math.pi) % (2.0 * math.pi) - math.pi
+    return max(margin, 0.0) / w_c
+
+
+def heave_omega_limit(total_mass_kg, linear_drag, b_check, kappa, rate_filter_s, min_delay_margin_s,
+                      omega_max_rad_s=100.0, grid_points=80):
+    """The highest heave frequency [rad/s] (up to ``omega_max_rad_s``) whose loop keeps a delay margin
+    (:func:`heave_delay_margin_s`) of at least ``min_delay_margin_s`` [s]. The margin is not monotone
+    (below B_check / 2 (m + Z_wdot) the damping gain is negative), so a log grid from 0.01 rad/s finds
+    the highest grid point that keeps it, and bisection the edge above it. Brov2Error when none does."""
+    def keeps(w):
+        return heave_delay_margin_s(w, total_mass_kg, linear_drag, b_check, kappa, rate_filter_s) >= min_delay_margin_s
+    grid = np.geomspace(0.01, float(omega_max_rad_s), int(grid_points))
+    kept = [k for k, w in enumerate(grid) if keeps(w)]
+    if not kept:
+        raise Brov2Error("depth_hold_min_delay_margin_s %g s: no heave omega up to %g rad/s keeps it"
+                         % (min_delay_margin_s, omega_max_rad_s))
+    if kept[-1] == grid.size - 1:
+        return float(grid[-1])
+    lo, hi = float(grid[kept[-1]]), float(grid[kept[-1] + 1])
+    for _ in range(40):
+        mid = 0.5 * (lo + hi)
+        if keeps(mid):
+            lo = mid
+        else:
+            hi = mid
+    return lo
+
+
 class DepthHold(object):
     """Closed-loop heave on the depth reading (see the module docstring for the law).
 
@@ -80,6 +135,9 @@ class DepthHold(object):
         self.max_depth_m = float(settings.max_depth_m)
         self.timeout_s = float(settings.depth_timeout_s)
         self.rate_filter_s = float(settings.depth_rate_filter_s)
+        #: The highest heave frequency the hold flies [rad/s] (:func:`heave_omega_limit`).
+        self.omega_limit_rad_s = heave_omega_limit(self.total_mass_kg, self.linear_drag, self.b_check, self.kappa,
+                                                   self.rate_filter_s, float(settings.depth_hold_min_delay_margin_s))
         #: The largest heave force the hold asks for [N]: a share of tau_max,3, so that the vertical
         #: thrusters keep room for roll and pitch (stock ArduSub scales them down together).
         self.max_force_n = float(settings.depth_hold_max_force_fraction) * as_positive(tau_max_heave_n,
@@ -93,12 +151,22 @@ class DepthHold(object):
     def retune(self, omega_d_rad_s):
         """Recompute the heave gains for the attitude law's ``omega_d_rad_s`` [rad/s]."""
         omega_d = as_positive(omega_d_rad_s, "omega_d_rad_s")
-        omega = self.own_omega_rad_s if self.own_omega_rad_s > 0.0 else self.omega_ratio * omega_d
-        g = pd_gains(omega, [self.total_mass_kg], [self.b_check], self.kappa, n_dofs=1)
+        #: The heave frequency asked for [rad/s]: heave_omega_rad_s, else heave_omega_ratio * omega_d.
+        self.omega_requested_rad_s = self.own_omega_rad_s if self.own_omega_rad_s > 0.0 else self.omega_ratio * omega_d
+        #: The heave frequency flown [rad/s]: the one asked for, at most :attr:`omega_limit_rad_s`.
+        self.omega_rad_s = min(self.omega_requested_rad_s, self.omega_limit_rad_s)
+        g = pd_gains(self.omega_rad_s, [self.total_mass_kg], [self.b_check], self.kappa, n_dofs=1)
         #: The heave :class:`~brov2_hybrid.control.gains.PDGains` (arrays of one) [N/m, N s/m].
         self.gains = g
         self.kp = float(g.kp[0])
         self.kd_total = float(g.kd_total[0])
+
+    def capped(self):
+        """None, or one line saying the heave frequency asked for is above the limit and what is flown."""
+        if self.omega_requested_rad_s <= self.omega_rad_s:
+            return None
+        return ("depth hold: heave omega %.2f rad/s capped at %.2f rad/s (its loop keeps the delay margin "
+                "depth_hold_min_delay_margin_s)" % (self.omega_requested_rad_s, self.omega_rad_s))
 
     def reset(self):
         """Forget the readings and the setpoint (the hold re-engages at the next fresh reading)."""
