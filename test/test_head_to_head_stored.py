@@ -108,15 +108,20 @@ def test_parm_files_round_trip_and_bad_lines_name_file_and_line(tmp_path):
 
 def test_hybrid_yaml_round_trips_and_an_unknown_option_is_named(tmp_path):
     status, placements = stored.load_hybrid_settings()
-    h = stored.HybridSetting("w 7, +I: fast", (("omega_d_rad_s", 7.0), ("integral_enabled", True)))
+    h = stored.HybridSetting("w 7, +I: fast", (("omega_d_rad_s", 7.0), ("integral_enabled", True), ("rate_window", 2)))
     placements["tether"] = (placements["tether"][0], [h])
     path = stored.write_hybrid(str(tmp_path / "h.yaml"), "tuned", placements)
     status2, back = stored.load_hybrid_settings(path)
     assert status2 == "tuned" and back["tether"][1] == [h]
+    # a count stays an integer, which is what configure accepts (a float 2.0 is refused there)
+    assert dict(back["tether"][1][0].options)["rate_window"] == 2 and "rate_window: 2}" in open(path).read()
     assert back["realistic"][0] == placements["realistic"][0]
     text = open(path).read().replace("integral_enabled", "integral_on")
     (tmp_path / "h.yaml").write_text(text)
     with pytest.raises(ParameterError, match=r"placements.tether.settings\[0\].integral_on: unknown"):
+        stored.load_hybrid_settings(path)
+    (tmp_path / "h.yaml").write_text(text.replace("integral_on", "integral_enabled").replace("rate_window: 2", "rate_window: 2.0"))
+    with pytest.raises(ParameterError, match=r"settings\[0\].rate_window: rate_window: expected an integer"):
         stored.load_hybrid_settings(path)
 
 

@@ -13,14 +13,15 @@ import glob
 import inspect
 import json
 import math
+import numbers
 import os
 import re
 from dataclasses import dataclass
 
 from brov2_hybrid import paths
 from brov2_hybrid.control.law import HybridController
-from brov2_hybrid.errors import ParameterError
-from brov2_hybrid.params import Section, load_yaml
+from brov2_hybrid.errors import Brov2Error, ParameterError
+from brov2_hybrid.params import CONTROLLER_RULES, Section, load_yaml
 
 #: The folder of the stored settings, relative to the package root.
 FOLDER = os.path.join("params", "head_to_head")
@@ -162,6 +163,10 @@ def _hybrid_setting(entry, where):
             continue
         if key not in allowed:
             raise ParameterError("%s.%s: unknown; expected one of %s" % (where, key, ", ".join(allowed)))
+        try:                     # the rule configure applies: a bad value is named here, not at flight time
+            CONTROLLER_RULES[key](value, key)
+        except Brov2Error as error:
+            raise ParameterError("%s.%s: %s" % (where, key, error))
         options.append((key, value))
     if "omega_d_rad_s" not in dict(options):
         raise ParameterError("%s.omega_d_rad_s: missing key" % where)
@@ -235,6 +240,8 @@ def write_hybrid(path, status, placements):
 def _yaml_value(value):
     if isinstance(value, bool):
         return "true" if value else "false"
-    if isinstance(value, (int, float)):
+    if isinstance(value, numbers.Integral):      # a count (rate_window): an integer, as configure expects
+        return repr(int(value))
+    if isinstance(value, numbers.Real):
         return repr(float(value))
     raise ParameterError("a hybrid option's value must be a number or a boolean, got %r" % (value,))
