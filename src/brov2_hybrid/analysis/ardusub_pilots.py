@@ -33,6 +33,10 @@ class HybridPilot(object):
     desired attitude and the sticks) reaches the law, 0 when the law runs topside beside the pilot;
     a law on the vehicle is fed over the tether (:attr:`~brov2_hybrid.head_to_head.stored.Placement.
     reference_delay_s`). Until the first input arrives the law holds a level attitude at neutral sticks.
+    ``translations_as_stock``: the surge and sway sticks become the force stock ArduSub's own mixer gives
+    them (:meth:`~brov2_hybrid.vehicle.firmware_output.OutputStage.stick_wrench` over tau_max), so both
+    pilots push the vehicle alike for the same sticks; False: the hybrid's own u * tau_max (heave is the
+    depth hold's rate either way).
     """
 
     mode = "MANUAL"
@@ -41,8 +45,9 @@ class HybridPilot(object):
                     "MAVROS give the control_law node)")
 
     def __init__(self, controller, output_stage, tau_max, telemetry_delay_s=0.0, command_delay_s=0.0,
-                 reference_delay_s=0.0):
+                 reference_delay_s=0.0, translations_as_stock=False):
         self.controller = controller
+        self.translations_as_stock = bool(translations_as_stock)
         self.output = output_stage
         self.tau_max = tau_max
         self._delays_s = (telemetry_delay_s, command_delay_s)
@@ -86,6 +91,14 @@ class HybridPilot(object):
         hold = self.controller.depth_hold
         return hold.setpoint_m if hold.status == HOLDING else math.nan
 
+    def stock_translation(self, u_lin):
+        """The linear command (3,) with surge and sway replaced by the force [N] stock ArduSub's mixer gives
+        those sticks, over tau_max (heave as it is)."""
+        u_lin = np.array(u_lin, dtype=float)
+        force = self.output.stick_wrench([u_lin[0], u_lin[1], 0.0, 0.0, 0.0, 0.0])
+        u_lin[:2] = force[:2] / np.asarray(self.tau_max, dtype=float)[:2]
+        return u_lin
+
     def tick(self, flight, t_s, eta2d, u_lin, eta2, nu2):
         """One control tick; returns (tau (6,), u (6,), RC channels {ch: PWM} sent now). A time before
         the last tick's starts a new run: the delay lines start empty."""
@@ -95,6 +108,8 @@ class HybridPilot(object):
                 self.controller.update_desired(sent_s + self.reference_delay_s, row)
             arrived = _over_link(self._inputs, t_s, eta2d, u_lin)
             eta2d, u_lin = arrived if arrived is not None else (np.array([0.0, 0.0, eta2[2]]), np.zeros(3))
+        if self.translations_as_stock:
+            u_lin = self.stock_translation(u_lin)
         self._telemetry.push(t_s, (eta2, nu2, t_s))
         seen = self._telemetry.get(t_s)
         if seen is None:

@@ -92,7 +92,8 @@ def flight_jobs(ctx, dives, trials, s, cs, depth_rate_m_s, ardusub_settings, hyb
     for trial in range(1, trials + 1):
         for name, dive in dives:
             common = dict(dive_name=name, dive=dive, trial=trial, loop=ctx.loop, cs=cs, depth_rate_m_s=depth_rate_m_s,
-                          max_attempts=s.max_attempts, descent_s=s.descent_s, settle_s=s.settle_s)
+                          max_attempts=s.max_attempts, descent_s=s.descent_s, settle_s=s.settle_s,
+                          translations_as_stock=s.translations_as_stock)
             jobs += [FlightJob(ARDUSUB, None, a.label, a.params, pilot_link_s=link, **common)
                      for a in ardusub_settings for link in links]
             for place, settings in hybrid_placements.values():

@@ -55,7 +55,9 @@ class FlightJob:
     ``loop``: the analysis loop settings (vehicle, model); ``cs``: the ``ardusub`` section
     (speedup, boot wait, refusal bounds) with ``start_depth_m`` the flights' start depth;
     ``depth_rate_m_s``: full heave stick's depth rate [m/s]; ``pilot_link_s``: for ArduSub, how late the
-    pilot's input reaches it from the surface [s] (the hybrid's comes with its placement)."""
+    pilot's input reaches it from the surface [s] (the hybrid's comes with its placement);
+    ``translations_as_stock``: the hybrid's surge and sway command is the force stock ArduSub's mixer
+    gives the same sticks (:class:`~brov2_hybrid.analysis.ardusub_pilots.HybridPilot`)."""
 
     pilot: str
     placement: object
@@ -71,6 +73,7 @@ class FlightJob:
     descent_s: float = 0.0
     settle_s: float = 0.0
     pilot_link_s: float = 0.0
+    translations_as_stock: bool = False
 
     @property
     def placement_name(self):
@@ -105,7 +108,8 @@ def make_pilot(job, vehicle):
     controller = loop.new_controller(float(options.pop("omega_d_rad_s")))
     controller.configure(depth_hold_enabled=True, **options)
     return HybridPilot(controller, loop.output, vehicle.tau_max, job.placement.telemetry_delay_s,
-                       job.placement.command_delay_s, job.placement.reference_delay_s)
+                       job.placement.command_delay_s, job.placement.reference_delay_s,
+                       translations_as_stock=job.translations_as_stock)
 
 
 def fly_once(job, ctx):

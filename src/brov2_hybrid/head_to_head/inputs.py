@@ -47,6 +47,7 @@ class HeadToHeadSettings:
     widen_factor: float
     max_widenings: int
     seed: int
+    translations_as_stock: bool = False
 
 
 def load_settings(path=None):
@@ -83,7 +84,8 @@ def load_settings(path=None):
         effort_weights_deg=tuple(float(w) for w in s.vector("effort_weights_deg", len(weights), minimum=0.0)),
         tie_margin=s.number("tie_margin", 0.0), tie_repeats=s.integer("tie_repeats", 0),
         bound_margin=s.number("bound_margin", 0.0, 0.5), widen_factor=s.number("widen_factor", 1.0, strict_min=True),
-        max_widenings=s.integer("max_widenings", 0), seed=s.integer("seed", 0))
+        max_widenings=s.integer("max_widenings", 0), seed=s.integer("seed", 0),
+        translations_as_stock=s.boolean("translations_as_stock"))
 
 
 def held_out_dives(settings, recipe=None):

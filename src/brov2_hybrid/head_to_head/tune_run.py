@@ -196,7 +196,7 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     knobs = load_knobs(os.path.join(store, SPACE_FILE) if os.path.exists(os.path.join(store, SPACE_FILE)) else None)
     batch = max(1, ctx.runner.jobs)
     common = dict(trial=1, loop=ctx.loop, cs=cs, depth_rate_m_s=rate, max_attempts=s.max_attempts,
-                  descent_s=s.descent_s, settle_s=s.settle_s)
+                  descent_s=s.descent_s, settle_s=s.settle_s, translations_as_stock=s.translations_as_stock)
     sides = [(ARDUSUB, None, dict(stored.load_ardusub_settings(store)[0].params))]
     status, placements = stored.load_hybrid_settings(os.path.join(store, stored.HYBRID_FILE))
     sides += [(HYBRID, place, dict(settings_[0].options)) for place, settings_ in placements.values()]

@@ -119,6 +119,16 @@ class OutputStage(object):
         self.vehicle_mixer.motor_pwm_into(u_read, self.pwm_min_us, self.pwm_max_us, motor)
         return rc, motor
 
+    def stick_wrench(self, u):
+        """The body wrench [N, N m] (6,) the firmware's own manual chain gives when ``u`` (6,) is put on
+        the channels as it is, uncompensated (RC -> u -> this firmware's mixer -> whole-microsecond motor
+        PWMs -> thrust table -> T): what a pilot's sticks do through stock ArduSub, in MANUAL and, for
+        surge and sway, in ALT_HOLD."""
+        u = np.minimum(np.maximum(as_vector(u, 6, "u"), -1.0), 1.0)
+        motor = motor_pwm_from_rc(self.rc_map.pwm_from_u(u), self.rc_map, self.vehicle_mixer, self.pwm_min_us,
+                                  self.pwm_max_us)
+        return self.vehicle.wrench_from_pwm(np.asarray(motor, dtype=float))
+
     def command(self, u):
         """u (6,) -> :class:`OutputCommand` with the motor PWMs and wrench it delivers."""
         u = np.minimum(np.maximum(as_vector(u, 6, "u"), -1.0), 1.0)
