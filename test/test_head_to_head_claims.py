@@ -51,41 +51,35 @@ def test_the_pilot_link_costs_every_ardusub_setting():
             assert iae == sorted(iae) and iae[0] < iae[-1], (dive, label, iae)
 
 
-def test_behind_the_tether_the_tuned_hybrid_wins_the_turns_and_loses_at_tilt(data):
-    assert tether_best(data, "fast_turns")["iae_true_sum"] < 0.8 * ardusub_best(data, "fast_turns")["iae_true_sum"]
-    assert tether_best(data, "tilted_translation")["iae_true_sum"] > 1.2 * ardusub_best(
-        data, "tilted_translation")["iae_true_sum"]
-
-
-@pytest.mark.parametrize("dive", DIVES + ATTITUDE_ONLY)
-def test_its_best_tracking_setting_spends_over_a_tenth_more_motor_effort_than_ardusub(data, dive):
-    assert tether_best(data, dive)["effort_s"] > 1.1 * ardusub_best(data, dive)["effort_s"]
-
-
 def least_effort(data, dive):
     return min(points(data, dive, placement="tether"), key=lambda p: p["effort_s"])
 
 
-@pytest.mark.parametrize("dive", DIVES)
-def test_at_no_more_motor_effort_than_tuned_ardusub_the_hybrid_behind_the_tether_has_no_setting(data, dive):
+@pytest.mark.parametrize("dive", ("fast_turns", "fast_turns attitude-only"))
+def test_behind_the_tether_at_no_more_effort_the_hybrid_wins_the_fast_turns(data, dive):
+    ref = ardusub_best(data, dive)
+    frugal = best_at_effort(points(data, dive), "hybrid", ref["effort_s"], placement="tether")
+    assert frugal is not None and frugal["iae_true_sum"] < 0.8 * ref["iae_true_sum"]
+    # the largest effort weight's optimum (its omega_d within the safe range: the test below)
+    heaviest = max(_tuned_tether(), key=lambda h: float(h.label[len("tuned w="):].split(",")[-1]))
+    assert frugal["setting"] == heaviest.label
+
+
+def test_at_tilt_it_has_no_setting_at_ardusubs_effort_and_tracks_worse_on_yaw(data):
+    dive = "tilted_translation"
     ref = ardusub_best(data, dive)
     assert best_at_effort(points(data, dive), "hybrid", ref["effort_s"], placement="tether") is None
-    # its least-effort setting spends between a tenth and a third more
-    assert 1.1 * ref["effort_s"] < least_effort(data, dive)["effort_s"] < 1.33 * ref["effort_s"]
+    assert least_effort(data, dive)["effort_s"] < 1.1 * ref["effort_s"]           # short by under a tenth
+    best = tether_best(data, dive)
+    assert ref["iae_true_sum"] < best["iae_true_sum"] < 1.25 * ref["iae_true_sum"]
+    assert best["iae_true_yaw"] > 1.5 * ref["iae_true_yaw"] and best["iae_true_roll"] < ref["iae_true_roll"]
 
 
-def test_attitude_alone_the_hybrid_wins_the_fast_turns_at_ardusubs_effort(data):
-    dive = "fast_turns attitude-only"
-    ref = ardusub_best(data, dive)
-    frugal = best_at_effort(points(data, dive), "hybrid", 1.05 * ref["effort_s"], placement="tether")
-    assert frugal is not None and frugal["iae_true_sum"] < 0.8 * ref["iae_true_sum"]
-
-
-def test_attitude_alone_at_tilt_it_tracks_twice_as_close_for_half_again_the_effort(data):
+def test_attitude_alone_at_tilt_it_tracks_twice_as_close_for_a_third_more_effort(data):
     dive = "tilted_translation attitude-only"
     ref = ardusub_best(data, dive)
     assert tether_best(data, dive)["iae_true_sum"] < 0.6 * ref["iae_true_sum"]
-    assert least_effort(data, dive)["effort_s"] > 1.4 * ref["effort_s"]
+    assert least_effort(data, dive)["effort_s"] > 1.3 * ref["effort_s"]
 
 
 def _translation_share(data, dive, pick):
@@ -98,13 +92,15 @@ def _translation_share(data, dive, pick):
     return full["effort_s"] - alone["effort_s"], full["iae_true_sum"] - alone["iae_true_sum"]
 
 
-def test_where_the_extra_effort_goes_translations_on_the_turns_holding_the_tilt_at_tilt(data):
+def test_with_like_for_like_sticks_the_translations_cost_it_no_more_than_ardusub(data):
+    """The full dive's effort less the attitude-only dive's: about ArduSub's on the turns, less at tilt,
+    so the effort the hybrid is short at tilt is holding the tilt (the attitude-only gap)."""
     hybrid_turns, _ = _translation_share(data, "fast_turns", least_effort)
     ardusub_turns, _ = _translation_share(data, "fast_turns", ardusub_best)
-    assert hybrid_turns > 1.3 * ardusub_turns
+    assert abs(hybrid_turns - ardusub_turns) < 0.15 * ardusub_turns
     hybrid_tilt, _ = _translation_share(data, "tilted_translation", least_effort)
     ardusub_tilt, _ = _translation_share(data, "tilted_translation", ardusub_best)
-    assert abs(hybrid_tilt - ardusub_tilt) < 0.15 * ardusub_tilt
+    assert hybrid_tilt < ardusub_tilt
 
 
 def test_at_tilt_the_translations_push_the_hybrids_attitude_far_more_than_ardusubs(data):
@@ -146,12 +142,18 @@ SCRIPT_LAW = "omega_d 10 (the on-board script's PD)"
 
 
 @pytest.mark.parametrize("dive", DIVES)
-def test_on_board_with_its_terms_the_law_beats_tuned_ardusub_behind_the_same_link_for_more_effort(data, dive):
+def test_on_board_with_its_terms_the_law_beats_tuned_ardusub_behind_the_same_link(data, dive):
+    """Better than ArduSub and than the script's paper PD on both dives; on the turns for no more motor
+    effort or energy, at tilt for a little more motor effort and no more electric energy."""
     mine = setting(data, dive, "onboard", ON_BOARD_WITH_TERMS)
     theirs = ardusub_best(data, dive, "onboard")
-    assert mine["iae_true_sum"] < theirs["iae_true_sum"]
+    assert mine["iae_true_sum"] < 0.8 * theirs["iae_true_sum"]
     assert mine["iae_true_sum"] < setting(data, dive, "onboard", SCRIPT_LAW)["iae_true_sum"]
-    assert mine["effort_s"] > theirs["effort_s"] and mine["energy_kj"] > theirs["energy_kj"]
+    assert mine["energy_kj"] <= theirs["energy_kj"]
+    if dive == "fast_turns":
+        assert mine["effort_s"] <= theirs["effort_s"]
+    else:
+        assert theirs["effort_s"] < mine["effort_s"] < 1.1 * theirs["effort_s"]
 
 
 def test_with_integral_action_the_on_board_law_beats_the_tuned_tether_at_tilt(data):
