@@ -65,6 +65,16 @@ def test_the_default_omega_d_is_not_capped_and_a_high_one_is_with_its_reason():
     assert hold.kp == pytest.approx(vehicle.body.total_mass[2] * hold.omega_limit_rad_s ** 2)
 
 
+def test_the_controller_says_so_when_the_ceiling_binds_on_a_hold_that_is_on():
+    from brov2_hybrid.loop.closed_loop import ClosedLoop
+    c = ClosedLoop().new_controller(3.0)
+    assert not any("capped" in line for line in c.configure(omega_d_rad_s=10.0))        # hold off: silent
+    changes = c.configure(depth_hold_enabled=True)
+    assert any("capped at" in line and "depth_hold_min_delay_margin_s" in line for line in changes)
+    assert not any("capped" in line for line in c.configure(kappa=25.0))                # unchanged: once
+    assert not any("capped" in line for line in c.configure(omega_d_rad_s=3.0))         # below the ceiling
+
+
 def _hover(min_margin_s):
     """20 s level, yaw 0, no stick, at omega_d 14 behind a 20 + 20 ms link with the depth hold on: the
     depth error RMS [m] and the motor effort [s] after the first 5 s."""

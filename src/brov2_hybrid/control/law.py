@@ -249,11 +249,12 @@ class HybridController(object):
         if switched_off.size:
             self.integral.reset(switched_off)
         self.gains = new_gains
-        capped_before = self.depth_hold.capped()
+        capped_before = self.depth_hold.capped() if self.depth_hold.enabled else None
         self.depth_hold.retune(new_gains.omega_d_rad_s)
-        if self.depth_hold.capped() != capped_before and self.depth_hold.capped() is not None:
-            changes.append(self.depth_hold.capped())
         self.depth_hold.set_enabled(depth_hold)
+        capped = self.depth_hold.capped() if self.depth_hold.enabled else None
+        if capped is not None and capped != capped_before:     # said when it starts to bind on a hold that is on
+            changes.append(capped)
         self.closed_loop_enabled = enabled
         self.integral_enabled = integ
         self.integral_ratio = ratio
