@@ -1,5 +1,6 @@
 """The optimizer of head-to-head --tune on cheap objectives with a known optimum (no ArduSub)."""
 import math
+import os
 from dataclasses import replace
 
 import numpy as np
@@ -210,3 +211,34 @@ def test_weightings_that_found_the_same_optimum_store_it_once_under_a_joint_labe
     status, back = stored.load_hybrid_settings(store + "/hybrid_tuned.yaml")
     assert status == "tether: tuned (test); realistic: not"
     assert [(h.label, h.omega_d_rad_s) for h in back["tether"][1]] == [("tuned w=0, 0.2", 7.0), ("tuned w=1", 4.0)]
+
+
+def test_tune_only_tunes_the_sides_named_and_the_store_keeps_the_others_saying_so(tmp_path):
+    import shutil
+    from brov2_hybrid.head_to_head import stored, tune_run
+    names = ["ardusub", "tether", "realistic", "onboard"]
+    assert tune_run.chosen_sides(names) == names and tune_run.chosen_sides(names, []) == names
+    assert tune_run.chosen_sides(names, ["onboard", "tether"]) == ["tether", "onboard"]     # in the file's order
+    with pytest.raises(Brov2Error, match="--tune-only teether: expected one of ardusub, tether"):
+        tune_run.chosen_sides(names, ["teether"])
+    store = str(tmp_path)
+    for name in os.listdir(stored.folder()):
+        shutil.copy(os.path.join(stored.folder(), name), store)
+    old_status, placements = stored.load_hybrid_settings(store + "/hybrid_tuned.yaml")
+    parms = {name: open(os.path.join(store, name)).read() for name in os.listdir(store) if name.endswith(".parm")}
+    results = {"hybrid tether": [tune.TuneResult(0.0, {"omega_d_rad_s": 6.5}, 1.0, 1.0, 1.0, 3, {}, [], [], [])]}
+    tune_run._store(store, results, placements, "tuned (test)", old_status)
+    status, back = stored.load_hybrid_settings(store + "/hybrid_tuned.yaml")
+    assert [(h.label, h.omega_d_rad_s) for h in back["tether"][1]] == [("tuned w=0", 6.5)]
+    assert back["realistic"] == placements["realistic"] and back["onboard"] == placements["onboard"]
+    assert status == "tether: tuned (test); realistic, onboard: kept as stored before (%s)" % old_status
+    # ArduSub not tuned: its files untouched
+    assert {name: open(os.path.join(store, name)).read() for name in os.listdir(store) if name.endswith(".parm")} == parms
+
+
+def test_tune_only_needs_tune():
+    import argparse
+    from brov2_hybrid.head_to_head import command
+    args = argparse.Namespace(tune_only=["tether"], tune=False, docs=False)
+    with pytest.raises(Brov2Error, match="--tune-only: only with --tune"):
+        command.run(None, args)

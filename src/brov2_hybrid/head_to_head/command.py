@@ -1,7 +1,7 @@
 """``brov2-analyze head-to-head``: the hybrid against tuned ArduSub with the stored settings of both.
 
     brov2-analyze head-to-head [--dive FILE ...] [--trials N] [--out DIR] [--jobs J] [--dask ADDR]
-    brov2-analyze head-to-head --tune [--tune-trials N]   tune both sides, store, then score
+    brov2-analyze head-to-head --tune [--tune-trials N] [--tune-only SIDE ...]   tune, store, then score
     brov2-analyze head-to-head --docs                     also write the verdict block (docs/experiments.md)
 
 Every stored ArduSub setting (:mod:`~.stored`, placement ``ardusub``), behind each placement's pilot
@@ -41,6 +41,9 @@ def add_parser(sub, parents):
                    "settings in params/head_to_head/ (long: head_to_head.tune_trials per side and weighting; every "
                    "flight is journaled in OUT/tune_journal.jsonl, and the same command into the same --out resumes)")
     p.add_argument("--tune-trials", type=int, default=None, help="--tune's budget per side and weighting")
+    p.add_argument("--tune-only", action="append", default=[], metavar="SIDE", help="with --tune: tune only this "
+                   "side (ardusub or a placement of hybrid_tuned.yaml; repeatable); the others keep their stored "
+                   "settings, and the stored file's status says which")
     p.add_argument("--store", metavar="DIR", default=None, help="the stored settings' folder: read, and written by "
                    "--tune (default: params/head_to_head; give another to try a tuning without replacing them)")
     p.add_argument("--docs", action="store_true", help="also write docs/tables/head_to_head.json and its "
@@ -52,7 +55,7 @@ def run(ctx, args):
     """Run the subcommand for ``args`` in ``ctx`` (analysis Context); returns the summary dict."""
     progress = (lambda text: None) if getattr(args, "quiet", False) else print
     for name, default in (("dive", []), ("trials", None), ("tune", False), ("tune_trials", None), ("store", None),
-                          ("attitude_only", False)):
+                          ("attitude_only", False), ("tune_only", [])):
         setattr(args, name, getattr(args, name, default))      # reproduce passes a bare namespace
     if any(getattr(args, n, None) is not None for n in ("telemetry_rate", "telemetry_delay", "command_delay", "omega_d")):
         raise Brov2Error("head-to-head: the hybrid's settings and latencies are the stored ones (params/head_to_head/"
@@ -66,9 +69,11 @@ def run(ctx, args):
     if args.trials is not None and args.trials < 1:
         raise Brov2Error("--trials: expected an integer >= 1, got %d" % args.trials)
     tuned = None
+    if args.tune_only and not args.tune:
+        raise Brov2Error("--tune-only: only with --tune")
     if args.tune:
         from brov2_hybrid.head_to_head.tune_run import tune_and_store
-        tuned = tune_and_store(ctx, args.tune_trials, progress, args.store)
+        tuned = tune_and_store(ctx, args.tune_trials, progress, args.store, only=args.tune_only)
     summary = head_to_head_experiment(ctx, args.dive, args.trials, progress, store=args.store,
                                       attitude_only=args.attitude_only)
     progress(report.console_lines(summary))

@@ -177,10 +177,22 @@ def training_objective(ctx, jobs_for, train, label, journal=None, side=""):
     return evaluate
 
 
-def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=None):
-    """Tune ArduSub and the hybrid in each placement for every effort weighting; write the optima to
-    ``store`` (default params/head_to_head/) and ``tuning.csv`` (every candidate) to ``ctx.out_dir``.
-    Returns the tuning summary."""
+def chosen_sides(names, only=None):
+    """The side names of ``names`` (``ardusub`` and the stored placements, in order) to tune: all, or those
+    in ``only``; Brov2Error naming a name that is neither."""
+    if not only:
+        return list(names)
+    unknown = sorted(set(only) - set(names))
+    if unknown:
+        raise Brov2Error("--tune-only %s: expected one of %s" % (unknown[0], ", ".join(names)))
+    return [n for n in names if n in set(only)]
+
+
+def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=None, only=None):
+    """Tune ArduSub and the hybrid in each placement (or the sides named in ``only``: ``ardusub`` and
+    placement names) for every effort weighting; write the optima to ``store`` (default
+    params/head_to_head/; sides not tuned keep their stored settings) and ``tuning.csv`` (every candidate)
+    to ``ctx.out_dir``. Returns the tuning summary."""
     from brov2_hybrid.analysis.ardusub_experiment import flight_sim_options, load_compare_settings
     from brov2_hybrid.params import load_controller_params
     from brov2_hybrid.sim.ardusub_sitl import find_ardusub
@@ -200,6 +212,8 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     sides = [(ARDUSUB, None, dict(stored.load_ardusub_settings(store)[0].params))]
     status, placements = stored.load_hybrid_settings(os.path.join(store, stored.HYBRID_FILE))
     sides += [(HYBRID, place, dict(settings_[0].options)) for place, settings_ in placements.values()]
+    chosen = chosen_sides([ARDUSUB] + list(placements), only)
+    sides = [side for side in sides if (ARDUSUB if side[1] is None else side[1].name) in chosen]
     # ArduSub is tuned behind the tether's pilot link (the first placement's), as it is scored against it.
     ardusub_link_s = next(iter(placements.values()))[0].pilot_link_s
     journal = FlightJournal(os.path.join(ctx.out_dir, JOURNAL),
@@ -229,7 +243,7 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     write_csv(os.path.join(ctx.out_dir, "tuning.csv"), ["side", "candidate", "params", "iae_deg_s", "effort_s"],
               [[n, k, repr(p), repr(i), repr(e)] for n, k, p, i, e in records])
     note = "tuned by the optimizer (Optuna TPE, %d trials per weighting on the training set)" % budget
-    _store(store, results, placements, note)
+    _store(store, results, placements, note, status)
     return {name: [{"weight": r.weight, "params": r.params, "cost": r.cost, "iae": r.iae, "effort": r.effort,
                     "flights": r.flights, "widenings": [list(x[:2]) for x in r.widenings], "at_bounds": r.at_bounds}
                    for r in rs] for name, rs in results.items()}
@@ -250,20 +264,31 @@ def distinct_optima(results):
     return [("tuned w=%s" % ", ".join("%g" % m.weight for m in members), members) for _, members in groups]
 
 
-def _store(store, results, placements, note):
-    """Write the optima: one ArduSub .parm per distinct optimum (the old ones removed), the hybrid's YAML."""
-    for old in glob.glob(os.path.join(store, stored.ARDUSUB_PATTERN)):
+def _store(store, results, placements, note, old_status=""):
+    """Write the optima: one ArduSub .parm per distinct optimum (the old ones removed), the hybrid's YAML.
+    A side without results (not tuned: ``--tune-only``) keeps its stored settings, and the YAML's status
+    says which placements were tuned and which kept (with ``old_status``, the status they were stored with)."""
+    for old in glob.glob(os.path.join(store, stored.ARDUSUB_PATTERN)) if ARDUSUB in results else ():
         os.remove(old)
-    for k, (label, members) in enumerate(distinct_optima(results[ARDUSUB])):
+    for k, (label, members) in enumerate(distinct_optima(results.get(ARDUSUB, []))):
         r = members[0]
         setting = stored.ArduSubSetting(label, note, tuple(sorted(r.params.items())))
         at = ", ".join(sorted(set(b for m in members for b in m.at_bounds))) or "none"
         stored.write_parm(os.path.join(store, "ardusub_tuned%s.parm" % ("" if k == 0 else "_w%g" % r.weight)),
                           setting, ["effort weight %s deg s per s; optimum at a bound after widening: %s"
                                     % (", ".join("%g" % m.weight for m in members), at)])
-    new = {}
-    for name, (place, _) in placements.items():
+    new, kept = {}, []
+    for name, (place, old) in placements.items():
+        if "hybrid %s" % name not in results:
+            new[name] = (place, old)
+            kept.append(name)
+            continue
         settings = [stored.HybridSetting(label, tuple(members[0].params.items()))
                     for label, members in distinct_optima(results["hybrid %s" % name])]
         new[name] = (place, settings)
-    stored.write_hybrid(os.path.join(store, stored.HYBRID_FILE), note, new)
+    tuned = [n for n in placements if n not in kept]
+    status = note
+    if kept:
+        status = "%s: %s; %s: kept as stored before (%s)" % (", ".join(tuned) or "no placement", note,
+                                                           ", ".join(kept), old_status)
+    stored.write_hybrid(os.path.join(store, stored.HYBRID_FILE), status, new)
