@@ -188,6 +188,17 @@ def cases():
         "control.depth_hold.DepthHold.retune": Case(lambda f: f.depth_hold().retune, lambda f: {"omega_d_rad_s": 2.0},
                                                     ("omega_d_rad_s",)),
         "control.depth_hold.DepthHold.reset": Case(lambda f: f.depth_hold().reset, lambda f: {}),
+        "control.depth_hold.DepthHold.capped": Case(lambda f: f.depth_hold().capped, lambda f: {}),
+        "control.depth_hold.heave_delay_margin_s": Case(
+            lambda f: dh.heave_delay_margin_s,
+            lambda f: {"omega_rad_s": 2.0, "total_mass_kg": 26.07, "linear_drag": 5.18, "b_check": 19.1,
+                       "kappa": 0.0, "rate_filter_s": 0.2},
+            ("omega_rad_s", "total_mass_kg", "linear_drag", "b_check", "kappa", "rate_filter_s")),
+        "control.depth_hold.heave_omega_limit": Case(
+            lambda f: dh.heave_omega_limit,
+            lambda f: {"total_mass_kg": 26.07, "linear_drag": 5.18, "b_check": 19.1, "kappa": 0.0,
+                       "rate_filter_s": 0.2, "min_delay_margin_s": 0.15},
+            ("total_mass_kg", "linear_drag", "b_check", "kappa", "rate_filter_s", "min_delay_margin_s")),
         "control.depth_hold.DepthHold.set_enabled": Case(lambda f: f.depth_hold().set_enabled,
                                                          lambda f: {"enabled": True}),
         "control.depth_hold.DepthHold.measure": Case(

@@ -58,6 +58,12 @@ def heave_delay_margin_s(omega_rad_s, total_mass_kg, linear_drag, b_check, kappa
     (:func:`~brov2_hybrid.control.gains.pd_gains`), T = ``rate_filter_s`` (the depth rate's filter), the
     heave drag linearized at rest (B_L; the quadratic drag only adds damping). 0 when the loop has no
     phase margin left."""
+    omega_rad_s = as_positive(omega_rad_s, "omega_rad_s")
+    total_mass_kg = as_positive(total_mass_kg, "total_mass_kg")
+    linear_drag = as_number(linear_drag, "linear_drag", minimum=0.0)
+    b_check = as_finite(b_check, "b_check")
+    kappa = as_number(kappa, "kappa", minimum=0.0)
+    rate_filter_s = as_number(rate_filter_s, "rate_filter_s", minimum=0.0)
     g = pd_gains(omega_rad_s, [total_mass_kg], [b_check], kappa, n_dofs=1)
     kp, kd = float(g.kp[0]), float(g.kd_total[0])
 
@@ -84,9 +90,12 @@ def heave_omega_limit(total_mass_kg, linear_drag, b_check, kappa, rate_filter_s,
     (:func:`heave_delay_margin_s`) of at least ``min_delay_margin_s`` [s]. The margin is not monotone
     (below B_check / 2 (m + Z_wdot) the damping gain is negative), so a log grid from 0.01 rad/s finds
     the highest grid point that keeps it, and bisection the edge above it. Brov2Error when none does."""
+    min_delay_margin_s = as_number(min_delay_margin_s, "min_delay_margin_s", minimum=0.0)
+    omega_max_rad_s = as_number(omega_max_rad_s, "omega_max_rad_s", minimum=0.01, strict_min=True)
+
     def keeps(w):
         return heave_delay_margin_s(w, total_mass_kg, linear_drag, b_check, kappa, rate_filter_s) >= min_delay_margin_s
-    grid = np.geomspace(0.01, float(omega_max_rad_s), int(grid_points))
+    grid = np.geomspace(0.01, omega_max_rad_s, int(grid_points))
     kept = [k for k, w in enumerate(grid) if keeps(w)]
     if not kept:
         raise Brov2Error("depth_hold_min_delay_margin_s %g s: no heave omega up to %g rad/s keeps it"
