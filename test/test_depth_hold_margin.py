@@ -8,7 +8,6 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.analysis.metrics import depth_error
-from brov2_hybrid.analysis.omega_limit import loop_margins
 from brov2_hybrid.control.depth_hold import DepthHold, heave_delay_margin_s, heave_omega_limit
 from brov2_hybrid.dive.dive_csv import Dive
 from brov2_hybrid.errors import Brov2Error
@@ -28,14 +27,20 @@ def test_without_drag_or_filter_the_margin_is_the_double_integrators():
         assert heave_delay_margin_s(omega, 26.0, 0.0, 0.0, 0.0, 0.0) == pytest.approx(expected, rel=1e-6)
 
 
-def test_without_a_filter_the_margin_is_omega_limits_for_the_same_loop():
-    """omega-limit's loop_margins (brentq on the same loop written separately) at the hold's gains."""
+def test_with_a_filter_the_margin_is_what_a_dense_frequency_sweep_finds():
+    """The same loop evaluated on a dense log grid of frequencies (numpy, no root finder): the last
+    crossing of |L| = 1, its phase margin over that frequency."""
     from brov2_hybrid.control.gains import pd_gains
     mass, b_lin, b_check = 26.07, 5.18, 19.1
-    for omega in (1.0, 2.5, 6.0):
+    w = np.logspace(-3, 3, 400001)
+    for omega, filter_s in ((1.0, 0.2), (2.5, 0.2), (6.0, 0.05)):
         g = pd_gains(omega, [mass], [b_check], 3.0, n_dofs=1)
-        want = loop_margins(float(g.kp[0]), float(g.kd_total[0]), mass, b_lin)["delay_margin_s"]
-        assert heave_delay_margin_s(omega, mass, b_lin, b_check, 3.0, 0.0) == pytest.approx(want, rel=1e-6)
+        s = 1j * w
+        L = (g.kp[0] + g.kd_total[0] * s / (filter_s * s + 1.0)) / (mass * s * s + b_lin * s)
+        k = np.nonzero(np.diff(np.sign(np.abs(L) - 1.0)))[0][-1]
+        margin = np.pi + np.angle(L[k])
+        want = ((margin + np.pi) % (2 * np.pi) - np.pi) / w[k]
+        assert heave_delay_margin_s(omega, mass, b_lin, b_check, 3.0, filter_s) == pytest.approx(want, rel=2e-3)
 
 
 def test_the_limit_is_the_highest_frequency_that_keeps_the_margin_and_a_filter_lowers_it():

@@ -34,11 +34,11 @@ import os
 from dataclasses import dataclass, replace
 
 import numpy as np
-from scipy.optimize import brentq
 
 from brov2_hybrid import paths
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.context import AXES, write_csv
+from brov2_hybrid.control.gains import loop_margins  # noqa: F401 (omega-limit's margins; tests import it here)
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.params import Section, load_yaml
 
@@ -146,18 +146,6 @@ def condition_options(condition):
     if not condition.delay_compensation:
         return None
     return {"delay_compensation_enabled": True, "delay_compensation_command_delay_s": condition.command_delay_s}
-
-
-def loop_margins(kp, kd_total, inertia, b_check):
-    """Crossover omega_c [rad/s], phase margin [deg] and delay margin [s] of
-    L(s) = (kp + kd_total s) / (inertia s^2 + b_check s) (one axis, no delay)."""
-    def log_gain(w):
-        return math.log(abs((kp + 1j * kd_total * w) / (-inertia * w * w + 1j * b_check * w)))
-    w_c = brentq(log_gain, 1e-4, 1e4, xtol=1e-12)
-    L = (kp + 1j * kd_total * w_c) / (-inertia * w_c * w_c + 1j * b_check * w_c)
-    pm_rad = math.pi + math.atan2(L.imag, L.real)
-    pm_rad = (pm_rad + math.pi) % (2.0 * math.pi) - math.pi
-    return {"crossover_rad_s": w_c, "phase_margin_deg": math.degrees(pm_rad), "delay_margin_s": pm_rad / w_c}
 
 
 def margins_for(controller):

@@ -37,7 +37,7 @@ import math
 
 import numpy as np
 
-from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
+from brov2_hybrid.control.gains import loop_margins, pd_gains, trim_linear_drag
 from brov2_hybrid.control.law_kernels import model_drag
 from brov2_hybrid.errors import Brov2Error
 from brov2_hybrid.physics.kinematics import down_axis
@@ -53,8 +53,9 @@ MIN_DOWN_COMPONENT = 0.5
 
 
 def heave_delay_margin_s(omega_rad_s, total_mass_kg, linear_drag, b_check, kappa, rate_filter_s):
-    """Delay margin [s] of the hold's loop at heave frequency ``omega_rad_s`` [rad/s]: phase margin over
-    crossover of L(s) = (k_p + k_d s / (T s + 1)) / ((m + Z_wdot) s^2 + B_L s), the hold's gains
+    """Delay margin [s] of the hold's loop at heave frequency ``omega_rad_s`` [rad/s]
+    (:func:`~brov2_hybrid.control.gains.loop_margins` of L(s) = (k_p + k_d s / (T s + 1)) / ((m + Z_wdot) s^2
+    + B_L s)): the hold's gains
     (:func:`~brov2_hybrid.control.gains.pd_gains`), T = ``rate_filter_s`` (the depth rate's filter), the
     heave drag linearized at rest (B_L; the quadratic drag only adds damping). 0 when the loop has no
     phase margin left."""
@@ -65,23 +66,8 @@ def heave_delay_margin_s(omega_rad_s, total_mass_kg, linear_drag, b_check, kappa
     kappa = as_number(kappa, "kappa", minimum=0.0)
     rate_filter_s = as_number(rate_filter_s, "rate_filter_s", minimum=0.0)
     g = pd_gains(omega_rad_s, [total_mass_kg], [b_check], kappa, n_dofs=1)
-    kp, kd = float(g.kp[0]), float(g.kd_total[0])
-
-    def loop(w):
-        s = 1j * w
-        return (kp + kd * s / (rate_filter_s * s + 1.0)) / (total_mass_kg * s * s + linear_drag * s)
-
-    lo, hi = 1e-4, 1e5          # |L| falls through 1 once between them: bisect log |L| on log w
-    for _ in range(80):
-        mid = math.sqrt(lo * hi)
-        if abs(loop(mid)) > 1.0:
-            lo = mid
-        else:
-            hi = mid
-    w_c = math.sqrt(lo * hi)
-    margin = math.pi + math.atan2(loop(w_c).imag, loop(w_c).real)
-    margin = (margin + math.pi) % (2.0 * math.pi) - math.pi
-    return max(margin, 0.0) / w_c
+    margins = loop_margins(float(g.kp[0]), float(g.kd_total[0]), total_mass_kg, linear_drag, rate_filter_s)
+    return max(margins["delay_margin_s"], 0.0)
 
 
 def heave_omega_limit(total_mass_kg, linear_drag, b_check, kappa, rate_filter_s, min_delay_margin_s,

@@ -9,12 +9,13 @@ Per angular DOF, with total inertia I + M_A and characteristic linear drag B-che
 B-check comes from :func:`trim_linear_drag`: the slope of the least-squares line
 through the origin fitted to the drag B_L v + B_NL v|v| over 0..v_max (Sec. 5.1).
 """
+import math
 from dataclasses import dataclass
 
 import numpy as np
 
 from brov2_hybrid.errors import Brov2Error
-from brov2_hybrid.validate import as_number, as_positive, as_vector
+from brov2_hybrid.validate import as_finite, as_number, as_positive, as_vector
 
 
 @dataclass(frozen=True)
@@ -114,3 +115,23 @@ def lti_closed_loop(gains, total_inertia, b_check, axis=2, with_delta_kd=True):
     inertia = float(as_vector(total_inertia, 3, "total_inertia")[axis])
     b = float(as_vector(b_check, 3, "b_check")[axis])
     return np.array([kd, kp]), np.array([inertia, b + kd, kp])
+
+
+def loop_margins(kp, kd_total, inertia, damping, rate_filter_s=0.0):
+    """Crossover omega_c [rad/s], phase margin [deg] and delay margin [s] (phase margin over omega_c; negative
+    when the loop has none) of one PD-controlled axis,
+    L(s) = (kp + kd_total s / (rate_filter_s s + 1)) / (inertia s^2 + damping s), no delay: the attitude
+    law's axis (omega-limit's table) and the depth hold's heave loop (its rate through a filter)."""
+    from scipy.optimize import brentq
+    kp, kd_total, damping = (as_finite(v, n) for v, n in ((kp, "kp"), (kd_total, "kd_total"), (damping, "damping")))
+    inertia = as_positive(inertia, "inertia")
+    rate_filter_s = as_number(rate_filter_s, "rate_filter_s", minimum=0.0)
+
+    def loop(w):
+        s = 1j * w
+        return (kp + kd_total * s / (rate_filter_s * s + 1.0)) / (inertia * s * s + damping * s)
+    w_c = brentq(lambda w: math.log(abs(loop(w))), 1e-4, 1e4, xtol=1e-12)
+    L = loop(w_c)
+    pm_rad = math.pi + math.atan2(L.imag, L.real)
+    pm_rad = (pm_rad + math.pi) % (2.0 * math.pi) - math.pi
+    return {"crossover_rad_s": w_c, "phase_margin_deg": math.degrees(pm_rad), "delay_margin_s": pm_rad / w_c}
