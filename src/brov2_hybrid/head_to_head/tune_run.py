@@ -62,6 +62,48 @@ def placement_knobs(knobs, place):
     return [k for k in knobs if k.name not in NOT_ON_BOARD]
 
 
+#: omega-limit's table (``make reproduce``): the highest safe omega_d per loop condition.
+OMEGA_LIMIT_TABLE = os.path.join("docs", "tables", "omega_limit.json")
+#: The hybrid's knob the safety cap holds.
+OMEGA_KNOB = "omega_d_rad_s"
+
+
+def safe_omega_d(place, table_path=None):
+    """The highest omega_d [rad/s] omega-limit's table (default :data:`OMEGA_LIMIT_TABLE`) finds safe for the
+    loop of ``place`` (a :class:`~.stored.Placement`): the best of the table's conditions with the
+    placement's telemetry rate and delays (with or without the delay compensation, which the tuner may
+    turn on); None when no condition matches or the table is missing."""
+    import json
+    from brov2_hybrid import paths
+    path = table_path or os.path.join(paths.package_root(), OMEGA_LIMIT_TABLE)
+    if not os.path.exists(path):
+        return None
+    with open(path) as handle:
+        table = json.load(handle)
+    loop = (place.telemetry_rate_hz, place.telemetry_delay_s, place.command_delay_s)
+    found = [table["safe_omega_d"].get(c["name"]) for c in table["conditions"]
+             if (c["telemetry_rate_hz"], c["telemetry_delay_s"], c["command_delay_s"]) == loop]
+    found = [v for v in found if v is not None]
+    return max(found) if found else None
+
+
+def capped_knobs(knobs, limit_rad_s):
+    """``knobs`` with the omega_d knob's range and hard limit held to ``limit_rad_s`` (None: as they are):
+    the tuner then never flies, nor stores, an omega_d the project's own omega-limit finds unsafe for the
+    placement. Brov2Error when the cap leaves the knob no range."""
+    if limit_rad_s is None:
+        return list(knobs)
+    out = []
+    for k in knobs:
+        if k.name == OMEGA_KNOB and not k.choices and k.hard_high > limit_rad_s:
+            if not k.low < limit_rad_s:
+                raise Brov2Error("knob %s: omega-limit's safe %g rad/s is not above the search's low %g"
+                                 % (k.name, limit_rad_s, k.low))
+            k = tune.Knob(k.name, k.low, min(k.high, limit_rad_s), k.log, k.hard_low, limit_rad_s)
+        out.append(k)
+    return out
+
+
 def _start(values, knobs):
     """The stored setting's values of the knobs, clipped into their ranges (the first trial)."""
     start = {}
@@ -216,8 +258,9 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     sides = [side for side in sides if (ARDUSUB if side[1] is None else side[1].name) in chosen]
     # ArduSub is tuned behind the tether's pilot link (the first placement's), as it is scored against it.
     ardusub_link_s = next(iter(placements.values()))[0].pilot_link_s
+    limits = {place.name: safe_omega_d(place) for place, _ in placements.values()}
     journal = FlightJournal(os.path.join(ctx.out_dir, JOURNAL),
-                            fingerprint(budget, s, cs, knobs, sides, ardusub_link_s, ctx.loop, os.path.realpath(find_ardusub()), train,
+                            fingerprint(budget, s, cs, knobs, sorted(limits.items()), sides, ardusub_link_s, ctx.loop, os.path.realpath(find_ardusub()), train,
                                         physics_signature(ctx.vehicle, flight_sim_options(ctx))))
     if journal.rows:
         progress("tune: resuming from %s (%d flights journaled: replayed, not flown again)"
@@ -225,6 +268,12 @@ def tune_and_store(ctx, tune_trials=None, progress=print, store=None, settings=N
     results, records = {}, []
     for pilot, place, values in sides:
         side_knobs = placement_knobs(knobs[pilot], place)
+        if place is not None:
+            limit = limits[place.name]
+            side_knobs = capped_knobs(side_knobs, limit)
+            progress("tune hybrid %s: omega_d held to %s" % (place.name, "omega-limit's safe %g rad/s" % limit
+                                                             if limit is not None else "the search space (omega-limit "
+                                                             "has no row for this loop)"))
         name = pilot if place is None else "hybrid %s" % place.name
 
         def jobs_for(p, dive_name, dive, pilot=pilot, place=place):
