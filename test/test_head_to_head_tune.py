@@ -242,3 +242,42 @@ def test_tune_only_needs_tune():
     args = argparse.Namespace(tune_only=["tether"], tune=False, docs=False)
     with pytest.raises(Brov2Error, match="--tune-only: only with --tune"):
         command.run(None, args)
+
+
+def test_the_hybrids_omega_d_is_held_to_omega_limits_safe_value_for_its_loop(s):
+    """A cost whose bottom lies at omega_d 20: uncapped, the tuner widens past 14 and stores it there;
+    held to a safe 14, it never flies past 14 and stores 14 at most."""
+    from brov2_hybrid.head_to_head import tune_run
+    flown = []
+
+    def evaluate(params_list):
+        flown.extend(p["omega_d_rad_s"] for p in params_list)
+        return [(10.0 + 20.0 * math.log(p["omega_d_rad_s"] / 20.0) ** 2, 1.0) for p in params_list]
+    knobs = [tune.Knob("omega_d_rad_s", 2.0, 12.0, True, 0.5, 40.0)]
+    free = tune.optimize(evaluate, knobs, 30, 0.0, s, batch=2)
+    assert free.params["omega_d_rad_s"] > 14.0
+    del flown[:]
+    held = tune.optimize(evaluate, tune_run.capped_knobs(knobs, 14.0), 30, 0.0, s, batch=2)
+    assert max(flown) <= 14.0 and 12.0 < held.params["omega_d_rad_s"] <= 14.0   # up to the cap, not past it
+    assert tune_run.capped_knobs(knobs, None) == knobs
+    with pytest.raises(Brov2Error, match="omega_d_rad_s.*safe 1.*low 2"):
+        tune_run.capped_knobs(knobs, 1.0)
+
+
+def test_the_safe_omega_d_is_the_best_of_omega_limits_rows_for_the_placements_loop(tmp_path):
+    import json
+    from brov2_hybrid.head_to_head import stored, tune_run
+    place = stored.Placement("tether", 50.0, 0.02, 0.02)
+    rows = [("tether", 50.0, 0.02, 0.02, 7.0), ("tether+comp", 50.0, 0.02, 0.02, 14.0),
+            ("realistic", 50.0, 0.05, 0.05, 5.0), ("ideal", 50.0, 0.0, 0.0, 16.0)]
+    table = {"conditions": [{"name": n, "telemetry_rate_hz": r, "telemetry_delay_s": a, "command_delay_s": b}
+                            for n, r, a, b, _ in rows], "safe_omega_d": {n: v for n, _, _, _, v in rows}}
+    path = tmp_path / "omega_limit.json"
+    path.write_text(json.dumps(table))
+    assert tune_run.safe_omega_d(place, str(path)) == 14.0
+    assert tune_run.safe_omega_d(stored.Placement("realistic", 50.0, 0.05, 0.05), str(path)) == 5.0
+    assert tune_run.safe_omega_d(stored.Placement("slow", 20.0, 0.05, 0.05), str(path)) is None
+    assert tune_run.safe_omega_d(place, str(tmp_path / "missing.json")) is None
+    # the project's own table has a row for every stored placement's loop
+    _, placements = stored.load_hybrid_settings()
+    assert all(tune_run.safe_omega_d(p) is not None for p, _ in placements.values())
