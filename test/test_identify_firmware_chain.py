@@ -122,3 +122,24 @@ def test_the_thrust_table_mixer_gives_the_command_to_within_the_pwm_steps_and_st
     assert np.max(np.abs(stock[:, 5] - u[:, 5] * tau_max[5])) > 3 * bound
     released = output_chain.override_wrench(np.zeros((1, 6)), heavy, QUANTITATIVE)   # 0: channel released
     np.testing.assert_allclose(released, 0.0, atol=1e-9)
+
+
+def test_a_noise_free_log_through_the_chain_is_fitted_not_emptied_by_the_outlier_rule(heavy, monkeypatch):
+    """Through ROS the rates came without noise and the chain rebuilt the wrench exactly: most rows fit to
+    nothing, the residuals' robust sigma collapsed and the outlier rule threw out the excitation until the
+    fits were rank-deficient. The rule now measures a row against the command edges' own spread too."""
+    from brov2_hybrid.identify import fit
+    from brov2_hybrid.sim.config import load_sim_options
+    quiet = replace(load_sim_options(), noise_enabled=False)
+    log, _, _ = fly_schedule(build_schedule(load_schedule_settings()), heavy, heavy, sim_options=quiet)
+    log = servo_stream(log)
+    settings = replace(idmodel.load_fit_settings(), firmware=output_chain.AUTO)
+    fitted = idmodel.identify_log(log, heavy, settings)
+    truth = run.true_values(heavy.body)
+    for axis in ("roll", "pitch", "yaw"):
+        got = fitted.axes[axis].estimates
+        assert got["inertia_kg_m2"].value == pytest.approx(truth[(axis, "inertia_kg_m2")], rel=0.01)
+        assert got["quadratic_drag"].value == pytest.approx(truth[(axis, "quadratic_drag")], rel=0.01)
+    monkeypatch.setattr(fit, "_outlier_scale", lambda residual, impulse: fit._robust_sigma(residual))
+    with pytest.raises(InputDataError, match="does not excite every term"):
+        idmodel.identify_log(log, heavy, settings)

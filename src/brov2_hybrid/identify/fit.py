@@ -253,6 +253,19 @@ def _robust_sigma(residual):
     return 1.4826 * float(np.median(np.abs(residual - np.median(residual))))
 
 
+def _outlier_scale(residual, impulse):
+    """The scale the outlier rule measures a row's residual in: the larger of the residuals' robust sigma and
+    that of the rows where the applied impulse ``impulse`` (the design's first column) changed from the
+    row before. Those rows carry the command's edges, whose timing the log knows only to the pipeline's
+    jitter; on a log whose quiet rows fit to nothing (no sensor noise, a wrench rebuilt exactly) the robust
+    sigma of all rows would call every edge an outlier."""
+    sigma = _robust_sigma(residual)
+    edges = np.concatenate([[False], np.abs(np.diff(impulse)) > 1e-12 * max(float(np.max(np.abs(impulse))), 1e-300)])
+    if np.count_nonzero(edges) >= 10:
+        sigma = max(sigma, _robust_sigma(residual[edges]))
+    return sigma
+
+
 def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95, keep=None, outlier_sigma=None, margin_s=0.0,
                       jackknife_blocks=None):
     """:class:`AxisFit` of one attitude axis (0 roll, 1 pitch, 2 yaw): inertia_kg_m2, linear_drag,
@@ -274,7 +287,7 @@ def fit_attitude_axis(log, wrench, axis, delay_s, level=0.95, keep=None, outlier
     theta, residual = _solve(y, X)
     rejected = np.zeros(len(t), bool)
     for _ in range(2 if outlier_sigma else 0):
-        bad = np.abs(residual) > outlier_sigma * _robust_sigma(residual)
+        bad = np.abs(residual) > outlier_sigma * _outlier_scale(residual, X[:, 0])
         if not np.any(bad):
             break
         start = np.nonzero(used)[0][bad]
