@@ -143,3 +143,23 @@ def test_a_noise_free_log_through_the_chain_is_fitted_not_emptied_by_the_outlier
     monkeypatch.setattr(fit, "_outlier_scale", lambda residual, impulse: fit._robust_sigma(residual))
     with pytest.raises(InputDataError, match="does not excite every term"):
         idmodel.identify_log(log, heavy, settings)
+
+
+def test_the_chain_rebuilds_the_override_each_ticks_command_made_not_the_one_logged_beside_it(heavy, ros_like_log):
+    """Through ROS the logger writes a row before the allocation's override for it comes back, so the
+    logged RC channels are mostly the tick before's. The chain takes the override the row's u made: the
+    same fit as with the RC logged on time; reading the late RC columns (a log without u) it is not."""
+    from brov2_hybrid.tick_log.logfile import RC_COLUMNS, U_COLUMNS
+    late = dict(ros_like_log)
+    for c in RC_COLUMNS:
+        column = np.asarray(ros_like_log[c], dtype=float)
+        late[c] = np.r_[column[:1], column[:-1]]
+    settings = replace(idmodel.load_fit_settings(), firmware=output_chain.AUTO)
+
+    def values(log):
+        fitted = idmodel.identify_log(log, heavy, settings)
+        return np.array([e.value for f in fitted.axes.values() for e in f.estimates.values()])
+    on_time = values(ros_like_log)
+    np.testing.assert_array_equal(values(late), on_time)
+    as_logged = values({k: v for k, v in late.items() if k not in U_COLUMNS})
+    assert not np.allclose(as_logged, on_time, rtol=1e-6, atol=0.0)

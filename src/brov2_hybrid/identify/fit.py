@@ -97,7 +97,8 @@ def applied_wrench(log, vehicle, sent_rows=None, firmware=None):
     """(n, 6) body wrench [N, N m] the thrusters gave at each row.
 
     With ``firmware`` (a :data:`~brov2_hybrid.vehicle.firmware_output.FIRMWARES` name) and the RC
-    columns: the RC override channels as last sent, through that firmware's chain to thrust
+    columns: the RC override channels each row's u made (the logged ones on the ``sent_rows``, and
+    where the log has no u), through that firmware's chain to thrust
     (:func:`~brov2_hybrid.identify.output_chain.override_wrench`), on every row; the log's motor PWMs
     only told which firmware (the ROS logger's come from the vehicle's 10 Hz SERVO_OUTPUT_RAW stream,
     held between samples: taken as the thrust they lag the override by up to a sample).
@@ -113,6 +114,17 @@ def applied_wrench(log, vehicle, sent_rows=None, firmware=None):
     n = vehicle.n_thrusters
     pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:n]])
     rc = rc_rows(log) if firmware is not None else None
+    if rc is not None and all(c in log for c in U_COLUMNS):
+        # the override each tick's u made (what the vehicle got just after the tick); the logged one
+        # through ROS is mostly the tick before's (the row is written before the allocation's message
+        # comes back), and taken as the row's it put the thrust a row late. Rows where the vehicle did
+        # not get the logged u keep the override as last sent.
+        u = _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS]))
+        sent = np.array([vehicle.rc_map.channel_array_from_u(np.clip(row, -1.0, 1.0), rc.shape[1]) for row in u],
+                        dtype=float)
+        if sent_rows is not None:
+            sent[sent_rows] = rc[sent_rows]
+        rc = sent
     if rc is not None:
         # the override sent, through the firmware: on every row (held motor PWM samples lag it)
         return override_wrench(rc, vehicle, firmware)
