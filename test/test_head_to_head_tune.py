@@ -231,7 +231,15 @@ def test_tune_only_tunes_the_sides_named_and_the_store_keeps_the_others_saying_s
     status, back = stored.load_hybrid_settings(store + "/hybrid_tuned.yaml")
     assert [(h.label, h.omega_d_rad_s) for h in back["tether"][1]] == [("tuned w=0", 6.5)]
     assert back["realistic"] == placements["realistic"] and back["onboard"] == placements["onboard"]
-    assert status == "tether: tuned (test); realistic, onboard: kept as stored before (%s)" % old_status
+    # what the old status said of the kept placements, not the whole old status nested in the new
+    kept = [part for part in old_status.split("; ") if not part.startswith("tether")]
+    assert status == "tether: tuned (test); " + "; ".join(kept)
+    assert tune_run._status_of("hand-picked", ["realistic"]) == ""
+    assert tune_run._status_of("tether: a; realistic and onboard: b", ["onboard", "realistic"]) == \
+        "realistic and onboard: b"
+    tune_run._store(store, results, placements, "tuned (test)", "hand-picked")
+    status, _ = stored.load_hybrid_settings(store + "/hybrid_tuned.yaml")
+    assert status == "tether: tuned (test); realistic, onboard: kept as stored before (hand-picked)"
     # ArduSub not tuned: its files untouched
     assert {name: open(os.path.join(store, name)).read() for name in os.listdir(store) if name.endswith(".parm")} == parms
 

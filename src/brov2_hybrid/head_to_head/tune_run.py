@@ -338,6 +338,22 @@ def _store(store, results, placements, note, old_status=""):
     tuned = [n for n in placements if n not in kept]
     status = note
     if kept:
-        status = "%s: %s; %s: kept as stored before (%s)" % (", ".join(tuned) or "no placement", note,
-                                                           ", ".join(kept), old_status)
+        said = _status_of(old_status, kept)
+        status = "%s: %s; %s" % (", ".join(tuned) or "no placement", note, said if said else
+                                 "%s: kept as stored before (%s)" % (", ".join(kept), old_status))
     stored.write_hybrid(os.path.join(store, stored.HYBRID_FILE), status, new)
+
+
+def _status_of(status, names):
+    """The parts of a stored ``status`` ("tether: ...; realistic and onboard: ...") that speak of the
+    placements ``names``, joined; "" unless those parts name every one of them (then the caller says
+    "kept as stored before" with the whole status)."""
+    import re
+    parts, said = [], set()
+    for part in (p.strip() for p in status.split("; ")):
+        head = part.split(":", 1)[0] if ":" in part else ""
+        named = set(n for n in re.split(r",\s*|\s+and\s+", head) if n)
+        if named and named <= set(names):
+            parts.append(part)
+            said |= named
+    return "; ".join(parts) if said == set(names) else ""
