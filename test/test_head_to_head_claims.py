@@ -55,31 +55,26 @@ def least_effort(data, dive):
     return min(points(data, dive, placement="tether"), key=lambda p: p["effort_s"])
 
 
-@pytest.mark.parametrize("dive", ("fast_turns", "fast_turns attitude-only"))
-def test_behind_the_tether_at_no_more_effort_the_hybrid_wins_the_fast_turns(data, dive):
+@pytest.mark.parametrize("dive", ("fast_turns", "fast_turns attitude-only", "tilted_translation attitude-only"))
+def test_behind_the_tether_at_no_more_effort_the_hybrid_wins_the_turns_and_attitude_alone_at_tilt(data, dive):
     ref = ardusub_best(data, dive)
     frugal = best_at_effort(points(data, dive), "hybrid", ref["effort_s"], placement="tether")
-    assert frugal is not None and frugal["iae_true_sum"] < 0.8 * ref["iae_true_sum"]
-    # the largest effort weight's optimum (its omega_d within the safe range: the test below)
-    heaviest = max(_tuned_tether(), key=lambda h: float(h.label[len("tuned w="):].split(",")[-1]))
-    assert frugal["setting"] == heaviest.label
+    assert frugal is not None and frugal["iae_true_sum"] < 0.7 * ref["iae_true_sum"]
+    # every tuned tether setting does, not one picked after the fact
+    assert all(p["effort_s"] <= ref["effort_s"] and p["iae_true_sum"] < 0.7 * ref["iae_true_sum"]
+               for p in points(data, dive, placement="tether"))
 
 
-def test_at_tilt_it_has_no_setting_at_ardusubs_effort_and_tracks_worse_on_yaw(data):
+def test_with_translation_at_tilt_it_tracks_better_but_spends_a_little_more_than_ardusub(data):
     dive = "tilted_translation"
     ref = ardusub_best(data, dive)
     assert best_at_effort(points(data, dive), "hybrid", ref["effort_s"], placement="tether") is None
-    assert least_effort(data, dive)["effort_s"] < 1.1 * ref["effort_s"]           # short by under a tenth
+    least = least_effort(data, dive)
+    assert ref["effort_s"] < least["effort_s"] < 1.1 * ref["effort_s"]            # short by under a tenth
+    assert least["energy_kj"] < 1.05 * ref["energy_kj"]                          # and a few per cent of energy
     best = tether_best(data, dive)
-    assert ref["iae_true_sum"] < best["iae_true_sum"] < 1.25 * ref["iae_true_sum"]
-    assert best["iae_true_yaw"] > 1.5 * ref["iae_true_yaw"] and best["iae_true_roll"] < ref["iae_true_roll"]
-
-
-def test_attitude_alone_at_tilt_it_tracks_twice_as_close_for_a_third_more_effort(data):
-    dive = "tilted_translation attitude-only"
-    ref = ardusub_best(data, dive)
-    assert tether_best(data, dive)["iae_true_sum"] < 0.6 * ref["iae_true_sum"]
-    assert least_effort(data, dive)["effort_s"] > 1.3 * ref["effort_s"]
+    assert best["iae_true_sum"] < ref["iae_true_sum"] and best["effort_s"] < 1.1 * ref["effort_s"]
+    assert best["iae_true_yaw"] > 1.4 * ref["iae_true_yaw"] and best["iae_true_pitch"] < 0.5 * ref["iae_true_pitch"]
 
 
 def _translation_share(data, dive, pick):
@@ -92,21 +87,21 @@ def _translation_share(data, dive, pick):
     return full["effort_s"] - alone["effort_s"], full["iae_true_sum"] - alone["iae_true_sum"]
 
 
-def test_with_like_for_like_sticks_the_translations_cost_it_no_more_than_ardusub(data):
-    """The full dive's effort less the attitude-only dive's: about ArduSub's on the turns, less at tilt,
-    so the effort the hybrid is short at tilt is holding the tilt (the attitude-only gap)."""
-    hybrid_turns, _ = _translation_share(data, "fast_turns", least_effort)
-    ardusub_turns, _ = _translation_share(data, "fast_turns", ardusub_best)
-    assert abs(hybrid_turns - ardusub_turns) < 0.15 * ardusub_turns
-    hybrid_tilt, _ = _translation_share(data, "tilted_translation", least_effort)
-    ardusub_tilt, _ = _translation_share(data, "tilted_translation", ardusub_best)
-    assert hybrid_tilt < ardusub_tilt
-
-
-def test_at_tilt_the_translations_push_the_hybrids_attitude_far_more_than_ardusubs(data):
-    _, hybrid = _translation_share(data, "tilted_translation", tether_best)
-    _, ardusub = _translation_share(data, "tilted_translation", ardusub_best)
-    assert hybrid > 3.0 * ardusub
+def test_at_tilt_the_translations_cost_it_less_effort_than_ardusub_and_push_its_attitude_more(data):
+    """The full dive's figures less the attitude-only dive's for the same setting: the translations cost the
+    hybrid's least-effort setting less effort than ArduSub's, so what it spends more at tilt is holding the
+    tilt (attitude alone, its least effort is above ArduSub's frugal setting's); and they add about twice
+    as much IAE to the hybrid's best as to ArduSub's, on yaw."""
+    dive = "tilted_translation"
+    hybrid_effort, _ = _translation_share(data, dive, least_effort)
+    ardusub_effort, _ = _translation_share(data, dive, ardusub_best)
+    assert hybrid_effort < ardusub_effort
+    alone = "tilted_translation attitude-only"
+    assert min(p["effort_s"] for p in points(data, alone, placement="tether")) > \
+        min(p["effort_s"] for p in points(data, alone, pilot="ardusub", pilot_link_ms=link_ms(data, "tether")))
+    _, hybrid_iae = _translation_share(data, dive, tether_best)
+    _, ardusub_iae = _translation_share(data, dive, ardusub_best)
+    assert 1.5 * ardusub_iae < hybrid_iae < 2.5 * ardusub_iae
 
 
 @pytest.mark.parametrize("dive", DIVES)
@@ -120,21 +115,20 @@ def _tuned_tether():
     return placements["tether"][1]
 
 
-def test_no_tuned_tether_setting_has_integral_action_and_the_two_least_effort_weights_lie_past_the_safe_omega_d():
-    """Every tether optimum turns integral action off and the compensation and drag feed-forward on; the
-    optima of the two smallest effort weights set omega_d between omega-limit's highest safe omega_d
-    with the compensation behind the tether and the first it finds unsafe, the largest weight's within."""
+def test_no_tuned_tether_setting_has_integral_action_and_every_one_is_within_the_safe_omega_d():
+    """Every tether optimum turns integral action off and the compensation on (trained on the whole
+    bundled dive, translations at tilt included), and its omega_d is one omega-limit finds safe behind the
+    tether with the compensation (the tuner holds its search there); the two larger weights' optima lie
+    at that limit's top tenth."""
     settings = sorted(_tuned_tether(), key=lambda h: float(h.label[len("tuned w="):].split(",")[0]))
     for h in settings:
         options = dict(h.options)
         assert options["integral_enabled"] is False and options["delay_compensation_enabled"] is True
-        assert options["drag_feedforward_enabled"] is True
     with open(os.path.join(paths.package_root(), "docs", "tables", "omega_limit.json")) as handle:
         rows = [r for r in json.load(handle)["rows"] if r["condition"] == "tether+comp"]
     safe = max(r["omega_d"] for r in rows if r["safe"])
-    unsafe = min(r["omega_d"] for r in rows if not r["safe"])
-    assert all(safe < h.omega_d_rad_s < unsafe for h in settings[:2])
-    assert settings[-1].omega_d_rad_s <= safe
+    assert all(h.omega_d_rad_s <= safe for h in settings)
+    assert all(h.omega_d_rad_s > 0.9 * safe for h in settings[1:])
 
 
 ON_BOARD_WITH_TERMS = "omega_d 10 + ref FF + I (on-board script)"
@@ -158,7 +152,7 @@ def test_on_board_with_its_terms_the_law_beats_tuned_ardusub_behind_the_same_lin
 
 def test_with_integral_action_the_on_board_law_beats_the_tuned_tether_at_tilt(data):
     mine = setting(data, "tilted_translation", "onboard", ON_BOARD_WITH_TERMS)
-    assert tether_best(data, "tilted_translation")["iae_true_sum"] > 1.5 * mine["iae_true_sum"]
+    assert tether_best(data, "tilted_translation")["iae_true_sum"] > 2.0 * mine["iae_true_sum"]
 
 
 @pytest.mark.parametrize("dive", DIVES)
