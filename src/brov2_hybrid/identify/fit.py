@@ -268,9 +268,10 @@ def _robust_sigma(residual):
 def _outlier_scale(residual, impulse):
     """The scale the outlier rule measures a row's residual in: the larger of the residuals' robust sigma and
     that of the rows where the applied impulse ``impulse`` (the design's first column) changed from the
-    row before. Those rows carry the command's edges, whose timing the log knows only to the pipeline's
-    jitter; on a log whose quiet rows fit to nothing (no sensor noise, a wrench rebuilt exactly) the robust
-    sigma of all rows would call every edge an outlier."""
+    row before: the command's edges, whose timing the log knows only to the pipeline's jitter, and, where
+    the rows' lengths jitter (through ROS), every row under a torque. On a log whose quiet rows fit to
+    nothing (no sensor noise, a wrench rebuilt exactly) the robust sigma of all rows would call every edge
+    an outlier."""
     sigma = _robust_sigma(residual)
     edges = np.concatenate([[False], np.abs(np.diff(impulse)) > 1e-12 * max(float(np.max(np.abs(impulse))), 1e-300)])
     if np.count_nonzero(edges) >= 10:
