@@ -5,7 +5,8 @@ import pytest
 
 from brov2_hybrid.analysis import cli
 from brov2_hybrid.analysis import design
-from brov2_hybrid.analysis.omega_limit import load_omega_limit_settings, loop_margins
+from brov2_hybrid.analysis.omega_limit import load_omega_limit_settings
+from brov2_hybrid.control.gains import loop_margins
 from brov2_hybrid.control.gains import pd_gains
 from brov2_hybrid.sim.config import load_sim_options
 

@@ -38,7 +38,7 @@ import numpy as np
 from brov2_hybrid import paths
 from brov2_hybrid.analysis import metrics
 from brov2_hybrid.analysis.context import AXES, write_csv
-from brov2_hybrid.control.gains import loop_margins  # noqa: F401 (omega-limit's margins; tests import it here)
+from brov2_hybrid.control.gains import loop_margins
 from brov2_hybrid.errors import ParameterError
 from brov2_hybrid.params import Section, load_yaml
 

@@ -13,6 +13,7 @@ import glob
 import hashlib
 import json
 import os
+import re
 import sys
 
 from brov2_hybrid.analysis.context import write_csv
@@ -348,7 +349,6 @@ def _status_of(status, names):
     """The parts of a stored ``status`` ("tether: ...; realistic and onboard: ...") that speak of the
     placements ``names``, joined; "" unless those parts name every one of them (then the caller says
     "kept as stored before" with the whole status)."""
-    import re
     parts, said = [], set()
     for part in (p.strip() for p in status.split("; ")):
         head = part.split(":", 1)[0] if ":" in part else ""
