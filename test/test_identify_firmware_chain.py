@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from brov2_hybrid.errors import InputDataError
-from brov2_hybrid.identify import model as idmodel, output_chain, run
+from brov2_hybrid.identify import fit, model as idmodel, output_chain, run
 from brov2_hybrid.identify.flight import fly_schedule
 from brov2_hybrid.identify.schedule import build_schedule, load_schedule_settings
 from brov2_hybrid.tick_log.logfile import PWM_COLUMNS, RC_COLUMNS
@@ -67,7 +67,8 @@ def test_through_the_firmware_chain_every_interval_holds_the_truth_and_without_i
     chain = idmodel.identify_log(ros_like_log, heavy, replace(settings, firmware=output_chain.AUTO))
     assert chain.firmware == QUANTITATIVE                     # told from the log's own PWM samples
     assert _misses(chain, heavy.body) == []
-    plain = idmodel.identify_log(ros_like_log, heavy, replace(settings, firmware=output_chain.COMMAND))
+    plain = idmodel.identify_log(ros_like_log, heavy, replace(settings, firmware=output_chain.COMMAND,
+                                                             thrust_model_spread=False))
     assert plain.firmware is None
     assert ("yaw", "quadratic_drag") in [m[:2] for m in _misses(plain, heavy.body)]
     true = heavy.body.quadratic_drag[5]
@@ -163,3 +164,40 @@ def test_the_chain_rebuilds_the_override_each_ticks_command_made_not_the_one_log
     np.testing.assert_array_equal(values(late), on_time)
     as_logged = values({k: v for k, v in late.items() if k not in U_COLUMNS})
     assert not np.allclose(as_logged, on_time, rtol=1e-6, atol=0.0)
+
+
+def test_the_thrust_model_spread_widens_the_command_fits_intervals_to_hold_the_truth_and_off_they_miss(
+        heavy, ros_like_log):
+    """fit.thrust_model_spread: u * tau_max between 10 Hz PWM samples leaves an error the same all along
+    the flight (yaw's quadratic drag misses its own interval); spanning the chain's fit, every interval
+    holds the truth, and the fitted values are the command's."""
+    settings = replace(idmodel.load_fit_settings(), firmware=output_chain.COMMAND)
+    assert fit.thrust_from_command(ros_like_log, heavy)
+    off = idmodel.identify_log(ros_like_log, heavy, replace(settings, thrust_model_spread=False))
+    on = idmodel.identify_log(ros_like_log, heavy, replace(settings, thrust_model_spread=True))
+    assert off.thrust_model_spread is None and on.thrust_model_spread == "the quantitative chain's fit"
+    assert ("yaw", "quadratic_drag") in [m[:2] for m in _misses(off, heavy.body)]
+    assert _misses(on, heavy.body) == []
+    for axis, f in on.axes.items():
+        for name, e in f.estimates.items():
+            e0 = off.axes[axis].estimates[name]
+            assert e.value == e0.value and e.half_width >= e0.half_width, (axis, name)
+    yaw_on, yaw_off = (m.axes["yaw"].estimates["quadratic_drag"].half_width for m in (on, off))
+    assert yaw_on > 1.2 * yaw_off
+
+
+def test_the_thrust_model_spread_leaves_a_log_with_dense_pwms_or_no_firmware_as_fitted(heavy, ros_like_log):
+    """A log whose motor PWMs are as dense as the command (the in-process flight) is fitted on them,
+    with no thrust model to span; one whose PWMs tell no firmware keeps its intervals and says why."""
+    settings = replace(idmodel.load_fit_settings(), firmware=output_chain.COMMAND, thrust_model_spread=True)
+    dense, _, _ = fly_schedule(build_schedule(load_schedule_settings()), heavy, heavy)
+    assert not fit.thrust_from_command(dense, heavy)
+    assert idmodel.identify_log(dense, heavy, settings).thrust_model_spread is None
+    no_pwm = dict(ros_like_log)
+    for c in PWM_COLUMNS:
+        if c in no_pwm:
+            no_pwm[c] = np.zeros_like(np.asarray(no_pwm[c], dtype=float))
+    kept = idmodel.identify_log(no_pwm, heavy, settings)
+    plain = idmodel.identify_log(no_pwm, heavy, replace(settings, thrust_model_spread=False))
+    assert kept.thrust_model_spread.startswith("none: the log's motor PWM samples tell no firmware")
+    assert kept.axes["yaw"].estimates["quadratic_drag"] == plain.axes["yaw"].estimates["quadratic_drag"]

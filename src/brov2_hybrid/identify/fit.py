@@ -136,14 +136,33 @@ def applied_wrench(log, vehicle, sent_rows=None, firmware=None):
         commanded = _forward_filled(u) * np.asarray(vehicle.tau_max, dtype=float)
     else:
         commanded = _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS]))
-    known = np.all(pwm > 0, axis=1)
-    pwm_changes = np.count_nonzero(np.any(np.diff(pwm, axis=0) != 0.0, axis=1))
-    command_changes = np.count_nonzero(np.any(np.diff(commanded, axis=0) != 0.0, axis=1))
-    if not np.any(known) or pwm_changes < 0.5 * command_changes:
+    if _pwm_too_sparse(pwm, commanded):
         return commanded
+    known = np.all(pwm > 0, axis=1)
     wrench = commanded.copy()
     wrench[known] = vehicle.wrench_from_pwm(pwm[known])
     return wrench
+
+
+def _pwm_too_sparse(pwm, commanded):
+    """True when the motor PWM samples ``pwm`` (n, thrusters) [us] (0: none received) change less than
+    half as often as the ``commanded`` wrench rows (n, 6): the thrust is then taken as the command."""
+    known = np.all(pwm > 0, axis=1)
+    pwm_changes = np.count_nonzero(np.any(np.diff(pwm, axis=0) != 0.0, axis=1))
+    command_changes = np.count_nonzero(np.any(np.diff(commanded, axis=0) != 0.0, axis=1))
+    return not np.any(known) or pwm_changes < 0.5 * command_changes
+
+
+def thrust_from_command(log, vehicle):
+    """True when :func:`applied_wrench` without a firmware takes the thrust as u * tau_max on the rows
+    between motor PWM samples (the log's PWMs are too sparse for the command), False when it reads the
+    log's own motor PWMs."""
+    from brov2_hybrid.tick_log.logfile import U_COLUMNS
+    pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:vehicle.n_thrusters]])
+    if all(c in log for c in U_COLUMNS):
+        u = _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS]))
+        return _pwm_too_sparse(pwm, u * np.asarray(vehicle.tau_max, dtype=float))
+    return _pwm_too_sparse(pwm, _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS])))
 
 
 def held_integral(t_s, values, delay_s):

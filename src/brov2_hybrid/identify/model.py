@@ -51,6 +51,9 @@ class FitSettings:
     #: the firmware whose chain rebuilds the wrench (:mod:`brov2_hybrid.identify.output_chain`)
     firmware: str = output_chain.AUTO
     firmware_detection: output_chain.FirmwareDetection = None
+    #: with ``firmware`` command on a log whose thrust between the sparse motor PWM samples is u * tau_max:
+    #: each interval also spans the fit through the firmware chain the log's PWMs tell (:func:`identify_log`)
+    thrust_model_spread: bool = False
 
 
 def load_fit_settings(path=None):
@@ -75,7 +78,8 @@ def load_fit_settings(path=None):
                        heave_delay_max_s=s.number("heave_delay_max_s", 0.0),
                        heave_delay_step_s=s.positive("heave_delay_step_s"),
                        jackknife_blocks=s.integer("jackknife_blocks", 3, 1000), disturbance=disturbance,
-                       firmware=s.choice("firmware", output_chain.CHOICES), firmware_detection=detection)
+                       firmware=s.choice("firmware", output_chain.CHOICES), firmware_detection=detection,
+                       thrust_model_spread=s.boolean("thrust_model_spread"))
 
 
 @dataclass
@@ -94,6 +98,8 @@ class IdentifiedModel:
     #: the firmware whose chain rebuilt the wrench from the RC override sent; None: u * tau_max
     #: (or the log's own motor PWMs, where they are as dense as the command)
     firmware: str = None
+    #: what the intervals span besides the fit's own: "the <firmware> chain's fit", or why not (None: off)
+    thrust_model_spread: str = None
 
     def effective_inertia(self):
         """(6,) diagonal of M + M_A with NaN where not identified (surge, sway, passive axes)."""
@@ -115,6 +121,43 @@ def prior_estimate(value, level):
 
 
 def identify_log(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
+    """:func:`identify_once`, and with ``fit.thrust_model_spread`` (``firmware`` command, on a log whose
+    thrust between the motor PWM samples is taken as u * tau_max) its intervals widened to span the
+    fit through the firmware chain the log's PWM samples tell: each half-width becomes
+    sqrt(half-width^2 + (value - chain's value)^2). The two thrust models differ by what neither interval
+    sees, an error the same all along the flight (u * tau_max leaves out the whole-microsecond steps of the
+    RC override and motor PWMs; the chain takes the log's row timing as the vehicle's); the spread
+    between them is that error's size. When the log cannot tell its firmware, or the chain's fit
+    fails, the intervals stay the fit's own and ``thrust_model_spread`` says why."""
+    settings = fit_settings or load_fit_settings()
+    fitted = identify_once(log, vehicle, settings, rest_s, window_s)
+    if not settings.thrust_model_spread or fitted.firmware is not None or not fit.thrust_from_command(log, vehicle):
+        return fitted
+    detection = settings.firmware_detection or load_fit_settings().firmware_detection
+    seen = output_chain.firmware_from_log(log, vehicle, detection)
+    if seen is None:
+        return replace(fitted, thrust_model_spread="none: the log's motor PWM samples tell no firmware")
+    try:
+        chain = identify_once(log, vehicle, replace(settings, firmware=seen), rest_s, window_s)
+    except Brov2Error as e:
+        return replace(fitted, thrust_model_spread="none: the fit through the %s chain failed: %s" % (seen, e))
+    axes = {name: replace(f, estimates=_spread(f.estimates, chain.axes[name].estimates)) for name, f in fitted.axes.items()}
+    return replace(fitted, axes=axes, lever_nm=_spread(fitted.lever_nm, chain.lever_nm),
+                   thrust_model_spread="the %s chain's fit" % seen)
+
+
+def _spread(estimates, other):
+    """{name: Estimate} of ``estimates`` with each half-width widened in quadrature by the distance to
+    ``other``'s value of the same name (a prior's NaN half-width stays NaN)."""
+    out = {}
+    for name, e in estimates.items():
+        o = other.get(name)
+        wide = e.half_width if o is None or not math.isfinite(e.half_width) else math.hypot(e.half_width, e.value - o.value)
+        out[name] = fit.Estimate(e.value, wide, e.level)
+    return out
+
+
+def identify_once(log, vehicle, fit_settings=None, rest_s=None, window_s=None):
     """Fit a log (dict of columns, :func:`~brov2_hybrid.tick_log.logfile.read_log` layout) of the
     identification flight flown with ``vehicle`` (the prior: thrusters, table, starting values).
 
