@@ -10,7 +10,12 @@ interior node (Eq. 26): the axial force of its two segments,
     N = E A / l0 (|r| - l0) + C_t (d|r|/dt)   along e = r / |r|, r = p_{j+1} - p_j,
 
 clipped at zero (a slack segment, or one the damping would push, carries no compression:
-Eq. 36's tension with Eq. 29's internal damping), and the drag of the water flowing past
+Eq. 36's tension with Eq. 29's internal damping). The sum is clipped, not each term, so the force is
+continuous in the length: a segment short of l0 by less than C_t (d|r|/dt) / (E A / l0) (micrometres
+here) while it is pulled apart still carries the damping's tension. (Clipping the elastic term at l0 and
+adding the damping only beyond it makes the force jump by C_t d|r|/dt where a segment goes taut, and
+Newton's iterates, with the current holding a segment right at that edge, flipped it between slack and
+taut and did not converge.) Then the drag of the water flowing past
 it at v_c - v (Eqs. 30-34: normal C_perp and tangential C_par components over the node's
 half of each neighbouring segment, 1/2 rho d C v|v| l). The tether is neutrally
 buoyant (the seed's assumption), so no weight acts on it. The vehicle feels the last
@@ -29,9 +34,8 @@ rotation) and the push of its own forces, held over the step. The cable's pull o
 thus implicit as well, and the step may span many plant steps (``tether.step_s``); the vehicle
 then flies them with the last segment's pull at the step's end held. Newton's method solves it:
 the axial forces' Jacobians K = df/dp and C = df/dv and the drag's slope are block tridiagonal
-(3 x 3 blocks, solved by block elimination), the mass taken at the step's start; a step that
-makes the residual grow is halved back (a near-slack cable is far from linear over a long step),
-and a cable step whose solve does not converge is taken in halves. The drag on the half
+(3 x 3 blocks, solved by block elimination), the mass taken at the step's start, and a cable step
+whose solve does not converge is taken in halves. The drag on the half
 segments next to the base and to the vehicle acts on no one. Backward Euler is L-stable (the
 stiff axial modes are damped, not resolved) and first order; docs/simulator.md "Tether" shows
 that the free-floating case converges as the steps halve and the nodes double. :func:`step`
@@ -46,10 +50,6 @@ import numpy as np
 from brov2_hybrid.physics.kinematics import rotation_ned_frd
 
 
-#: Newton's step is halved at most this many times in a row while the residual grows (:func:`newton`).
-MAX_HALVINGS = 5
-
-
 def segment_axial(p, v, i, k_axial, l0, damping):
     """(axial force [N] (>= 0), unit vector ex, ey, ez, length [m]) of segment i (node i to i + 1)."""
     rx, ry, rz = p[i + 1, 0] - p[i, 0], p[i + 1, 1] - p[i, 1], p[i + 1, 2] - p[i, 2]
@@ -57,8 +57,6 @@ def segment_axial(p, v, i, k_axial, l0, damping):
     if length <= 0.0:
         return 0.0, 0.0, 0.0, 0.0, 0.0
     ex, ey, ez = rx / length, ry / length, rz / length
-    if length <= l0:
-        return 0.0, ex, ey, ez, length
     rate = ((v[i + 1, 0] - v[i, 0]) * ex + (v[i + 1, 1] - v[i, 1]) * ey + (v[i + 1, 2] - v[i, 2]) * ez)
     force = k_axial * (length - l0) + damping * rate
     return max(force, 0.0), ex, ey, ez, length
@@ -105,13 +103,15 @@ def node_loads(p, v, c, forces, stiff, damp, slope):
     for j in range(n):
         axial, e[0], e[1], e[2], length = segment_axial(p, v, j, k_axial, l0, damping)
         if axial > 0.0:
-            ratio = l0 / length
+            # d(N e)/dr = E A / l0 e e^T + N / |r| (I - e e^T): the axial stiffness and the turning of the
+            # whole force (its damping part's own turning left out: it is not symmetric)
+            geometric = axial / length
             for a in range(3):
                 forces[j, a] += axial * e[a]
                 forces[j + 1, a] -= axial * e[a]
                 for b in range(3):
                     ee = e[a] * e[b]
-                    stiff[j, a, b] = k_axial * ((1.0 - ratio) * (1.0 if a == b else 0.0) + ratio * ee)
+                    stiff[j, a, b] = k_axial * ee + geometric * ((1.0 if a == b else 0.0) - ee)
                     damp[j, a, b] = damping * ee
         half = 0.5 * length
         add_drag(forces, slope, j, cn - v[j, 0], ce - v[j, 1], cd - v[j, 2], e[0], e[1], e[2], half, half_rho_d, c_perp,
@@ -199,14 +199,9 @@ def newton(p, v, h, base_p, base_v, p_new, v_new, c, iterations, tolerance_m_s, 
     work_d, work_b, dv = np.empty((m, 3, 3)), np.empty((m, 3)), np.empty((m, 3))
     inv, factor = np.empty((m, 3, 3)), np.empty((3, 3))
     done = 0
-    # Newton's step is taken whole while the residual (the impulse balance, N s) falls; where it
-    # grows (a near-slack cable's geometry far from linear over a long step), it is halved back
-    # toward the last iterate, at most MAX_HALVINGS times in a row.
-    alpha, previous = 1.0, math.inf
     for it in range(iterations):
         done = it + 1
         node_loads(p_new, v_new, c, forces, stiff, damp, slope)
-        residual = 0.0
         for r in range(m):
             j = r + 1
             on_vehicle = j == n
@@ -224,15 +219,6 @@ def newton(p, v, h, base_p, base_v, p_new, v_new, c, iterations, tolerance_m_s, 
                     inertia += mass[j, a, b] * (v_new[j, b] - v[j, b])
                 force = end_push[a] - axial * e[a] if on_vehicle else forces[j, a]
                 rhs[r, a] = h * force - inertia
-                residual += rhs[r, a] * rhs[r, a]
-        if not residual <= previous and alpha > 0.5 ** MAX_HALVINGS:     # (NaN included) back half way
-            alpha *= 0.5
-            for r in range(m):
-                for a in range(3):
-                    v_new[r + 1, a] -= alpha * dv[r, a]
-                    p_new[r + 1, a] = p[r + 1, a] + h * v_new[r + 1, a]
-            continue
-        previous, alpha = residual, 1.0
         solve_block_tridiagonal_into(diag, upper, rhs, work_d, work_b, dv, inv, factor)
         largest = 0.0
         for r in range(m):
