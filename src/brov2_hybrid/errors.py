@@ -15,3 +15,8 @@ class ParameterError(Brov2Error):
 
 class InputDataError(Brov2Error):
     """A data file (dive CSV, thrust table, log) is malformed."""
+
+
+class GimbalLock(Brov2Error):
+    """The attitude reached pitch +-90 deg, where the Euler-angle law's roll and yaw errors are undefined
+    (a closed loop that flies there has lost the attitude)."""

@@ -35,6 +35,7 @@ from brov2_hybrid.dive.shapes import step_dive
 from brov2_hybrid.analysis.context import AXES
 from brov2_hybrid.analysis.integral import plateau_dive
 from brov2_hybrid.analysis.settings import LatencyCase, RobustnessSettings
+from brov2_hybrid.errors import GimbalLock
 
 LAWS = ("PD", "PD+I")
 #: robustness_summary.csv: per measure (column prefix, unit suffix) these statistics
@@ -148,18 +149,33 @@ def run_robust_job(job):
     loop = ClosedLoop(loop_settings, vehicle=vehicle, sim_options=options, plant_vehicle=perturbed_vehicle(vehicle, smp))
     ctl = {"integral_enabled": job.integral, "integral_ratio": s.ratio}
     step_rad = math.radians(s.step_deg)
-    res = loop.run(step_dive(step_rad, s.step_time_s, s.step_duration_s, loop_settings.desired_rate_hz),
-                   s.step_duration_s, omega_d_rad_s=job.omega_d_rad_s, controller_options=ctl)
-    t, yaw = res.t_s, res.log["yaw_rad"]
+    res = _flown(loop, step_dive(step_rad, s.step_time_s, s.step_duration_s, loop_settings.desired_rate_hz),
+                 s.step_duration_s, omega_d_rad_s=job.omega_d_rad_s, controller_options=ctl)
     dive, _ = plateau_dive(math.radians(s.attitude_deg), s.plateau_s, loop_settings.desired_rate_hz)
-    res_d = loop.run(dive, omega_d_rad_s=job.omega_d_rad_s, controller_options=ctl)
-    iae = sum(metrics.iae(res_d.t_s, np.degrees(wrap_angle(res_d.log["%s_d_rad" % a] - res_d.log["%s_rad" % a])))
-              for a in AXES)
-    return {"sample": smp.index, "omega_d": job.omega_d_rad_s, "law": LAWS[int(job.integral)],
-            "settling_s": metrics.settling_time(t, yaw, step_rad, s.step_time_s, band=job.band),
-            "overshoot_pct": metrics.overshoot(t, yaw, step_rad, s.step_time_s), "dive_iae_deg_s": float(iae),
-            "latency_s": smp.latency_s, "current_m_s": float(np.hypot(*smp.current_ned_m_s[:2])),
-            "tether_length_m": smp.tether_length_m, "sim_s": res.duration_s + res_d.duration_s, "wall_s": res.wall_s + res_d.wall_s}
+    res_d = _flown(loop, dive, omega_d_rad_s=job.omega_d_rad_s, controller_options=ctl)
+    out = {"sample": smp.index, "omega_d": job.omega_d_rad_s, "law": LAWS[int(job.integral)],
+           "settling_s": math.inf, "overshoot_pct": math.nan, "dive_iae_deg_s": math.inf,
+           "lost": res is None or res_d is None, "latency_s": smp.latency_s,
+           "current_m_s": float(np.hypot(*smp.current_ned_m_s[:2])), "tether_length_m": smp.tether_length_m,
+           "sim_s": sum(r.duration_s for r in (res, res_d) if r), "wall_s": sum(r.wall_s for r in (res, res_d) if r)}
+    if res is not None:
+        t, yaw = res.t_s, res.log["yaw_rad"]
+        out.update(settling_s=metrics.settling_time(t, yaw, step_rad, s.step_time_s, band=job.band),
+                   overshoot_pct=metrics.overshoot(t, yaw, step_rad, s.step_time_s))
+    if res_d is not None:
+        out["dive_iae_deg_s"] = float(sum(metrics.iae(res_d.t_s, np.degrees(wrap_angle(
+            res_d.log["%s_d_rad" % a] - res_d.log["%s_rad" % a]))) for a in AXES))
+    return out
+
+
+def _flown(loop, dive, duration_s=None, **options):
+    """``loop.run``'s result, or None when the vehicle pitched through +-90 deg (GimbalLock: the law lost
+    the attitude; a sampled plant on a tether in a current can be pulled over). Such a run is counted as
+    lost, its figures infinite (settling, IAE) or undefined (overshoot), never dropped."""
+    try:
+        return loop.run(dive, duration_s, **options)
+    except GimbalLock:
+        return None
 
 
 def _stats(values):
@@ -188,17 +204,17 @@ def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
             for smp in drawn + tethered]
     all_runs = ctx.runner.map(run_robust_job, jobs, "robustness")
     write_csv(ctx.path("robustness_runs.csv"),
-              ["sample", "omega_d_rad_s", "law", "settling_time_s", "overshoot_pct", "dive_iae_deg_s",
+              ["sample", "omega_d_rad_s", "law", "settling_time_s", "overshoot_pct", "dive_iae_deg_s", "lost",
                "latency_s", "current_m_s", "tether_length_m"],
-              [[r["sample"], r["omega_d"], r["law"], r["settling_s"], r["overshoot_pct"], r["dive_iae_deg_s"],
+              [[r["sample"], r["omega_d"], r["law"], r["settling_s"], r["overshoot_pct"], r["dive_iae_deg_s"], int(r["lost"]),
                 r["latency_s"], r["current_m_s"], r["tether_length_m"]] for r in all_runs])
     runs = [r for r in all_runs if not r["tether_length_m"]]
     table = _table(omegas, runs)
     tether_table = _table(omegas, [r for r in all_runs if r["tether_length_m"]]) if tethered else []
     write_csv(ctx.path("robustness_summary.csv"),
-              ["omega_d_rad_s", "law", "tether", "unsettled"]
+              ["omega_d_rad_s", "law", "tether", "unsettled", "lost"]
               + ["%s_%s%s" % (name, stat, unit) for name, unit in SUMMARY_MEASURES for stat in SUMMARY_STATS],
-              [[r["omega_d"], r["law"], tether, r["unsettled"]]
+              [[r["omega_d"], r["law"], tether, r["unsettled"], r["lost"]]
                + [r[key][stat] for key in ("settling_s", "overshoot_pct", "dive_iae_deg_s") for stat in SUMMARY_STATS]
                for tether, rows in ((0, table), (1, tether_table)) for r in rows])
     fig = _plot(ctx.path("robustness.png"), omegas, runs)
@@ -214,8 +230,8 @@ def robustness_experiment(ctx, omegas=None, samples=None, settings=None):
 
 
 def _table(omegas, runs):
-    """Per omega_d and law: the :func:`_stats` of settling, overshoot and plateau-dive IAE, and the
-    unsettled runs."""
+    """Per omega_d and law: the :func:`_stats` of settling, overshoot and plateau-dive IAE (of the runs
+    that kept the attitude), the unsettled runs and the lost ones (pitched through 90 deg: :func:`_flown`)."""
     table = []
     for w in omegas:
         for law in LAWS:
@@ -224,7 +240,8 @@ def _table(omegas, runs):
                           "settling_s": _stats([r["settling_s"] for r in sel]),
                           "overshoot_pct": _stats([r["overshoot_pct"] for r in sel]),
                           "dive_iae_deg_s": _stats([r["dive_iae_deg_s"] for r in sel]),
-                          "unsettled": sum(1 for r in sel if not math.isfinite(r["settling_s"]))})
+                          "unsettled": sum(1 for r in sel if not math.isfinite(r["settling_s"])),
+                          "lost": sum(1 for r in sel if r.get("lost"))})
     return table
 
 
@@ -266,8 +283,8 @@ def console_lines(summary):
         "  omega_d %g %-4s settling %s s (unsettled %d), overshoot %s %%, dive IAE %s deg s" % (
             r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], _cell(r["overshoot_pct"]),
             _cell(r["dive_iae_deg_s"], "%.0f")) for r in summary["table"]] + [
-        "  on a tether (%d samples): omega_d %g %-4s settling %s s (unsettled %d), overshoot %s %%, dive IAE %s deg s" % (
-            summary["tether_samples"], r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"],
+        "  on a tether (%d samples): omega_d %g %-4s settling %s s (unsettled %d, lost %d), overshoot %s %%, dive IAE %s deg s" % (
+            summary["tether_samples"], r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], r.get("lost", 0),
             _cell(r["overshoot_pct"]), _cell(r["dive_iae_deg_s"], "%.0f")) for r in summary.get("tether_table", [])])
 
 
@@ -296,8 +313,8 @@ def markdown_table(summary):
 
 
 def _table_lines(table):
-    lines = ["| omega_d | law | yaw settling [s] | unsettled | overshoot [%] | plateau-dive IAE [deg s] |",
-             "|---|---|---|---|---|---|"]
-    return lines + ["| %g | %s | %s | %d | %s | %s |" % (r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"],
-                                                         _cell(r["overshoot_pct"]), _cell(r["dive_iae_deg_s"], "%.0f"))
-                    for r in table]
+    lines = ["| omega_d | law | yaw settling [s] | unsettled | lost (pitched to 90°) | overshoot [%] | plateau-dive IAE [deg s] |",
+             "|---|---|---|---|---|---|---|"]
+    return lines + ["| %g | %s | %s | %d | %d | %s | %s |" % (
+        r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], r.get("lost", 0), _cell(r["overshoot_pct"]),
+        _cell(r["dive_iae_deg_s"], "%.0f")) for r in table]

@@ -48,7 +48,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from brov2_hybrid.errors import Brov2Error
+from brov2_hybrid.errors import Brov2Error, GimbalLock
 from brov2_hybrid.validate import as_finite, as_vector
 from brov2_hybrid.control.gains import pd_gains, trim_linear_drag
 from brov2_hybrid.control import law_kernels
@@ -87,9 +87,9 @@ def attitude_torque(eta2d, eta2d_dot, eta2, nu2, kp, kd_total, feedforward_momen
 
 
 def check_gimbal_lock(theta):
-    """Brov2Error at gimbal lock (pitch ``theta`` [rad] near +-pi/2), where roll and yaw errors are undefined."""
+    """GimbalLock (a Brov2Error) at pitch ``theta`` [rad] near +-pi/2, where roll and yaw errors are undefined."""
     if abs(math.cos(as_finite(theta, "theta"))) < GIMBAL_LOCK_COS:
-        raise Brov2Error("eta2: pitch %.4f rad is at gimbal lock (+-pi/2); roll and yaw errors are undefined" % theta)
+        raise GimbalLock("eta2: pitch %.4f rad is at gimbal lock (+-pi/2); roll and yaw errors are undefined" % theta)
 
 
 def normalize(tau, tau_max):
