@@ -60,21 +60,25 @@ def test_behind_the_tether_at_no_more_effort_the_hybrid_wins_the_turns_and_attit
     ref = ardusub_best(data, dive)
     frugal = best_at_effort(points(data, dive), "hybrid", ref["effort_s"], placement="tether")
     assert frugal is not None and frugal["iae_true_sum"] < 0.7 * ref["iae_true_sum"]
-    # every tuned tether setting does, not one picked after the fact
-    assert all(p["effort_s"] <= ref["effort_s"] and p["iae_true_sum"] < 0.7 * ref["iae_true_sum"]
-               for p in points(data, dive, placement="tether"))
+    # and every tuned tether setting tracks better than ArduSub's best, not one picked after the fact
+    assert all(p["iae_true_sum"] < 0.8 * ref["iae_true_sum"] for p in points(data, dive, placement="tether"))
 
 
-def test_with_translation_at_tilt_it_tracks_better_but_spends_a_little_more_than_ardusub(data):
+def test_with_translation_at_tilt_it_tracks_as_well_but_spends_a_little_more_than_ardusub(data):
+    """ArduSub's best there is its w=3 optimum; the hybrid's best tracks within a few per cent of it
+    (better on roll and pitch, worse on yaw), and no tether setting spends as little."""
     dive = "tilted_translation"
     ref = ardusub_best(data, dive)
+    assert ref["setting"] == "tuned w=3"
     assert best_at_effort(points(data, dive), "hybrid", ref["effort_s"], placement="tether") is None
     least = least_effort(data, dive)
     assert ref["effort_s"] < least["effort_s"] < 1.1 * ref["effort_s"]            # short by under a tenth
     assert least["energy_kj"] < 1.05 * ref["energy_kj"]                          # and a few per cent of energy
     best = tether_best(data, dive)
-    assert best["iae_true_sum"] < ref["iae_true_sum"] and best["effort_s"] < 1.1 * ref["effort_s"]
-    assert best["iae_true_yaw"] > 1.4 * ref["iae_true_yaw"] and best["iae_true_pitch"] < 0.5 * ref["iae_true_pitch"]
+    assert 0.97 * ref["iae_true_sum"] < best["iae_true_sum"] < 1.03 * ref["iae_true_sum"]
+    assert best["effort_s"] < 1.1 * ref["effort_s"]
+    assert best["iae_true_yaw"] > 1.4 * ref["iae_true_yaw"]
+    assert best["iae_true_pitch"] < 0.75 * ref["iae_true_pitch"] and best["iae_true_roll"] < 0.75 * ref["iae_true_roll"]
 
 
 def _translation_share(data, dive, pick):
@@ -89,9 +93,9 @@ def _translation_share(data, dive, pick):
 
 def test_at_tilt_the_translations_cost_it_less_effort_than_ardusub_and_push_its_attitude_more(data):
     """The full dive's figures less the attitude-only dive's for the same setting: the translations cost the
-    hybrid's least-effort setting less effort than ArduSub's, so what it spends more at tilt is holding the
-    tilt (attitude alone, its least effort is above ArduSub's frugal setting's); and they add about twice
-    as much IAE to the hybrid's best as to ArduSub's, on yaw."""
+    hybrid's least-effort setting less effort than ArduSub's best, so what it spends more at tilt is holding
+    the tilt (attitude alone, its least effort is above ArduSub's frugal setting's); and they add several
+    times as much IAE to the hybrid's best as to ArduSub's best, most of it on yaw."""
     dive = "tilted_translation"
     hybrid_effort, _ = _translation_share(data, dive, least_effort)
     ardusub_effort, _ = _translation_share(data, dive, ardusub_best)
@@ -101,7 +105,10 @@ def test_at_tilt_the_translations_cost_it_less_effort_than_ardusub_and_push_its_
         min(p["effort_s"] for p in points(data, alone, pilot="ardusub", pilot_link_ms=link_ms(data, "tether")))
     _, hybrid_iae = _translation_share(data, dive, tether_best)
     _, ardusub_iae = _translation_share(data, dive, ardusub_best)
-    assert 1.5 * ardusub_iae < hybrid_iae < 2.5 * ardusub_iae
+    assert hybrid_iae > 5.0 * max(ardusub_iae, 1.0)
+    best = tether_best(data, dive)
+    (alone_best,) = points(data, alone, placement="tether", setting=best["setting"])
+    assert best["iae_true_yaw"] - alone_best["iae_true_yaw"] > 0.5 * hybrid_iae
 
 
 @pytest.mark.parametrize("dive", DIVES)
@@ -118,8 +125,8 @@ def _tuned_tether():
 def test_no_tuned_tether_setting_has_integral_action_and_every_one_is_within_the_safe_omega_d():
     """Every tether optimum turns integral action off and the compensation on (trained on the whole
     bundled dive, translations at tilt included), and its omega_d is one omega-limit finds safe behind the
-    tether with the compensation (the tuner holds its search there); the two larger weights' optima lie
-    at that limit's top tenth."""
+    tether with the compensation (the tuner holds its search there); the w=0.2 and w=1 optima lie at
+    that limit's top tenth, the w=3 optimum below it."""
     settings = sorted(_tuned_tether(), key=lambda h: float(h.label[len("tuned w="):].split(",")[0]))
     for h in settings:
         options = dict(h.options)
@@ -128,7 +135,8 @@ def test_no_tuned_tether_setting_has_integral_action_and_every_one_is_within_the
         rows = [r for r in json.load(handle)["rows"] if r["condition"] == "tether+comp"]
     safe = max(r["omega_d"] for r in rows if r["safe"])
     assert all(h.omega_d_rad_s <= safe for h in settings)
-    assert all(h.omega_d_rad_s > 0.9 * safe for h in settings[1:])
+    assert all(h.omega_d_rad_s > 0.9 * safe for h in settings[1:3])
+    assert [h.label for h in settings][3] == "tuned w=3" and settings[3].omega_d_rad_s < 0.9 * safe
 
 
 ON_BOARD_WITH_TERMS = "omega_d 10 + ref FF + I (on-board script)"
@@ -138,16 +146,16 @@ SCRIPT_LAW = "omega_d 10 (the on-board script's PD)"
 @pytest.mark.parametrize("dive", DIVES)
 def test_on_board_with_its_terms_the_law_beats_tuned_ardusub_behind_the_same_link(data, dive):
     """Better than ArduSub and than the script's paper PD on both dives; on the turns for no more motor
-    effort or energy, at tilt for a little more motor effort and no more electric energy."""
+    effort or energy, at tilt for a little more motor effort (under a tenth) and electric energy (under 2 %)."""
     mine = setting(data, dive, "onboard", ON_BOARD_WITH_TERMS)
     theirs = ardusub_best(data, dive, "onboard")
     assert mine["iae_true_sum"] < 0.8 * theirs["iae_true_sum"]
     assert mine["iae_true_sum"] < setting(data, dive, "onboard", SCRIPT_LAW)["iae_true_sum"]
-    assert mine["energy_kj"] <= theirs["energy_kj"]
     if dive == "fast_turns":
-        assert mine["effort_s"] <= theirs["effort_s"]
+        assert mine["effort_s"] <= theirs["effort_s"] and mine["energy_kj"] <= theirs["energy_kj"]
     else:
         assert theirs["effort_s"] < mine["effort_s"] < 1.1 * theirs["effort_s"]
+        assert mine["energy_kj"] < 1.02 * theirs["energy_kj"]
 
 
 def test_with_integral_action_the_on_board_law_beats_the_tuned_tether_at_tilt(data):

@@ -123,7 +123,16 @@ def test_the_search_space_covers_every_attitude_parameter_the_issue_names():
     from brov2_hybrid.head_to_head import stored
     start = dict(stored.load_ardusub_settings()[0].params)
     assert set(start) == names                    # the stored setting is complete: a tuning starts from it
-    assert tune_run._start(start, knobs["ardusub"]) == start    # and inside the ranges
+    for setting in stored.load_ardusub_settings():               # every stored optimum inside the ranges
+        params = dict(setting.params)
+        assert tune_run._start(params, knobs["ardusub"]) == params, setting.label
+    _, placements = stored.load_hybrid_settings()
+    place, tuned = placements["tether"]
+    side = tune_run.placement_knobs(knobs["hybrid"], place)
+    for h in tuned:
+        values = dict(h.options, omega_d_rad_s=h.omega_d_rad_s)
+        values = {k.name: values[k.name] for k in side if k.name in values}
+        assert tune_run._start(values, side) == values, h.label
 
 
 def test_a_bad_search_space_names_the_knob(tmp_path):
