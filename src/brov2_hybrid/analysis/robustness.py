@@ -241,7 +241,7 @@ def _table(omegas, runs):
                           "overshoot_pct": _stats([r["overshoot_pct"] for r in sel]),
                           "dive_iae_deg_s": _stats([r["dive_iae_deg_s"] for r in sel]),
                           "unsettled": sum(1 for r in sel if not math.isfinite(r["settling_s"])),
-                          "lost": sum(1 for r in sel if r.get("lost"))})
+                          "lost": sum(1 for r in sel if r["lost"])})
     return table
 
 
@@ -284,7 +284,7 @@ def console_lines(summary):
             r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], _cell(r["overshoot_pct"]),
             _cell(r["dive_iae_deg_s"], "%.0f")) for r in summary["table"]] + [
         "  on a tether (%d samples): omega_d %g %-4s settling %s s (unsettled %d, lost %d), overshoot %s %%, dive IAE %s deg s" % (
-            summary["tether_samples"], r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], r.get("lost", 0),
+            summary["tether_samples"], r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], r["lost"],
             _cell(r["overshoot_pct"]), _cell(r["dive_iae_deg_s"], "%.0f")) for r in summary.get("tether_table", [])])
 
 
@@ -316,5 +316,5 @@ def _table_lines(table):
     lines = ["| omega_d | law | yaw settling [s] | unsettled | lost (pitched to 90°) | overshoot [%] | plateau-dive IAE [deg s] |",
              "|---|---|---|---|---|---|---|"]
     return lines + ["| %g | %s | %s | %d | %d | %s | %s |" % (
-        r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], r.get("lost", 0), _cell(r["overshoot_pct"]),
+        r["omega_d"], r["law"], _cell(r["settling_s"]), r["unsettled"], r["lost"], _cell(r["overshoot_pct"]),
         _cell(r["dive_iae_deg_s"], "%.0f")) for r in table]

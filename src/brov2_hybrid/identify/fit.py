@@ -110,7 +110,7 @@ def applied_wrench(log, vehicle, sent_rows=None, firmware=None):
     :mod:`brov2_hybrid.identify.disturbed`), the RC channels as last sent are read back to u (``rc_map``).
     """
     from brov2_hybrid.identify.output_chain import override_wrench, rc_rows
-    from brov2_hybrid.tick_log.logfile import RC_COLUMNS, U_COLUMNS
+    from brov2_hybrid.tick_log.logfile import U_COLUMNS
     n = vehicle.n_thrusters
     pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:n]])
     rc = rc_rows(log) if firmware is not None else None
@@ -128,20 +128,26 @@ def applied_wrench(log, vehicle, sent_rows=None, firmware=None):
     if rc is not None:
         # the override sent, through the firmware: on every row (held motor PWM samples lag it)
         return override_wrench(rc, vehicle, firmware)
-    if all(c in log for c in U_COLUMNS):
-        u = np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS])
-        if sent_rows is not None and np.any(sent_rows):
-            rc = np.column_stack([np.asarray(log[c], dtype=float) for c in RC_COLUMNS])
-            u[sent_rows] = [vehicle.rc_map.u_from_pwm(row) for row in rc[sent_rows]]
-        commanded = _forward_filled(u) * np.asarray(vehicle.tau_max, dtype=float)
-    else:
-        commanded = _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS]))
+    commanded = _command_wrench(log, vehicle, sent_rows)
     if _pwm_too_sparse(pwm, commanded):
         return commanded
     known = np.all(pwm > 0, axis=1)
     wrench = commanded.copy()
     wrench[known] = vehicle.wrench_from_pwm(pwm[known])
     return wrench
+
+
+def _command_wrench(log, vehicle, sent_rows=None):
+    """(n, 6) the commanded wrench [N, N m]: u * tau_max (a missing u holds the previous one; on the
+    ``sent_rows`` the RC channels as last sent, read back to u), or the logged tau without u columns."""
+    from brov2_hybrid.tick_log.logfile import RC_COLUMNS, U_COLUMNS
+    if not all(c in log for c in U_COLUMNS):
+        return _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS]))
+    u = np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS])
+    if sent_rows is not None and np.any(sent_rows):
+        rc = np.column_stack([np.asarray(log[c], dtype=float) for c in RC_COLUMNS])
+        u[sent_rows] = [vehicle.rc_map.u_from_pwm(row) for row in rc[sent_rows]]
+    return _forward_filled(u) * np.asarray(vehicle.tau_max, dtype=float)
 
 
 def _pwm_too_sparse(pwm, commanded):
@@ -154,15 +160,11 @@ def _pwm_too_sparse(pwm, commanded):
 
 
 def thrust_from_command(log, vehicle):
-    """True when :func:`applied_wrench` without a firmware takes the thrust as u * tau_max on the rows
-    between motor PWM samples (the log's PWMs are too sparse for the command), False when it reads the
+    """True when :func:`applied_wrench` without a firmware takes the thrust as the command (u * tau_max)
+    on the rows between motor PWM samples (the log's PWMs are too sparse for it), False when it reads the
     log's own motor PWMs."""
-    from brov2_hybrid.tick_log.logfile import U_COLUMNS
     pwm = np.column_stack([np.asarray(log[c], dtype=float) for c in PWM_COLUMNS[:vehicle.n_thrusters]])
-    if all(c in log for c in U_COLUMNS):
-        u = _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in U_COLUMNS]))
-        return _pwm_too_sparse(pwm, u * np.asarray(vehicle.tau_max, dtype=float))
-    return _pwm_too_sparse(pwm, _forward_filled(np.column_stack([np.asarray(log[c], dtype=float) for c in TAU_COLUMNS])))
+    return _pwm_too_sparse(pwm, _command_wrench(log, vehicle))
 
 
 def held_integral(t_s, values, delay_s):

@@ -61,10 +61,8 @@ def write_report(path, fitted, room, source, truth=None):
              "", "Each interval is the wider of the measurement-noise interval and the jackknife's over stretches of "
              "the flight (model error that differs along it); an error the same all along is in neither "
              "(docs/identification.md \"What the intervals are\")%s." % (
-                 "; each also spans %s (fit.thrust_model_spread): the thrust model's own error" % fitted.thrust_model_spread
-                 if fitted.thrust_model_spread and not fitted.thrust_model_spread.startswith("none")
-                 else "; spanning the firmware chain's fit: %s" % fitted.thrust_model_spread
-                 if fitted.thrust_model_spread else ""),
+                 "; the thrust model's own error, spanned by each interval (fit.thrust_model_spread): %s"
+                 % fitted.thrust_model_spread if fitted.thrust_model_spread else ""),
              "", "| axis | parameter | fitted | %g %% CI half-width | unit |%s" % (
                  100 * level, " true | error % |" if truth else ""),
              "|---|---|---|---|---|%s" % ("---|---|" if truth else "")]
