@@ -14,6 +14,8 @@ def depth_hold_cases(dh, Case):
             ("omega_d_rad_s", "tau_max_heave_n")),
         "control.depth_hold.DepthHold.retune": Case(lambda f: f.depth_hold().retune, lambda f: {"omega_d_rad_s": 2.0},
                                                     ("omega_d_rad_s",)),
+        "control.depth_hold.DepthHold.set_own_omega": Case(lambda f: f.depth_hold().set_own_omega,
+                                                           lambda f: {"heave_omega_rad_s": 1.0}, ("heave_omega_rad_s",)),
         "control.depth_hold.DepthHold.reset": Case(lambda f: f.depth_hold().reset, lambda f: {}),
         "control.depth_hold.DepthHold.capped": Case(lambda f: f.depth_hold().capped, lambda f: {}),
         "control.depth_hold.heave_delay_margin_s": Case(

@@ -117,7 +117,12 @@ def test_the_search_space_covers_every_attitude_parameter_the_issue_names():
         assert {"ATC_RAT_%s_%s" % (axis, g) for g in ("P", "I", "D", "FF", "FLTD", "FLTT", "FLTE")} <= names
     assert {"ATC_INPUT_TC", "ATC_SLEW_YAW"} <= names
     hybrid = {k.name: k for k in knobs["hybrid"]}
-    assert "omega_d_rad_s" in hybrid and hybrid["integral_enabled"].choices == (False, True)
+    # the integral action is in the hybrid's loop as the rate I is in ArduSub's (the ratio is tuned); the
+    # depth hold's frequency is tuned no softer than hard_low
+    assert "omega_d_rad_s" in hybrid and hybrid["integral_enabled"].choices == (True,)
+    assert "integral_ratio" in hybrid and hybrid["heave_omega_rad_s"].hard_low > 0
+    assert tune_run._start({"integral_enabled": False, "rate_window": 2}, knobs["hybrid"]) == {
+        "integral_enabled": True, "rate_window": 2}              # a choice no longer offered: the first offered
     assert tune_run._start({"ATC_INPUT_TC": 0.01, "ATC_RAT_YAW_D": 0.0, "ATC_SLEW_YAW": 1e6, "OTHER": 1.0},
                            knobs["ardusub"]) == {"ATC_INPUT_TC": 0.01, "ATC_RAT_YAW_D": 0.0, "ATC_SLEW_YAW": 36000.0}
     from brov2_hybrid.head_to_head import stored

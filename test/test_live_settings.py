@@ -23,7 +23,7 @@ def cfg_names():
 
 def test_the_table_names_exactly_the_cfg_knobs():
     names = cfg_names()
-    assert len(names) == len(set(names)) == 17
+    assert len(names) == len(set(names)) == 18
     assert sorted(live_settings.NAMES) == sorted(names)
 
 
@@ -42,6 +42,11 @@ def test_seed_then_apply_changes_nothing_and_each_knob_reaches_the_controller():
     assert not controller.depth_hold.enabled                           # controller.yaml: off
     controller.configure(**live_settings.configure_kwargs(dict(changed, depth_hold_enabled=True)))
     assert controller.depth_hold.enabled
+    omega_before = controller.depth_hold.omega_rad_s                  # heave_omega_ratio * omega_d, capped
+    controller.configure(**live_settings.configure_kwargs(dict(changed, depth_hold_enabled=True,
+                                                                heave_omega_rad_s=0.8)))
+    assert controller.depth_hold.omega_rad_s == 0.8 != omega_before
+    assert controller.depth_hold.kp == pytest.approx(controller.depth_hold.total_mass_kg * 0.8 ** 2)
     assert not controller.reference_feedforward_enabled                # controller.yaml: off
     controller.configure(**live_settings.configure_kwargs(dict(changed, reference_feedforward_enabled=True,
                                                                 reference_filter_omega_rad_s=7.0)))

@@ -156,6 +156,17 @@ class DepthHold(object):
         self.kp = float(g.kp[0])
         self.kd_total = float(g.kd_total[0])
 
+    def set_own_omega(self, heave_omega_rad_s):
+        """Set heave's own frequency ``heave_omega_rad_s`` [rad/s] (0: heave_omega_ratio * omega_d), flown
+        from the next :meth:`retune`; returns [the line saying the change] or [] when it is unchanged."""
+        omega = as_number(heave_omega_rad_s, "heave_omega_rad_s", minimum=0.0)
+        if omega == self.own_omega_rad_s:
+            return []
+        line = ("depth hold: own heave omega %.3f -> %.3f rad/s (0: heave_omega_ratio * omega_d)"
+                % (self.own_omega_rad_s, omega))
+        self.own_omega_rad_s = omega
+        return [line]
+
     def capped(self):
         """None, or one line saying the heave frequency asked for is above the limit and what is flown."""
         if self.omega_requested_rad_s <= self.omega_rad_s:

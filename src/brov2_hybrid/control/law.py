@@ -176,7 +176,7 @@ class HybridController(object):
                   integral_enabled=None, integral_ratio=None, drag_feedforward_enabled=None,
                   integral_band_rad=None, depth_hold_enabled=None, reference_feedforward_enabled=None,
                   reference_filter_omega_rad_s=None, delay_compensation_enabled=None,
-                  delay_compensation_command_delay_s=None):
+                  delay_compensation_command_delay_s=None, heave_omega_rad_s=None):
         """Change settings (None keeps a value); validated before anything changes.
 
         Each value is checked with its rule in :data:`brov2_hybrid.params.CONTROLLER_RULES`
@@ -195,7 +195,8 @@ class HybridController(object):
                  "reference_feedforward_enabled": reference_feedforward_enabled,
                  "reference_filter_omega_rad_s": reference_filter_omega_rad_s,
                  "delay_compensation_enabled": delay_compensation_enabled,
-                 "delay_compensation_command_delay_s": delay_compensation_command_delay_s}
+                 "delay_compensation_command_delay_s": delay_compensation_command_delay_s,
+                 "heave_omega_rad_s": heave_omega_rad_s}
         new = {key: CONTROLLER_RULES[key](value, key) for key, value in given.items() if value is not None}
         omega = new.get("omega_d_rad_s", self.gains.omega_d_rad_s)
         kap = new.get("kappa", self.gains.kappa)
@@ -210,6 +211,7 @@ class HybridController(object):
         drag_ff = new.get("drag_feedforward_enabled", self.drag_feedforward_enabled)
         band = new.get("integral_band_rad", self.integral.band_rad)
         depth_hold = new.get("depth_hold_enabled", self.depth_hold.enabled)
+        heave_omega = new.get("heave_omega_rad_s", self.depth_hold.own_omega_rad_s)
         ref_ff = new.get("reference_feedforward_enabled", self.reference_feedforward_enabled)
         ref_omega = new.get("reference_filter_omega_rad_s", self.reference_filter.omega_rad_s)
 
@@ -240,6 +242,7 @@ class HybridController(object):
             self.integral.reset()     # the reference model changes
         if depth_hold != self.depth_hold.enabled:
             changes.append("depth hold %s -> %s" % (self.depth_hold.enabled, depth_hold))
+        changes += self.depth_hold.set_own_omega(heave_omega)     # flown from the retune below
         if ref_ff != self.reference_feedforward_enabled:
             changes.append("reference feed-forward %s -> %s" % (self.reference_feedforward_enabled, ref_ff))
             self.integral.reset()     # the reference model changes

@@ -20,6 +20,7 @@ _SCALAR = {
     "integral_ratio": "integral_ratio",
     "drag_feedforward_enabled": "drag_feedforward_enabled",
     "depth_hold_enabled": "depth_hold_enabled",
+    "heave_omega_rad_s": "heave_omega_rad_s",
     "reference_feedforward_enabled": "reference_feedforward_enabled",
     "reference_filter_omega_rad_s": "reference_filter_omega_rad_s",
     "delay_compensation_enabled": "delay_compensation_enabled",

@@ -106,12 +106,16 @@ def capped_knobs(knobs, limit_rad_s):
 
 
 def _start(values, knobs):
-    """The stored setting's values of the knobs, clipped into their ranges (the first trial)."""
+    """The stored setting's values of the knobs, clipped into their ranges (the first trial); a choice the
+    knob no longer offers becomes its first choice."""
     start = {}
     for k in knobs:
         if k.name in values:
             v = values[k.name]
-            start[k.name] = v if k.choices else min(max(float(v), k.low), k.high)
+            if k.choices:
+                start[k.name] = v if v in k.choices else k.choices[0]
+            else:
+                start[k.name] = min(max(float(v), k.low), k.high)
     return start
 
 
