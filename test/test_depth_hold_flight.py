@@ -65,3 +65,29 @@ def test_a_live_switch_engages_the_hold_at_the_depth_of_the_moment():
     assert depth[before][0] - depth[before][-1] > 0.3           # B > W: it rose while open loop
     assert abs(setpoint[after][0] - depth[after][0]) < 0.01
     assert np.max(np.abs(depth[t > 14.0] - setpoint[t > 14.0])) < 0.05
+
+
+def test_the_holds_own_heave_frequency_trades_depth_error_for_thrust_and_retunes_live():
+    """``heave_omega_rad_s`` (controller.yaml, dynamic_reconfigure, the head-to-head's tuned knob) flown: the
+    bundled dive's first 60 s with the hold at the ratio's frequency (0.75 omega_d = 2.25 rad/s) and at its
+    own 0.6 rad/s from t = 5 s (a live retune). The soft hold's k_p is (0.6 / 2.25)^2 of the stiff one's, so
+    it lets the depth stray further and works its heave force less (tick-to-tick changes). Fails when the
+    knob is ignored (the two flights are then the same)."""
+    settings = load_analysis_settings()
+    dive = load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file))
+    dive = type(dive)(dive.t_s[dive.t_s <= 60.0], dive.eta2d_rad[dive.t_s <= 60.0], dive.u_linear[dive.t_s <= 60.0],
+                      source=dive.source)
+    logs = {}
+    for own in (0.0, 0.6):
+        loop = ClosedLoop(settings.loop, sim_options=load_sim_options())
+        logs[own] = loop.run(dive, controller_options={"depth_hold_enabled": True},
+                             retunes=[(5.0, {"heave_omega_rad_s": own})]).log
+    late = {own: log["time_s"] > 10.0 for own, log in logs.items()}
+    rms = {own: depth_error(log["depth_m"][late[own]], log["depth_setpoint_m"][late[own]])[0]
+           for own, log in logs.items()}
+    # how hard the hold works the heave force: its mean change from tick to tick [N]
+    work = {own: float(np.mean(np.abs(np.diff(log["tau_z_n"][late[own]])))) for own, log in logs.items()}
+    assert rms[0.6] > 2.0 * rms[0.0], rms
+    assert work[0.6] < 0.8 * work[0.0], work
+    early = logs[0.0]["time_s"] < 5.0 - 1e-9                       # the same law until the retune
+    np.testing.assert_allclose(logs[0.6]["tau_z_n"][early], logs[0.0]["tau_z_n"][early])
