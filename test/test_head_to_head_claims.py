@@ -51,68 +51,56 @@ def test_the_pilot_link_costs_every_ardusub_setting():
             assert iae == sorted(iae) and iae[0] < iae[-1], (dive, label, iae)
 
 
-def least_effort(data, dive):
-    return min(points(data, dive, placement="tether"), key=lambda p: p["effort_s"])
-
-
-@pytest.mark.parametrize("dive", ("fast_turns", "fast_turns attitude-only", "tilted_translation attitude-only"))
-def test_behind_the_tether_at_no_more_effort_the_hybrid_wins_the_turns_and_attitude_alone_at_tilt(data, dive):
+@pytest.mark.parametrize("dive", DIVES + ATTITUDE_ONLY)
+def test_behind_the_tether_every_tuned_setting_beats_ardusubs_best_on_every_input_for_less(data, dive):
+    """The bar "ArduSub's IAE at no more effort", met on all four held-out inputs: the best tether
+    setting within ArduSub's best's motor effort tracks with under 0.75 of its IAE, and every tuned tether
+    setting, not one picked after the fact, tracks with under 0.8 of it for no more motor effort and no
+    more electric energy."""
     ref = ardusub_best(data, dive)
     frugal = best_at_effort(points(data, dive), "hybrid", ref["effort_s"], placement="tether")
-    assert frugal is not None and frugal["iae_true_sum"] < 0.7 * ref["iae_true_sum"]
-    # and every tuned tether setting tracks better than ArduSub's best, not one picked after the fact
-    assert all(p["iae_true_sum"] < 0.8 * ref["iae_true_sum"] for p in points(data, dive, placement="tether"))
+    assert frugal is not None and frugal["iae_true_sum"] < 0.75 * ref["iae_true_sum"]
+    for p in points(data, dive, placement="tether"):
+        assert p["iae_true_sum"] < 0.8 * ref["iae_true_sum"], p["setting"]
+        assert p["effort_s"] <= ref["effort_s"] and p["energy_kj"] <= ref["energy_kj"], p["setting"]
 
 
-def test_with_translation_at_tilt_it_tracks_as_well_but_spends_a_little_more_than_ardusub(data):
-    """ArduSub's best there is its w=3 optimum; the hybrid's best tracks within a few per cent of it
-    (better on roll and pitch, worse on yaw), and no tether setting spends as little."""
+def test_translating_at_tilt_it_leads_on_every_axis(data):
+    """On tilted_translation ArduSub's best is its w=3 optimum; the hybrid's best is ahead on roll, pitch
+    and yaw."""
     dive = "tilted_translation"
     ref = ardusub_best(data, dive)
     assert ref["setting"] == "tuned w=3"
-    assert best_at_effort(points(data, dive), "hybrid", ref["effort_s"], placement="tether") is None
-    least = least_effort(data, dive)
-    assert ref["effort_s"] < least["effort_s"] < 1.1 * ref["effort_s"]            # short by under a tenth
-    assert least["energy_kj"] < 1.05 * ref["energy_kj"]                          # and a few per cent of energy
     best = tether_best(data, dive)
-    assert 0.97 * ref["iae_true_sum"] < best["iae_true_sum"] < 1.03 * ref["iae_true_sum"]
-    assert best["effort_s"] < 1.1 * ref["effort_s"]
-    assert best["iae_true_yaw"] > 1.4 * ref["iae_true_yaw"]
-    assert best["iae_true_pitch"] < 0.75 * ref["iae_true_pitch"] and best["iae_true_roll"] < 0.75 * ref["iae_true_roll"]
+    assert all(best["iae_true_%s" % a] < ref["iae_true_%s" % a] for a in ("roll", "pitch", "yaw"))
 
 
 def _translation_share(data, dive, pick):
-    """(extra effort [s], extra IAE [deg s]) the translations add to ``pick(data, dive)``'s setting: the
-    full dive's figure less the attitude-only dive's, for the same setting and pilot link."""
+    """(extra effort [s], extra IAE [deg s], extra yaw IAE [deg s]) the translations add to ``pick(data,
+    dive)``'s setting: the full dive's figure less the attitude-only dive's, same setting and pilot link."""
     full = pick(data, dive)
     match = dict(pilot=full["pilot"], placement=full["placement"], setting=full["setting"],
                  pilot_link_ms=full["pilot_link_ms"])
     (alone,) = points(data, dive + " attitude-only", **match)
-    return full["effort_s"] - alone["effort_s"], full["iae_true_sum"] - alone["iae_true_sum"]
+    return (full["effort_s"] - alone["effort_s"], full["iae_true_sum"] - alone["iae_true_sum"],
+            full["iae_true_yaw"] - alone["iae_true_yaw"])
 
 
-def test_at_tilt_the_translations_cost_it_less_effort_than_ardusub_and_push_its_attitude_more(data):
+def test_at_tilt_the_translations_cost_it_less_effort_than_ardusub_and_push_its_yaw_more(data):
     """The full dive's figures less the attitude-only dive's for the same setting: the translations cost the
-    hybrid's least-effort setting less effort than ArduSub's best, so what it spends more at tilt is holding
-    the tilt (attitude alone, its least effort is above ArduSub's frugal setting's); and they add several
-    times as much IAE to the hybrid's best as to ArduSub's best, most of it on yaw."""
+    hybrid's best less motor effort than ArduSub's best, and add more IAE to it, most of it on yaw (the
+    lasting yaw moment its integral action works off, ArduSub's rate I too)."""
     dive = "tilted_translation"
-    hybrid_effort, _ = _translation_share(data, dive, least_effort)
-    ardusub_effort, _ = _translation_share(data, dive, ardusub_best)
+    hybrid_effort, hybrid_iae, hybrid_yaw = _translation_share(data, dive, tether_best)
+    ardusub_effort, ardusub_iae, _ = _translation_share(data, dive, ardusub_best)
     assert hybrid_effort < ardusub_effort
-    alone = "tilted_translation attitude-only"
-    assert min(p["effort_s"] for p in points(data, alone, placement="tether")) > \
-        min(p["effort_s"] for p in points(data, alone, pilot="ardusub", pilot_link_ms=link_ms(data, "tether")))
-    _, hybrid_iae = _translation_share(data, dive, tether_best)
-    _, ardusub_iae = _translation_share(data, dive, ardusub_best)
-    assert hybrid_iae > 5.0 * max(ardusub_iae, 1.0)
-    best = tether_best(data, dive)
-    (alone_best,) = points(data, alone, placement="tether", setting=best["setting"])
-    assert best["iae_true_yaw"] - alone_best["iae_true_yaw"] > 0.5 * hybrid_iae
+    assert hybrid_iae > ardusub_iae and hybrid_yaw > 0.5 * hybrid_iae
 
 
-@pytest.mark.parametrize("dive", DIVES)
-def test_the_hybrid_behind_the_tether_holds_depth_tighter_than_alt_hold(data, dive):
+@pytest.mark.parametrize("dive", DIVES + ATTITUDE_ONLY)
+def test_the_hybrid_behind_the_tether_holds_depth_closer_than_ardusubs_best(data, dive):
+    """Like for like in depth: every tuned tether setting, its softer hold included, holds depth closer than
+    the ArduSub setting the verdict measures it against (the search space's floor on the hold's frequency)."""
     ref = ardusub_best(data, dive)
     assert all(p["depth_rms_m"] < ref["depth_rms_m"] for p in points(data, dive, placement="tether"))
 
@@ -122,21 +110,27 @@ def _tuned_tether():
     return placements["tether"][1]
 
 
-def test_no_tuned_tether_setting_has_integral_action_and_every_one_is_within_the_safe_omega_d():
-    """Every tether optimum turns integral action off and the compensation on (trained on the whole
-    bundled dive, translations at tilt included), and its omega_d is one omega-limit finds safe behind the
-    tether with the compensation (the tuner holds its search there); the w=0.2 and w=1 optima lie at
-    that limit's top tenth, the w=3 optimum below it."""
-    settings = sorted(_tuned_tether(), key=lambda h: float(h.label[len("tuned w="):].split(",")[0]))
+def test_every_tuned_tether_setting_integrates_compensates_holds_depth_softly_within_the_safe_omega_d():
+    """Every tether optimum runs the integral action (held in the loop) and the compensation, holds depth
+    more softly than the default hold at its omega_d would (heave_omega_ratio, capped), no softer than the
+    search space's floor, and flies an omega_d omega-limit finds safe behind the tether with the
+    compensation (the tuner holds its search there), within the top tenth of that limit."""
+    from brov2_hybrid.control.depth_hold import DepthHold
+    from brov2_hybrid.head_to_head.tune_run import load_knobs
+    from brov2_hybrid.params import load_controller_params
+    from brov2_hybrid.vehicle.vehicle_file import load_vehicle
+    vehicle, params = load_vehicle(), load_controller_params()
+    floor = {k.name: k for k in load_knobs()["hybrid"]}["heave_omega_rad_s"].hard_low
+    settings = _tuned_tether()
     for h in settings:
         options = dict(h.options)
-        assert options["integral_enabled"] is False and options["delay_compensation_enabled"] is True
+        assert options["integral_enabled"] is True and options["delay_compensation_enabled"] is True
+        default = DepthHold(vehicle.body, params, h.omega_d_rad_s, vehicle.tau_max[2]).omega_rad_s
+        assert floor <= options["heave_omega_rad_s"] < 0.5 * default, h.label
     with open(os.path.join(paths.package_root(), "docs", "tables", "omega_limit.json")) as handle:
         rows = [r for r in json.load(handle)["rows"] if r["condition"] == "tether+comp"]
     safe = max(r["omega_d"] for r in rows if r["safe"])
-    assert all(h.omega_d_rad_s <= safe for h in settings)
-    assert all(h.omega_d_rad_s > 0.9 * safe for h in settings[1:3])
-    assert [h.label for h in settings][3] == "tuned w=3" and settings[3].omega_d_rad_s < 0.9 * safe
+    assert all(0.9 * safe < h.omega_d_rad_s <= safe for h in settings)
 
 
 ON_BOARD_WITH_TERMS = "omega_d 10 + ref FF + I (on-board script)"
@@ -158,9 +152,9 @@ def test_on_board_with_its_terms_the_law_beats_tuned_ardusub_behind_the_same_lin
         assert mine["energy_kj"] < 1.02 * theirs["energy_kj"]
 
 
-def test_with_integral_action_the_on_board_law_beats_the_tuned_tether_at_tilt(data):
+def test_on_board_with_its_terms_the_law_still_beats_the_tuned_tether_at_tilt(data):
     mine = setting(data, "tilted_translation", "onboard", ON_BOARD_WITH_TERMS)
-    assert tether_best(data, "tilted_translation")["iae_true_sum"] > 2.0 * mine["iae_true_sum"]
+    assert mine["iae_true_sum"] < 0.8 * tether_best(data, "tilted_translation")["iae_true_sum"]
 
 
 @pytest.mark.parametrize("dive", DIVES)
