@@ -74,9 +74,8 @@ def test_the_holds_own_heave_frequency_trades_depth_error_for_thrust_and_retunes
     it lets the depth stray further and works its heave force less (tick-to-tick changes). Fails when the
     knob is ignored (the two flights are then the same)."""
     settings = load_analysis_settings()
-    dive = load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file))
-    dive = type(dive)(dive.t_s[dive.t_s <= 60.0], dive.eta2d_rad[dive.t_s <= 60.0], dive.u_linear[dive.t_s <= 60.0],
-                      source=dive.source)
+    from brov2_hybrid.head_to_head.inputs import first_seconds
+    dive = first_seconds(load_dive_csv(os.path.join(paths.package_root(), settings.dive.csv_file)), 60.0)
     logs = {}
     for own in (0.0, 0.6):
         loop = ClosedLoop(settings.loop, sim_options=load_sim_options())
